@@ -1,0 +1,33 @@
+# The two commands of the README. Both create .venv with the machine's python3 when needed,
+# and both can be run again and again.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# The demo writes a .env (DEBUG on, a random SECRET_KEY) once, so every manage.py command
+# run by hand afterwards sees the same settings.
+.env:
+	$(PY) -c "import secrets; print('DEBUG=true'); print('SECRET_KEY=' + secrets.token_urlsafe(50))" > .env
+
+demo: $(STAMP) .env
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py demo
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+test: $(STAMP)
+	DEBUG=$${DEBUG:-true} $(PY) -m pytest $(ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) db.sqlite3 .pytest_cache

@@ -1,0 +1,48 @@
+"""The settings are checked the way a deployment meets them: in a fresh process."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCTION = {
+    "DEBUG": "False",
+    "SECRET_KEY": "x7#Lq-2vN!pR9zT4wK8mB3cF6hJ1dS5gY0aE-uI&oP%lZ^nV*tQ_rW@sX+yU=jM",
+    "ALLOWED_HOSTS": "time.example.com",
+    "DATABASE_URL": "sqlite:////tmp/keeping-time-settings-check.sqlite3",
+}
+
+
+def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    # Start from a clean environment so the developer's own variables (and no .env values
+    # for these names) decide nothing here.
+    base = {k: v for k, v in os.environ.items() if k not in PRODUCTION and k != "EMAIL_URL"}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_it_passes_the_deploy_check_with_only_the_production_values():
+    done = manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no issues" in done.stdout
+
+
+def test_it_names_the_missing_secret_key_when_debug_is_off():
+    env = {**PRODUCTION, "SECRET_KEY": ""}
+    done = manage("check", env=env)
+    assert done.returncode != 0
+    assert "SECRET_KEY" in done.stderr and "must be set when DEBUG is off" in done.stderr
+
+
+def test_it_lets_a_proxy_take_over_the_https_redirect():
+    env = {**PRODUCTION, "SECURE_SSL_REDIRECT": "False"}
+    done = manage("check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert done.returncode != 0
+    assert "security.W008" in done.stdout + done.stderr

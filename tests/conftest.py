@@ -1,0 +1,46 @@
+"""One base for every test: named actors (owner, staff, buyer, member, outsider) and a brand."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from timekeeping.models import Brand, TestClock
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # The named actors each hash a password; the real hasher would dominate the suite's time.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def actors(db):
+    """Named people. The owner owns `brand`; the others are strangers to it until a test says."""
+    users = get_user_model().objects
+    return {
+        "owner": users.create_user("owner", password="pw-owner"),
+        "staff": users.create_user("staff", password="pw-staff"),
+        "buyer": users.create_user("buyer", password="pw-buyer"),
+        "member": users.create_user("member", password="pw-member"),
+        "outsider": users.create_user("outsider", password="pw-outsider"),
+    }
+
+
+@pytest.fixture
+def brand(actors):
+    return Brand.objects.create(name="Northwind Filing", slug="northwind", owner=actors["owner"])
+
+
+@pytest.fixture
+def test_clock(brand):
+    return TestClock.objects.create(
+        brand=brand, name="spring", frozen_time=datetime(2028, 3, 1, 12, tzinfo=UTC)
+    )
+
+
+@pytest.fixture
+def admin_client_logged_in(client, db):
+    user = get_user_model().objects.create_superuser("root", password="pw-root")
+    client.force_login(user)
+    return client

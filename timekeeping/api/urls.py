@@ -1,0 +1,3 @@
+"""The REST API under /api/ (DESIGN decision 11). Endpoints arrive with their features."""
+
+urlpatterns: list = []

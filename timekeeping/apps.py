@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TimekeepingConfig(AppConfig):
+    name = "timekeeping"
+    verbose_name = "Keeping Time"

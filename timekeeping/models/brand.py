@@ -1,0 +1,55 @@
+from django.conf import settings
+from django.db import models
+
+from timekeeping import clock
+from timekeeping.public_ids import PublicIdField
+
+
+class Brand(models.Model):
+    """A business that keeps time with us: its own clock, calendar, manifest and staff."""
+
+    id = PublicIdField(prefix="brd")
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=64, unique=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="owned_brands",
+        help_text="The person who hears alarms and answers for the brand's dates.",
+    )
+    created = models.DateTimeField(default=clock.wall_now, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TestClock(models.Model):
+    """A brand clock whose time moves only when someone advances it (S5).
+
+    Timers armed on a test clock belong to it, and only its advance fires them.
+    """
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    class Status(models.TextChoices):
+        READY = "ready", "ready"
+        ADVANCING = "advancing", "advancing"
+        INTERNAL_FAILURE = "internal_failure", "internal failure"
+
+    id = PublicIdField(prefix="tc")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="test_clocks")
+    name = models.CharField(max_length=200)
+    frozen_time = models.DateTimeField(help_text="The clock's now, in UTC.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.READY)
+    created = models.DateTimeField(default=clock.wall_now, editable=False)
+
+    class Meta:
+        ordering = ["brand", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"

@@ -1,0 +1,62 @@
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+
+from timekeeping.models.brand import Brand, TestClock
+from timekeeping.public_ids import PublicIdField
+
+
+class AppendOnlyError(Exception):
+    """Records are never changed or deleted through the ORM's normal paths."""
+
+
+class RecordQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise AppendOnlyError("records are append-only: they cannot be updated")
+
+    def delete(self):
+        raise AppendOnlyError("records are append-only: they cannot be deleted")
+
+    def bulk_update(self, objs, fields, batch_size=None):
+        raise AppendOnlyError("records are append-only: they cannot be updated")
+
+
+class Record(models.Model):
+    """One thing that happened, written once (DESIGN decision 5).
+
+    Subject, job and timer are kept as public ids rather than foreign keys: a record outlives
+    whatever it speaks of and must never be changed or removed by a cascade from it. Only the
+    removal of a whole brand or test clock (its world) takes its records with it.
+    """
+
+    id = PublicIdField(prefix="rec")
+    kind = models.CharField(max_length=64)
+    instant = models.DateTimeField(help_text="When it happened, on the clock it happened on.")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="records")
+    test_clock = models.ForeignKey(
+        TestClock, null=True, blank=True, on_delete=models.CASCADE, related_name="records"
+    )
+    subject = models.CharField(max_length=48, blank=True, default="")
+    job = models.CharField(max_length=48, blank=True, default="")
+    timer = models.CharField(max_length=48, blank=True, default="")
+    data = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+
+    objects = RecordQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["instant", "id"]
+        indexes = [
+            models.Index(fields=["brand", "kind", "instant"], name="record_brand_kind"),
+            models.Index(fields=["timer"], name="record_timer", condition=~models.Q(timer="")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} at {self.instant:%Y-%m-%d %H:%M:%SZ}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise AppendOnlyError("records are append-only: a saved record cannot change")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError("records are append-only: they cannot be deleted")

@@ -1,0 +1,76 @@
+"""Public ids: a short prefix naming the kind of thing, an underscore, and random base62.
+
+Every model that people or the API refer to uses one as its primary key (`brd_…`, `tc_…`,
+`tmr_…`). Sixteen base62 characters carry about 95 bits, so a new id never repeats one ever
+issued, deleted or not; the primary key's unique constraint turns the impossible collision into
+an error instead of an overwrite. An explicit id may be given (the demo uses the seed's own
+short ids), and it must carry the model's prefix.
+"""
+
+import re
+import secrets
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils.deconstruct import deconstructible
+
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+RANDOM_LENGTH = 16
+ID_PATTERN = re.compile(r"^[a-z]+_[0-9A-Za-z]{1,40}$")
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_" + "".join(secrets.choice(BASE62) for _ in range(RANDOM_LENGTH))
+
+
+@deconstructible
+class PublicId:
+    """A default for a public id field: call it to get a fresh id with the prefix."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+
+    def __call__(self) -> str:
+        return new_id(self.prefix)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PublicId) and other.prefix == self.prefix
+
+    def __hash__(self) -> int:
+        return hash(self.prefix)
+
+
+@deconstructible
+class PrefixValidator:
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+
+    def __call__(self, value: str) -> None:
+        if not value.startswith(f"{self.prefix}_") or not ID_PATTERN.match(value):
+            raise ValidationError(
+                f"An id here is '{self.prefix}_' followed by letters and digits; got {value!r}.",
+                code="invalid_id",
+            )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PrefixValidator) and other.prefix == self.prefix
+
+
+class PublicIdField(models.CharField):
+    """A primary key made of a prefix and random base62 (see the module's docstring)."""
+
+    def __init__(self, prefix: str, **kwargs):
+        self.prefix = prefix
+        kwargs.setdefault("max_length", 48)
+        kwargs.setdefault("primary_key", True)
+        kwargs.setdefault("editable", False)
+        kwargs["default"] = PublicId(prefix)
+        kwargs["validators"] = [PrefixValidator(prefix)]
+        super().__init__(**kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        kwargs.pop("default", None)
+        kwargs.pop("validators", None)
+        kwargs["prefix"] = self.prefix
+        return name, path, args, kwargs
