@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 
+from calendars import rules
 from timekeeping import clock
 from timekeeping.public_ids import PublicIdField
 
@@ -19,6 +20,14 @@ class Brand(models.Model):
         related_name="owned_brands",
         help_text="The person who hears alarms and answers for the brand's dates.",
     )
+    calendar = models.ForeignKey(
+        "calendars.Calendar",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="brands",
+        help_text="The calendar every date of the brand falls on; none: UTC, weekends only.",
+    )
     created = models.DateTimeField(default=clock.wall_now, editable=False)
 
     class Meta:
@@ -26,6 +35,9 @@ class Brand(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def calendar_rules(self) -> rules.Calendar:
+        return self.calendar.rules() if self.calendar else rules.Calendar()
 
 
 class TestClock(models.Model):
