@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP) .env
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(PY) manage.py rundemo 127.0.0.1:8000
 
 test: $(STAMP)
 	DEBUG=$${DEBUG:-true} $(PY) -m pytest $(ARGS)

@@ -82,7 +82,9 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The demo's web server and its tick share one SQLite file: wait for a lock
     # instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # BEGIN IMMEDIATE takes the write lock when a transaction starts, so a tick's
+    # select-then-update never meets a lock upgrade failure.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")

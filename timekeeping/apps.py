@@ -4,3 +4,13 @@ from django.apps import AppConfig
 class TimekeepingConfig(AppConfig):
     name = "timekeeping"
     verbose_name = "Keeping Time"
+
+    def ready(self) -> None:
+        # Operations and actions live in modules of any installed app; import them all so
+        # their decorators register them before a tick needs them.
+        from django.utils.module_loading import autodiscover_modules
+
+        from timekeeping import kinds
+
+        kinds.load()
+        autodiscover_modules("operations")

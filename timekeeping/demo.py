@@ -4,10 +4,12 @@ Later features add their own examples here, each in its own function called by `
 """
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from timekeeping import clock, delays
 from timekeeping.models import Brand
 
 DEMO_USERNAME = "demo"
@@ -35,4 +37,18 @@ def demo_load() -> DemoLogin:
     brand, _ = Brand.objects.get_or_create(
         slug="demo", defaults={"name": "Demo brand", "owner": user}
     )
+    demo_delays(brand)
     return DemoLogin(username=DEMO_USERNAME, password=DEMO_PASSWORD, brand=brand)
+
+
+def demo_delays(brand: Brand) -> None:
+    """Delays that fire while the demo runs: a note each minute for the next ten minutes.
+
+    Keyed by the minute they are owed, so loading twice in one minute arms nothing new, and
+    each later `make demo` arms a fresh set.
+    """
+    now = clock.wall_now().replace(second=0, microsecond=0)
+    for minutes in range(1, 11):
+        at = now + timedelta(minutes=minutes)
+        delays.delay("timekeeping.note", {"demo": f"a note owed at {at:%H:%M}Z"}, brand=brand,
+                     at=at, key=f"demo:note:{at:%Y-%m-%dT%H:%M}", owner="demo")

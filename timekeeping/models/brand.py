@@ -20,6 +20,10 @@ class Brand(models.Model):
         related_name="owned_brands",
         help_text="The person who hears alarms and answers for the brand's dates.",
     )
+    staff = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="staff_of_brands",
+        help_text="People who work for the brand and may see all of its time.",
+    )
     calendar = models.ForeignKey(
         "calendars.Calendar",
         null=True,
@@ -29,12 +33,23 @@ class Brand(models.Model):
         help_text="The calendar every date of the brand falls on; none: UTC, weekends only.",
     )
     created = models.DateTimeField(default=clock.wall_now, editable=False)
+    # The real clock's tick lease (DESIGN decision 4): taken by one conditional UPDATE.
+    lease_holder = models.CharField(max_length=200, blank=True, default="", editable=False)
+    lease_until = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def is_kept_by(self, user) -> bool:
+        """Whether `user` may see and act on this brand's time (owner, staff, superuser)."""
+        if not user.is_authenticated:
+            return False
+        if user.is_superuser or self.owner_id == user.pk:
+            return True
+        return self.staff.filter(pk=user.pk).exists()
 
     def calendar_rules(self) -> rules.Calendar:
         return self.calendar.rules() if self.calendar else rules.Calendar()
@@ -59,9 +74,20 @@ class TestClock(models.Model):
     frozen_time = models.DateTimeField(help_text="The clock's now, in UTC.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.READY)
     created = models.DateTimeField(default=clock.wall_now, editable=False)
+    lease_holder = models.CharField(max_length=200, blank=True, default="", editable=False)
+    lease_until = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["brand", "name"]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.id})"
+
+
+def brands_kept_by(user):
+    """The brands `user` may see: the scope of every brand query in the API and pages."""
+    if not user.is_authenticated:
+        return Brand.objects.none()
+    if user.is_superuser:
+        return Brand.objects.all()
+    return Brand.objects.filter(models.Q(owner=user) | models.Q(staff=user)).distinct()

@@ -1,0 +1,116 @@
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from timekeeping import clock, delays, test_clocks
+from timekeeping.models import Record, TestClock, Timer
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+@delays.operation("tests.arm_two")
+def arm_two(*, input, now, brand):
+    delays.delay("timekeeping.note", {"soon": True}, brand=brand, at=now, owner=input["on"])
+    delays.delay("timekeeping.note", {"later": True}, brand=brand, at=now + timedelta(days=3),
+                 owner=input["on"])
+    return "armed two"
+
+
+def test_it_ticks_every_real_clock_and_prints_one_line(brand):
+    delays.delay("timekeeping.note", {}, brand=brand, at=datetime(2020, 1, 1, tzinfo=UTC))
+    line = run("tick")
+    assert line.count("\n") == 1
+    assert "1 fired" in line and "outbox 0 sent" in line
+
+
+def test_it_advances_a_test_clock_and_prints_the_trace(brand, test_clock):
+    start = test_clock.frozen_time
+    delays.delay("tests.arm_two", {"on": "job_4Tx9"}, brand=brand, test_clock=test_clock,
+                 at=start + timedelta(hours=2), owner="sbj_7Hq2")
+    delays.delay("timekeeping.note", {}, brand=brand, test_clock=test_clock,
+                 at=start + timedelta(hours=3), owner="sbj_other")
+    out = run("tick", "--test-clock", test_clock.pk, "--to", "2028-03-01T20:00Z", "--trace",
+              "--on", "sbj_7Hq2")
+    lines = out.splitlines()
+    assert lines[0] == (f"{test_clock.pk} · 2028-03-01 12:00Z → 20:00Z · UTC · 2 fired · "
+                        "2 armed · 0 held · 2 passes")
+    assert lines[1].split() == ["pass", "owed", "fired", "place", "kind", "on", "what"]
+    assert lines[2].split()[:8] == ["1", "2028-03-01", "14:00Z", "2028-03-01", "14:00Z", "5",
+                                    "delay", "sbj_7Hq2"]
+    assert lines[3].split()[:6] == ["armed", "2", "2028-03-01", "14:00Z", "5", "delay"]
+    assert lines[4].split()[:3] == ["2", "2028-03-01", "14:00Z"]
+    assert "sbj_other" not in out  # --on leaves other owners out
+    test_clock.refresh_from_db()
+    assert test_clock.frozen_time == datetime(2028, 3, 1, 20, tzinfo=UTC)
+
+
+def test_it_previews_with_dry_run_and_keeps_nothing(brand, test_clock):
+    start = test_clock.frozen_time
+    delays.delay("timekeeping.note", {}, brand=brand, test_clock=test_clock,
+                 at=start + timedelta(hours=1))
+    real = delays.delay("timekeeping.note", {}, brand=brand,
+                        at=datetime(2030, 1, 1, tzinfo=UTC))
+    out = run("tick", "--test-clock", test_clock.pk, "--to", "2028-03-02T00:00Z", "--dry-run",
+              "--trace")
+    assert " 1 fired" in out.splitlines()[0]
+    preview = run("tick", "--dry-run", "--to", "2030-01-01T00:00Z")
+    assert preview.startswith("dry run, nothing kept: ") and "1 fired" in preview
+    test_clock.refresh_from_db()
+    assert test_clock.frozen_time == start
+    assert not Record.objects.exists()
+    assert Timer.objects.get(pk=real).state == "armed"
+    assert set(Timer.objects.values_list("state", flat=True)) == {"armed"}
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--to", "2030-01-01T00:00Z"], "--to: the real clock cannot be moved"),
+        (["--test-clock", "tc_nothere", "--to", "2030-01-01T00:00Z"],
+         "--test-clock: no test clock 'tc_nothere'"),
+        (["--to", "soon", "--dry-run"], "--to: 'soon' is not an ISO 8601 instant"),
+        (["--test-clock", "tc_x"], "--to: say where to advance"),
+    ],
+)
+def test_it_names_the_bad_argument(db, args, words):
+    with pytest.raises(CommandError, match=words.replace("'", ".")):
+        call_command("tick", *args)
+
+
+def test_it_refuses_to_advance_backwards(brand, test_clock):
+    with pytest.raises(CommandError, match="to: .* only moves forward"):
+        call_command("tick", "--test-clock", test_clock.pk, "--to", "2028-01-01T00:00Z")
+    assert TestClock.objects.get(pk=test_clock.pk).frozen_time == test_clock.frozen_time
+
+
+def test_it_says_why_a_timer_has_not_fired(brand, test_clock):
+    timer_id = delays.delay("timekeeping.note", {}, brand=brand, test_clock=test_clock,
+                            at=test_clock.frozen_time + timedelta(hours=36))
+    assert "armed and owed 2028-03-03 00:00:00Z, 1d 12h from now on test clock" in run(
+        "timers", "why", timer_id)
+    test_clocks.advance(test_clock, to=test_clock.frozen_time + timedelta(days=2))
+    assert "fired at 2028-03-03 00:00:00Z" in run("timers", "why", timer_id)
+    with pytest.raises(CommandError, match="timer_id: no timer 'tmr_nope'"):
+        call_command("timers", "why", "tmr_nope")
+
+
+def test_it_loads_a_demo_whose_delays_fire_within_minutes(db):
+    loaded_at = datetime(2026, 11, 30, 9, 30, 20, tzinfo=UTC)
+    with clock.fixed(loaded_at):
+        call_command("demo", stdout=StringIO())
+    armed = Timer.objects.filter(brand__slug="demo", state="armed")
+    assert armed.count() == 10
+    latest = max(armed.values_list("owed", flat=True))
+    assert latest == datetime(2026, 11, 30, 9, 40, tzinfo=UTC)
+    with clock.fixed(loaded_at + timedelta(seconds=30)):
+        call_command("demo", stdout=StringIO())
+    assert Timer.objects.filter(brand__slug="demo").count() == 10
+    with clock.fixed(latest):
+        run("tick")
+    assert Record.objects.filter(brand__slug="demo", kind="note").count() == 10

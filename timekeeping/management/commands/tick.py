@@ -1,0 +1,89 @@
+"""`manage.py tick`: one tick of every real brand clock, then the outbox sweep.
+
+    manage.py tick                                   # what cron runs every minute
+    manage.py tick --loop                            # tick at each whole minute until stopped
+    manage.py tick --test-clock tc_7Hq4 --to 2028-02-01T20:00Z --trace [--on sbj_7Hq2,job_4Tx9]
+    manage.py tick --dry-run --to 2026-12-01T09:00Z  # what would fire by then; sends nothing
+"""
+
+from datetime import timedelta
+
+from django.core.management.base import BaseCommand, CommandError
+
+from timekeeping import clock, loop, test_clocks, tick, trace
+from timekeeping.instants import parse_instant
+from timekeeping.models import TestClock
+
+
+class Command(BaseCommand):
+    help = "Fire every owed timer once, in order, then sweep the outbox."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--loop", action="store_true",
+                            help="tick at each whole minute of UTC until stopped")
+        parser.add_argument("--to", help="an ISO 8601 instant: advance a test clock to it "
+                                         "(with --test-clock), or preview to it (--dry-run)")
+        parser.add_argument("--test-clock", help="the test clock to advance (tc_…)")
+        parser.add_argument("--trace", action="store_true", help="print the trace")
+        parser.add_argument("--on", help="comma-separated owner ids: trace only their timers")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="run inside a transaction that is rolled back; send nothing")
+        parser.add_argument("--budget", type=float, default=tick.DEFAULT_BUDGET.total_seconds(),
+                            help="seconds a tick may spend (default 50)")
+
+    def handle(self, *args, **options):
+        to = self._instant(options["to"])
+        on = [part for part in (options["on"] or "").split(",") if part]
+        if options["loop"]:
+            loop.tick_forever(write=self.stdout.write)
+            return
+        if options["test_clock"]:
+            self._advance(options, to, on)
+            return
+        if to is not None and not options["dry_run"]:
+            raise CommandError("--to: the real clock cannot be moved; add --test-clock tc_… to "
+                               "advance a test clock, or --dry-run to preview")
+        if options["dry_run"]:
+            result = tick.preview(to=to or clock.wall_now())
+        else:
+            result = tick.run_once(budget=timedelta(seconds=options["budget"]))
+        if options["trace"]:
+            for ticked in result.clocks:
+                self.stdout.write(trace.render(ticked, label=f"{ticked.run.brand_id} real clock",
+                                               start=result.instant, end=result.instant, on=on))
+        prefix = "dry run, nothing kept: " if options["dry_run"] else ""
+        self.stdout.write(prefix + result.summary())
+
+    def _advance(self, options, to, on):
+        if to is None:
+            raise CommandError("--to: say where to advance the test clock, e.g. "
+                               "--to 2028-04-16T00:00:00Z")
+        test_clock = TestClock.objects.select_related("brand").filter(
+            pk=options["test_clock"]).first()
+        if test_clock is None:
+            raise CommandError(f"--test-clock: no test clock {options['test_clock']!r}")
+        start = test_clock.frozen_time
+        try:
+            if options["dry_run"]:
+                ticked = test_clocks.preview(test_clock, to=to)
+            else:
+                ticked = test_clocks.advance(test_clock, to=to)
+        except test_clocks.AdvanceRefused as refused:
+            raise CommandError(str(refused)) from None
+        if options["trace"]:
+            self.stdout.write(trace.render(ticked, label=test_clock.pk, start=start, end=to,
+                                           on=on))
+        else:
+            run = ticked.run
+            self.stdout.write(f"{test_clock.pk} · {start:%Y-%m-%dT%H:%M:%SZ} → "
+                              f"{to:%Y-%m-%dT%H:%M:%SZ} · {run.fired} fired · {run.armed} armed"
+                              f" · {run.failed} failed · {run.passes} passes")
+
+    @staticmethod
+    def _instant(text):
+        if text is None:
+            return None
+        try:
+            return parse_instant(text, field="--to")
+        except ValueError as error:
+            raise CommandError(str(error)) from None

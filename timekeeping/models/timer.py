@@ -1,0 +1,114 @@
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+from django.db.models import Q
+
+from timekeeping import clock
+from timekeeping.models.brand import Brand, TestClock
+from timekeeping.public_ids import PublicIdField
+
+
+class Timer(models.Model):
+    """One owed instant (SPEC S3, DESIGN decision 3). Everything that happens on its own is one.
+
+    The key is unique per brand clock, so arming the same key twice finds the first timer;
+    no move of a date rewrites the key. The tick fires armed timers owed by its instant in
+    (owed, place, owner_opened, key) order; key is compared byte by byte.
+    """
+
+    class State(models.TextChoices):
+        ARMED = "armed", "armed"
+        FIRED = "fired", "fired"
+        SUPERSEDED = "superseded", "superseded"
+        HELD = "held", "held"
+        CANCELLED = "cancelled", "cancelled"
+        DROPPED = "dropped", "dropped (past its overdue bound)"
+
+    id = PublicIdField(prefix="tmr")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="timers")
+    test_clock = models.ForeignKey(
+        TestClock, null=True, blank=True, on_delete=models.CASCADE, related_name="timers"
+    )
+    # On PostgreSQL the migration gives this column the "C" collation, so ORDER BY key and
+    # the tie index compare bytes; SQLite's default BINARY collation already does.
+    key = models.CharField(max_length=255)
+    kind = models.CharField(max_length=32)
+    place = models.PositiveSmallIntegerField()
+    owed = models.DateTimeField()
+    state = models.CharField(max_length=12, choices=State.choices, default=State.ARMED)
+    fired = models.DateTimeField(null=True, blank=True)
+    late_by = models.DurationField(null=True, blank=True)
+    owner_type = models.CharField(max_length=32, blank=True, default="")
+    owner_id = models.CharField(max_length=64, blank=True, default="")
+    owner_opened = models.DateTimeField(help_text="When the owner opened: the third tie rule.")
+    bundle = models.CharField(max_length=64, blank=True, default="")
+    payload = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+    armed_at = models.DateTimeField(default=clock.wall_now)
+    armed_by = models.CharField(max_length=48, blank=True, default="",
+                                help_text="The timer whose firing armed this one.")
+    ended_by = models.CharField(max_length=200, blank=True, default="",
+                                help_text="What superseded, held, cancelled or dropped it.")
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["owed", "place", "owner_opened", "key"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["brand", "key"], condition=Q(test_clock__isnull=True),
+                name="timer_key_per_real_clock",
+            ),
+            models.UniqueConstraint(
+                fields=["test_clock", "key"], condition=Q(test_clock__isnull=False),
+                name="timer_key_per_test_clock",
+            ),
+            models.CheckConstraint(
+                condition=Q(place__gte=1) & Q(place__lte=8), name="timer_place_1_to_8"
+            ),
+        ]
+        indexes = [
+            # "Armed timers of this clock owed by T", already in tie order. A fired timer
+            # leaves these partial indexes, so they stay the size of what is still owed.
+            models.Index(
+                fields=["brand", "owed", "place", "owner_opened", "key"],
+                condition=Q(state="armed", test_clock__isnull=True),
+                name="timer_armed_real",
+            ),
+            models.Index(
+                fields=["test_clock", "owed", "place", "owner_opened", "key"],
+                condition=Q(state="armed", test_clock__isnull=False),
+                name="timer_armed_test",
+            ),
+            models.Index(fields=["owner_id"], name="timer_owner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key} owed {self.owed:%Y-%m-%d %H:%M:%SZ} ({self.state})"
+
+
+class TickRun(models.Model):
+    """One tick of one brand clock: what it did, for operators and the trace."""
+
+    id = PublicIdField(prefix="tick")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="tick_runs")
+    test_clock = models.ForeignKey(
+        TestClock, null=True, blank=True, on_delete=models.CASCADE, related_name="tick_runs"
+    )
+    instant = models.DateTimeField(help_text="The clock's time the tick fired at (the last).")
+    started = models.DateTimeField()
+    finished = models.DateTimeField(null=True, blank=True)
+    holder = models.CharField(max_length=200, blank=True, default="")
+    passes = models.PositiveIntegerField(default=0)
+    fired = models.PositiveIntegerField(default=0)
+    armed = models.PositiveIntegerField(default=0)
+    held = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    dropped = models.PositiveIntegerField(default=0)
+    runaway = models.BooleanField(default=False)
+    unfinished = models.BooleanField(default=False, help_text="The budget ran out first.")
+
+    class Meta:
+        ordering = ["-started"]
+        indexes = [models.Index(fields=["brand", "-started"], name="tickrun_brand_started")]
+
+    def __str__(self) -> str:
+        return f"tick {self.started:%Y-%m-%d %H:%M:%SZ} · {self.fired} fired"

@@ -1,0 +1,127 @@
+"""The outbox (DESIGN decision 6, J9): deliveries written with what caused them, sent by the
+tick's sweep at least once, each with an idempotency key the receiver can dedupe on.
+
+The sweep takes up to 100 of the oldest deliveries that are pending past their next attempt
+or running past their lease, claims them (FOR UPDATE SKIP LOCKED, so two sweeps never take
+one), sends each outside any transaction, and writes the outcome. A failure backs off
+(1, 2, 4 … minutes, at most 6 hours); after 10 attempts the delivery is failed and stays for
+an operator. A sweep that dies after sending leaves the delivery running; when its lease
+ends it is sent again: at least once.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.utils import make_msgid
+
+from django.conf import settings
+from django.core.mail import EmailMessage
+from django.db import transaction
+from django.db.models import F, Q
+
+from timekeeping import clock, firing
+from timekeeping.models import Brand, Delivery
+
+SWEEP_LIMIT = 100
+LEASE = timedelta(minutes=5)
+MAX_ATTEMPTS = 10
+WEBHOOK_TIMEOUT_S = 10
+
+
+def enqueue_email(*, brand: Brand, to: list[str], subject: str, body: str, key: str) -> None:
+    _enqueue(brand, Delivery.Channel.EMAIL, {"to": to, "subject": subject, "body": body}, key)
+
+
+def enqueue_webhook(*, brand: Brand, url: str, body: dict, key: str) -> None:
+    _enqueue(brand, Delivery.Channel.WEBHOOK, {"url": url, "json": body}, key)
+
+
+def _enqueue(brand: Brand, channel: str, payload: dict, key: str) -> None:
+    batch = firing.current()
+    at = batch.instant if batch else clock.wall_now()
+    # Due at once on the real clock: a delivery is real even when a test clock caused it.
+    delivery = Delivery(brand=brand, channel=channel, payload=payload, idempotency_key=key,
+                        next_attempt=min(at, clock.wall_now()), created=clock.wall_now())
+    if batch is not None:
+        batch.deliver(delivery)
+    else:
+        Delivery.objects.bulk_create([delivery], ignore_conflicts=True)  # a key is sent once
+
+
+@dataclass
+class SweepResult:
+    sent: int = 0
+    retried: int = 0
+    failed: int = 0
+
+
+def sweep(*, now: datetime | None = None, limit: int = SWEEP_LIMIT) -> SweepResult:
+    now = now or clock.wall_now()
+    result = SweepResult()
+    for delivery in _claim(now, limit):
+        try:
+            _send(delivery)
+        except Exception as error:  # noqa: BLE001 - any failure to send is recorded and retried
+            _failed(delivery, error, now, result)
+        else:
+            Delivery.objects.filter(pk=delivery.pk, state=Delivery.State.RUNNING).update(
+                state=Delivery.State.SUCCEEDED, delivered=clock.wall_now(), lease_until=None,
+                last_error="",
+            )
+            result.sent += 1
+    return result
+
+
+def _claim(now: datetime, limit: int) -> list[Delivery]:
+    due = Q(state=Delivery.State.PENDING, next_attempt__lte=now) | Q(
+        state=Delivery.State.RUNNING, lease_until__lt=now
+    )
+    with transaction.atomic():
+        claimed = list(
+            Delivery.objects.select_for_update(skip_locked=True).filter(due).order_by("created")[
+                :limit
+            ]
+        )
+        Delivery.objects.filter(pk__in=[d.pk for d in claimed]).update(
+            state=Delivery.State.RUNNING, lease_until=now + LEASE, attempts=F("attempts") + 1
+        )
+    for delivery in claimed:
+        delivery.attempts += 1
+    return claimed
+
+
+def _send(delivery: Delivery) -> None:
+    payload = delivery.payload
+    if delivery.channel == Delivery.Channel.EMAIL:
+        message = EmailMessage(
+            subject=payload["subject"], body=payload["body"], to=payload["to"],
+            from_email=settings.DEFAULT_FROM_EMAIL,
+            headers={"Idempotency-Key": delivery.idempotency_key,
+                     "Message-ID": make_msgid(idstring=delivery.pk, domain="keeping-time")},
+        )
+        message.send(fail_silently=False)
+        return
+    request = urllib.request.Request(
+        payload["url"], data=json.dumps(payload["json"]).encode(), method="POST",
+        headers={"Content-Type": "application/json",
+                 "Idempotency-Key": delivery.idempotency_key},
+    )
+    with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as response:  # noqa: S310
+        if not 200 <= response.status < 300:
+            raise RuntimeError(f"webhook answered {response.status}")
+
+
+def _failed(delivery: Delivery, error: Exception, now: datetime, result: SweepResult) -> None:
+    message = f"{type(error).__name__}: {error}"
+    if delivery.attempts >= MAX_ATTEMPTS:
+        changes = {"state": Delivery.State.FAILED, "lease_until": None}
+        result.failed += 1
+    else:
+        backoff = min(timedelta(minutes=2 ** (delivery.attempts - 1)), timedelta(hours=6))
+        changes = {"state": Delivery.State.PENDING, "lease_until": None,
+                   "next_attempt": now + backoff}
+        result.retried += 1
+    Delivery.objects.filter(pk=delivery.pk).update(last_error=message, **changes)

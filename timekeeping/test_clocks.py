@@ -1,0 +1,97 @@
+"""Test clocks (SPEC S5): a brand clock whose time moves only when it is advanced.
+
+`advance` walks each owed instant in order up to `to`, setting the clock's time to it and
+firing what is owed there (so `late_by` is zero), then leaves the clock at `to`. While it
+runs the clock's status is `advancing`; one advance at a time (the clock's lease).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+from django.db import transaction
+
+from timekeeping import clock, leases
+from timekeeping.models import TestClock
+from timekeeping.tick import BATCH_SIZE, ClockTick, Engine
+
+ADVANCE_LEASE = timedelta(hours=1)
+
+
+class AdvanceRefused(Exception):
+    """An advance that cannot start; `field` names what is wrong. Nothing was changed."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def create(*, brand, name: str, frozen_time: datetime) -> TestClock:
+    if frozen_time.tzinfo is None:
+        raise ValueError("frozen_time: give an aware instant")
+    return TestClock.objects.create(brand=brand, name=name, frozen_time=frozen_time)
+
+
+def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE) -> ClockTick:
+    """Move `test_clock` forward to `to`, firing every owed timer at its own instant."""
+    if to.tzinfo is None:
+        raise AdvanceRefused("to", "give an aware instant (with Z or an offset)")
+    if to < test_clock.frozen_time:
+        raise AdvanceRefused(
+            "to", f"{to:%Y-%m-%dT%H:%M:%SZ} is before the clock's time "
+            f"{test_clock.frozen_time:%Y-%m-%dT%H:%M:%SZ}; a test clock only moves forward",
+        )
+    holder = leases.holder_name()
+    now = clock.wall_now()
+    if not leases.take(TestClock, test_clock.pk, holder=holder, now=now,
+                       until=now + ADVANCE_LEASE,
+                       extra={"status": TestClock.Status.ADVANCING}):
+        raise AdvanceRefused("test_clock", f"{test_clock.pk} is being advanced already")
+    start = test_clock.frozen_time
+    try:
+        engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=math.inf,
+                        batch_size=batch_size)
+        engine.start(start)
+        _walk(engine, test_clock, to)
+        _set_time(test_clock, to)
+        ticked = engine.finish(to)
+    except BaseException:
+        leases.give_back(TestClock, test_clock.pk, holder=holder,
+                         extra={"status": TestClock.Status.INTERNAL_FAILURE})
+        raise
+    leases.give_back(TestClock, test_clock.pk, holder=holder,
+                     extra={"status": TestClock.Status.READY})
+    test_clock.status = TestClock.Status.READY
+    ticked.start = start
+    return ticked
+
+
+def _walk(engine: Engine, test_clock: TestClock, to: datetime) -> None:
+    last: tuple[datetime, int] | None = None
+    while not engine.run.runaway:
+        owed = engine.next_owed(to)
+        if owed is None:
+            return
+        instant = max(owed, test_clock.frozen_time)
+        progress = engine.run.fired + engine.run.failed + engine.run.dropped
+        if last == (instant, progress):
+            return  # what is left at this instant is held by another process
+        last = (instant, progress)
+        _set_time(test_clock, instant)
+        engine.fire_at(instant)
+
+
+def _set_time(test_clock: TestClock, instant: datetime) -> None:
+    TestClock.objects.filter(pk=test_clock.pk).update(frozen_time=instant)
+    test_clock.frozen_time = instant
+
+
+def preview(test_clock: TestClock, *, to: datetime) -> ClockTick:
+    """An advance inside a transaction that is rolled back: what would fire by `to`."""
+    with transaction.atomic():
+        ticked = advance(test_clock, to=to)
+        transaction.set_rollback(True)
+    test_clock.refresh_from_db()
+    return ticked

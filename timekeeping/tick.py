@@ -1,0 +1,294 @@
+"""The tick: every owed timer fired once, in a fixed order (SPEC S4, DESIGN decision 4).
+
+For each brand clock with armed timers owed by the tick's instant:
+
+1. Take the clock's lease with one conditional UPDATE whose row count is checked, so a
+   second tick process skips the clock and the clock's order holds. Exactly once does not
+   rest on the lease: each batch locks its timers (FOR UPDATE SKIP LOCKED) and fires only
+   those still armed, so even a tick that outlived its lease cannot fire a timer twice.
+2. A pass selects the armed timers owed by the instant in tie order (owed, place, when the
+   owner opened, key byte by byte) and fires them in batches of 1,000: one transaction per
+   batch, the handlers first, then bulk writes (timers, records, deliveries). A handler that
+   raises rolls the batch back, and the batch is redone with one savepoint per timer, so the
+   failure is recorded (`timer.failed`) and undoes nothing else; the timer stays armed and is
+   tried again at the next tick.
+3. Timers armed during a pass and owed by the instant fire in the next pass; the passes repeat
+   to a fixpoint. Past 32 passes the tick stops that clock, records `tick.runaway`, and puts an
+   alarm for the brand's owner in the outbox.
+4. The tick keeps a time budget (50 s by default); what it does not reach, the next tick does.
+   A killed tick loses nothing: a firing and its effects commit together or not at all.
+
+A `TickRun` row keeps what each tick of each clock did. Test clocks are ticked only by their
+advance (`timekeeping.test_clocks.advance`), which walks each owed instant with this engine.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Exists, F, Min, OuterRef
+
+from timekeeping import clock, leases, outbox
+from timekeeping.firing import Firing, TraceRow
+from timekeeping.models import Brand, Record, TestClock, TickRun, Timer
+from timekeeping.timers import clock_timers
+
+MAX_PASSES = 32
+BATCH_SIZE = 1000
+DEFAULT_BUDGET = timedelta(seconds=50)
+LEASE_MARGIN = timedelta(minutes=1)
+TIE_ORDER = ("owed", "place", "owner_opened", "key")
+
+
+class _HandlerFailed(Exception):
+    pass
+
+
+@dataclass
+class ClockTick:
+    """What one tick (or one advance) did on one brand clock."""
+
+    run: TickRun
+    rows: list[TraceRow] = field(default_factory=list)
+    start: datetime | None = None
+
+
+@dataclass
+class TickResult:
+    instant: datetime
+    clocks: list[ClockTick] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    unreached: list[str] = field(default_factory=list)
+    sweep: outbox.SweepResult | None = None
+
+    def total(self, name: str) -> int:
+        return sum(getattr(tick.run, name) for tick in self.clocks)
+
+    def summary(self) -> str:
+        parts = [
+            f"tick {self.instant:%Y-%m-%d %H:%M:%SZ}",
+            f"{len(self.clocks)} clock(s)",
+            *(f"{self.total(name)} {name}" for name in ("fired", "armed", "held", "failed",
+                                                         "dropped")),
+        ]
+        if self.clocks:
+            parts.append(f"{max(tick.run.passes for tick in self.clocks)} pass(es) at most")
+        if any(tick.run.runaway for tick in self.clocks):
+            parts.append("RUNAWAY")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped (leased by another tick)")
+        if self.unreached:
+            parts.append(f"{len(self.unreached)} left for the next tick (budget)")
+        if self.sweep is not None:
+            parts.append(f"outbox {self.sweep.sent} sent, {self.sweep.retried} retried, "
+                         f"{self.sweep.failed} failed")
+        return " · ".join(parts)
+
+
+class Engine:
+    """Fires the timers of one brand clock (the real one, or a test clock)."""
+
+    def __init__(self, brand: Brand, test_clock: TestClock | None, *, holder: str,
+                 deadline: float, batch_size: int = BATCH_SIZE):
+        self.brand = brand
+        self.test_clock = test_clock
+        self.deadline = deadline
+        self.batch_size = batch_size
+        self.failed_ids: set[str] = set()
+        self.rows: list[TraceRow] = []
+        self.run = TickRun(brand=brand, test_clock=test_clock, holder=holder,
+                           started=clock.wall_now())
+
+    def start(self, instant: datetime) -> None:
+        self.run.instant = instant
+        self.run.save(force_insert=True)
+
+    def finish(self, instant: datetime) -> ClockTick:
+        self.run.instant = instant
+        self.run.finished = clock.wall_now()
+        self.run.save(update_fields=["instant", "finished", "passes", "fired", "armed", "held",
+                                     "failed", "dropped", "runaway", "unfinished"])
+        return ClockTick(run=self.run, rows=self.rows)
+
+    def _timers(self):
+        return clock_timers(self.brand, self.test_clock)
+
+    def next_owed(self, by: datetime) -> datetime | None:
+        owed = self._timers().filter(state=Timer.State.ARMED, owed__lte=by)
+        if self.failed_ids:
+            owed = owed.exclude(id__in=self.failed_ids)
+        return owed.aggregate(first=Min("owed"))["first"]
+
+    # -- passes ----------------------------------------------------------------------------
+
+    def fire_at(self, instant: datetime) -> None:
+        """Fire everything owed by `instant`, pass after pass, to a fixpoint."""
+        for pass_no in range(1, MAX_PASSES + 2):
+            if pass_no > MAX_PASSES:
+                self._runaway(instant)
+                return
+            self.run.passes = max(self.run.passes, pass_no)  # the deepest pass at any instant
+            armed_now: set[str] = set()
+            while True:
+                if time.monotonic() > self.deadline:
+                    self.run.unfinished = True
+                    return
+                if self._fire_batch(instant, pass_no, armed_now) == 0:
+                    break
+            # The fixpoint: nothing armed during this pass is owed by the instant.
+            if not armed_now or not self._timers().filter(
+                id__in=armed_now, state=Timer.State.ARMED, owed__lte=instant
+            ).exists():
+                return
+
+    def _select(self, instant: datetime, exclude: set[str]) -> list[Timer]:
+        owed = self._timers().filter(state=Timer.State.ARMED, owed__lte=instant)
+        if exclude:
+            owed = owed.exclude(id__in=exclude)
+        # SKIP LOCKED: timers another process holds are its to fire; we never wait on them.
+        return list(owed.order_by(*TIE_ORDER).select_for_update(skip_locked=True)
+                    [: self.batch_size])
+
+    def _firing(self, instant: datetime, pass_no: int) -> Firing:
+        return Firing(brand=self.brand, test_clock=self.test_clock, instant=instant,
+                      run=self.run, pass_no=pass_no,
+                      first_seq=self.run.fired + self.run.dropped + self.run.failed)
+
+    def _fire_batch(self, instant: datetime, pass_no: int, armed_now: set[str]) -> int:
+        exclude = self.failed_ids | armed_now
+        try:
+            with transaction.atomic():
+                timers = self._select(instant, exclude)
+                if not timers:
+                    return 0
+                batch = self._firing(instant, pass_no)
+                for timer in timers:
+                    try:
+                        batch.fire(timer)
+                    except Exception as error:
+                        raise _HandlerFailed(timer.id) from error
+                batch.flush()
+        except _HandlerFailed:
+            return self._redo_one_by_one(instant, pass_no, exclude, armed_now)
+        self._account(batch, armed_now)
+        return len(timers)
+
+    def _redo_one_by_one(self, instant: datetime, pass_no: int, exclude: set[str],
+                         armed_now: set[str]) -> int:
+        """A handler raised: redo the batch with a savepoint per timer, so the failure is
+        recorded and the others fire."""
+        with transaction.atomic():
+            timers = self._select(instant, exclude)
+            for timer in timers:
+                batch = self._firing(instant, pass_no)
+                try:
+                    with transaction.atomic():
+                        batch.fire(timer)
+                        batch.flush()
+                except Exception as error:  # noqa: BLE001 - a handler's failure is recorded
+                    self._failed(timer, error, instant, pass_no)
+                    continue
+                self._account(batch, armed_now)
+        return len(timers)
+
+    def _account(self, batch: Firing, armed_now: set[str]) -> None:
+        armed_now |= batch.armed_ids
+        self.run.fired += len(batch.fired)
+        self.run.dropped += len(batch.dropped)
+        self.run.armed += len(batch.armed_log)
+        self.rows.extend(batch.rows)
+
+    def _failed(self, timer: Timer, error: Exception, instant: datetime, pass_no: int) -> None:
+        message = f"{type(error).__name__}: {error}"
+        Timer.objects.filter(pk=timer.pk).update(
+            attempts=F("attempts") + 1,
+            last_error="".join(traceback.format_exception(error))[-4000:],
+        )
+        Record.objects.create(kind="timer.failed", instant=instant, brand=self.brand,
+                              test_clock=self.test_clock, timer=timer.id,
+                              data={"error": message, "pass": pass_no, "run": self.run.id})
+        self.failed_ids.add(timer.id)
+        self.run.failed += 1
+        self.rows.append(TraceRow(pass_no, timer, None, what=message, outcome="failed"))
+
+    def _runaway(self, instant: datetime) -> None:
+        self.run.runaway = True
+        still_owed = self._timers().filter(state=Timer.State.ARMED, owed__lte=instant).count()
+        Record.objects.create(
+            kind="tick.runaway", instant=instant, brand=self.brand, test_clock=self.test_clock,
+            data={"passes": MAX_PASSES, "run": self.run.id, "still_owed": still_owed},
+        )
+        owner = self.brand.owner
+        if owner is not None and owner.email:
+            outbox.enqueue_email(
+                brand=self.brand, to=[owner.email], key=f"tick.runaway:{self.run.id}",
+                subject=f"Keeping Time: a runaway chain of timers on {self.brand.name}",
+                body=(f"At {instant:%Y-%m-%d %H:%M:%SZ} a chain of timers on {self.brand.name} "
+                      f"went deeper than {MAX_PASSES} passes, so the tick stopped it. "
+                      f"{still_owed} timer(s) are still owed. Tick run {self.run.id}."),
+            )
+
+
+def tick_clock(brand: Brand, *, instant: datetime, deadline: float, holder: str,
+               batch_size: int = BATCH_SIZE) -> ClockTick | None:
+    """One tick of a brand's real clock; None when another process holds its lease."""
+    now = clock.wall_now()
+    remaining = timedelta(seconds=max(0.0, deadline - time.monotonic()))
+    if not leases.take(Brand, brand.pk, holder=holder, now=now,
+                       until=now + remaining + LEASE_MARGIN):
+        return None
+    try:
+        engine = Engine(brand, None, holder=holder, deadline=deadline, batch_size=batch_size)
+        engine.start(instant)
+        with clock.fixed(instant):
+            engine.fire_at(instant)
+        return engine.finish(instant)
+    finally:
+        leases.give_back(Brand, brand.pk, holder=holder)
+
+
+def brands_with_owed(instant: datetime, brand_ids: list[str] | None = None):
+    """Brands whose real clock has armed timers owed by `instant`: one query, an index probe
+    per brand."""
+    owed = Timer.objects.filter(brand=OuterRef("pk"), test_clock__isnull=True,
+                                state=Timer.State.ARMED, owed__lte=instant)
+    brands = Brand.objects.filter(Exists(owed)).select_related("owner").order_by("pk")
+    if brand_ids is not None:
+        brands = brands.filter(pk__in=brand_ids)
+    return brands
+
+
+def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
+             brand_ids: list[str] | None = None, sweep: bool = True,
+             batch_size: int = BATCH_SIZE) -> TickResult:
+    """One tick of every real brand clock with timers owed, then the outbox sweep."""
+    instant = now or clock.wall_now()
+    deadline = time.monotonic() + budget.total_seconds()
+    holder = leases.holder_name()
+    result = TickResult(instant=instant)
+    for brand in brands_with_owed(instant, brand_ids):
+        if time.monotonic() > deadline:
+            result.unreached.append(brand.pk)
+            continue
+        ticked = tick_clock(brand, instant=instant, deadline=deadline, holder=holder,
+                            batch_size=batch_size)
+        if ticked is None:
+            result.skipped.append(brand.pk)
+        else:
+            result.clocks.append(ticked)
+    if sweep and time.monotonic() < deadline:
+        result.sweep = outbox.sweep()
+    return result
+
+
+def preview(*, to: datetime, brand_ids: list[str] | None = None) -> TickResult:
+    """The real tick at `to`, inside a transaction that is rolled back: what would fire.
+    Sends nothing."""
+    with transaction.atomic():
+        result = run_once(now=to, brand_ids=brand_ids, sweep=False)
+        transaction.set_rollback(True)
+    return result

@@ -1,0 +1,127 @@
+"""Arming and ending timers, and saying why one has or has not fired (SPEC S3)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db.models import QuerySet
+
+from timekeeping import clock, firing, kinds
+from timekeeping.models import Brand, TestClock, Timer
+
+
+def clock_timers(brand: Brand, test_clock: TestClock | None) -> QuerySet[Timer]:
+    """The timers of one brand clock: the real one, or a test clock."""
+    if test_clock is None:
+        return Timer.objects.filter(brand=brand, test_clock__isnull=True)
+    return Timer.objects.filter(brand=brand, test_clock=test_clock)
+
+
+class _SameClock:
+    def __repr__(self) -> str:
+        return "SAME_CLOCK"
+
+
+# The default clock for arming: inside a firing, the firing's own clock (a test clock's world
+# stays on that test clock); outside one, the brand's real clock.
+SAME_CLOCK: TestClock | None = _SameClock()  # type: ignore[assignment]
+
+
+def arm(
+    *, brand: Brand, kind: str, key: str, owed: datetime,
+    test_clock: TestClock | None = SAME_CLOCK,
+    owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,
+    payload: dict | None = None, bundle: str = "",
+) -> Timer:
+    """Arm a timer, or find the one already armed under `key` on this brand clock.
+
+    Idempotent by key (a unique constraint), so arming twice never makes two. Inside a
+    firing the new timer is noted as armed by it, and fires in the next pass if owed by then.
+    """
+    if owed.tzinfo is None:
+        raise ValueError("owed: give an aware instant")
+    batch = firing.current()
+    if test_clock is SAME_CLOCK:
+        test_clock = batch.test_clock if batch is not None else None
+    if test_clock is not None and test_clock.brand_id != brand.pk:
+        raise ValueError(f"test_clock: {test_clock.pk} is not a clock of brand {brand.pk}")
+    place = kinds.get(kind).place
+    existing = clock_timers(brand, test_clock).filter(key=key).first()
+    if existing is not None:
+        return existing
+    now = batch.instant if batch else clock.now(brand=brand, test_clock=test_clock)
+    timer = Timer(
+        brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place), owed=owed,
+        owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened or now,
+        payload=payload or {}, bundle=bundle, armed_at=now,
+        armed_by=batch.current.id if batch and batch.current else "",
+    )
+    # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
+    Timer.objects.bulk_create([timer], ignore_conflicts=True)
+    stored = clock_timers(brand, test_clock).get(key=key)
+    if batch is not None and stored.pk == timer.pk:
+        batch.note_armed(stored)
+    return stored
+
+
+def end(timer_id: str, *, state: Timer.State, by: str) -> bool:
+    """End an armed (or held) timer as superseded or cancelled. True if it was still open."""
+    updated = Timer.objects.filter(
+        id=timer_id, state__in=[Timer.State.ARMED, Timer.State.HELD]
+    ).update(state=state, ended_by=by)
+    return updated == 1
+
+
+def hold(timer_id: str, *, by: str) -> bool:
+    """Hold an armed timer: the tick passes it by until it is released."""
+    return Timer.objects.filter(id=timer_id, state=Timer.State.ARMED).update(
+        state=Timer.State.HELD, ended_by=by
+    ) == 1
+
+
+def release(timer_id: str) -> bool:
+    return Timer.objects.filter(id=timer_id, state=Timer.State.HELD).update(
+        state=Timer.State.ARMED, ended_by=""
+    ) == 1
+
+
+def explain(timer: Timer) -> str:
+    """One sentence: why this timer has or has not fired."""
+    on = f"test clock {timer.test_clock_id}" if timer.test_clock_id else "the real clock"
+    now = clock.now(brand=timer.brand, test_clock=timer.test_clock)
+    owed = _at(timer.owed)
+    if timer.state == Timer.State.FIRED:
+        return (f"{timer.id} fired at {_at(timer.fired)}, owed {owed}, late by "
+                f"{_span(timer.late_by or timedelta(0))}.")
+    if timer.state == Timer.State.ARMED:
+        if timer.owed > now:
+            return (f"{timer.id} is armed and owed {owed}, {_span(timer.owed - now)} from now on "
+                    f"{on}; the first tick at or after then fires it.")
+        failed = ""
+        if timer.attempts:
+            failed = (f" Its handler failed {timer.attempts} time(s), last with: "
+                      f"{timer.last_error.strip().splitlines()[-1] if timer.last_error else '?'}.")
+        return (f"{timer.id} is armed and has been owed since {owed} on {on}; the next tick of "
+                f"that clock fires it.{failed}")
+    verbs = {
+        Timer.State.SUPERSEDED: "was superseded by", Timer.State.HELD: "is held by",
+        Timer.State.CANCELLED: "was cancelled by", Timer.State.DROPPED: "was dropped:",
+    }
+    verb = verbs[Timer.State(timer.state)]
+    return f"{timer.id} {verb} {timer.ended_by or 'someone'} (owed {owed})."
+
+
+def _at(instant: datetime | None) -> str:
+    if instant is None:
+        return "—"
+    return instant.strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _span(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    parts = [f"{days}d" if days else "", f"{hours}h" if hours else "",
+             f"{minutes}m" if minutes else "", f"{seconds}s" if seconds else ""]
+    return " ".join(part for part in parts if part) or "0s"
