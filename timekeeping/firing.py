@@ -15,8 +15,8 @@ from datetime import datetime
 from django.db.models import F, Value
 from django.db.models.fields import DateTimeField
 
-from timekeeping import kinds
-from timekeeping.models import Brand, Delivery, Record, TestClock, TickRun, Timer
+from timekeeping import kinds, records
+from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
 
 _current: ContextVar[Firing | None] = ContextVar("keeping_time_current_firing", default=None)
 
@@ -52,7 +52,7 @@ class Firing:
         self.run = run
         self.pass_no = pass_no
         self.seq = first_seq
-        self.records: list[Record] = []
+        self.records: list[records.Entry] = []
         self.deliveries: list[Delivery] = []
         self.fired: list[Timer] = []
         self.dropped: list[tuple[Timer, str]] = []
@@ -87,7 +87,8 @@ class Firing:
             timer=timer.id,
             data={
                 "kind": timer.kind, "key": timer.key, "place": timer.place,
-                "owed": timer.owed, "late_by_s": (self.instant - timer.owed).total_seconds(),
+                "owed": timer.owed.isoformat(),
+                "late_by_s": (self.instant - timer.owed).total_seconds(),
                 "owner": timer.owner_id, "pass": self.pass_no, "run": self.run.id,
                 "seq": self.seq, "what": row.what,
             },
@@ -97,10 +98,8 @@ class Firing:
 
     def record(self, kind: str, *, timer: str = "", subject: str = "", job: str = "",
                data: dict | None = None) -> None:
-        self.records.append(
-            Record(kind=kind, instant=self.instant, brand=self.brand, test_clock=self.test_clock,
-                   timer=timer, subject=subject, job=job, data=data or {})
-        )
+        self.records.append(records.Entry(kind, timer=timer, subject=subject, job=job,
+                                          data=data or {}))
 
     def deliver(self, delivery: Delivery) -> None:
         self.deliveries.append(delivery)
@@ -129,8 +128,8 @@ class Firing:
             )
         for timer, why in self.dropped:
             Timer.objects.filter(id=timer.id).update(state=Timer.State.DROPPED, ended_by=why)
-        if self.records:
-            Record.objects.bulk_create(self.records)
+        records.write_many(self.records, brand=self.brand, test_clock=self.test_clock,
+                           instant=self.instant)
         if self.deliveries:
             Delivery.objects.bulk_create(self.deliveries, ignore_conflicts=True)
         self.attach_armed()

@@ -78,7 +78,6 @@ class Timer(models.Model):
                 condition=Q(state="armed", test_clock__isnull=False),
                 name="timer_armed_test",
             ),
-            models.Index(fields=["owner_id"], name="timer_owner"),
         ]
 
     def __str__(self) -> str:
