@@ -22,7 +22,11 @@ def seconds_to_next_period(period: timedelta = PERIOD) -> float:
     return step - (now.timestamp() % step)
 
 
-def tick_forever(*, write: Callable[[str], None] = print,
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+def tick_forever(*, write: Callable[[str], None] = _print,
                  stop: threading.Event | None = None) -> None:
     """Tick now, then at each whole minute of UTC, until `stop` is set."""
     stop = stop or threading.Event()
