@@ -13,4 +13,4 @@ class TimekeepingConfig(AppConfig):
         from timekeeping import kinds
 
         kinds.load()
-        autodiscover_modules("operations")
+        autodiscover_modules("operations", "dues")

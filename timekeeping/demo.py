@@ -3,14 +3,16 @@
 Later features add their own examples here, each in its own function called by `demo_load`.
 """
 
+import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from timekeeping import clock, delays
-from timekeeping.models import Brand
+from timekeeping import clock, clocks, delays, manifests
+from timekeeping.models import Brand, Job, Subject, TestClock
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeping-time-demo"
@@ -38,6 +40,7 @@ def demo_load() -> DemoLogin:
         slug="demo", defaults={"name": "Demo brand", "owner": user}
     )
     demo_delays(brand)
+    demo_tax(user)
     return DemoLogin(username=DEMO_USERNAME, password=DEMO_PASSWORD, brand=brand)
 
 
@@ -52,3 +55,36 @@ def demo_delays(brand: Brand) -> None:
         at = now + timedelta(minutes=minutes)
         delays.delay("timekeeping.note", {"demo": f"a note owed at {at:%H:%M}Z"}, brand=brand,
                      at=at, key=f"demo:note:{at:%Y-%m-%dT%H:%M}", owner="demo")
+
+
+TAX_MANIFEST = Path(__file__).parent / "manifests" / "examples" / "tax.json"
+TAX_SUBJECT, TAX_CLOCK = "sbj_7Hq2", "tc_7Hq4"
+TAX_START = datetime(2028, 2, 1, 14, tzinfo=UTC)
+
+
+def demo_tax(user) -> Job:
+    """A tax practice on a test clock: a taxpayer filing in US, US-CA, US-NY and US-NJ, with
+    the file clock per jurisdiction, the hard pay date, the refund window and a credit's
+    expiry living on the subject. The ids are fixed so documented command lines work:
+
+        manage.py tick --test-clock tc_7Hq4 --to 2028-04-16T00:00:00Z --trace
+        manage.py subjects calendar sbj_7Hq2 --from 2028-01-01 --test-clock tc_7Hq4
+    """
+    brand, _ = Brand.objects.get_or_create(
+        slug="demo-tax", defaults={"name": "Demo tax practice", "owner": user})
+    manifests.load(brand, json.loads(TAX_MANIFEST.read_text()))
+    test_clock, _ = TestClock.objects.get_or_create(
+        id=TAX_CLOCK, defaults={"brand": brand, "name": "the 2027 return",
+                                "frozen_time": TAX_START})
+    subject, _ = Subject.objects.get_or_create(
+        id=TAX_SUBJECT, defaults={"brand": brand, "kind": "taxpayer", "key": "98-7654321",
+                                  "name": "Harbor Robotics", "zone": "America/New_York",
+                                  "owner_name": "Grace Okafor",
+                                  "contact_email": "finance@harbor.example"})
+    job = Job.objects.filter(subject=subject, service="annual-return", period="2027").first()
+    if job is None:
+        job = clocks.order(brand=brand, service="annual-return", subject=subject,
+                           period="2027", test_clock=test_clock, by="demo",
+                           input={"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"],
+                                  "earliest_credit_expiry": "2046-12-31"})
+    return job

@@ -45,10 +45,23 @@ def arm(
         test_clock = batch.test_clock if batch is not None else None
     if test_clock is not None and test_clock.brand_id != brand.pk:
         raise ValueError(f"test_clock: {test_clock.pk} is not a clock of brand {brand.pk}")
-    place = kinds.get(kind).place
-    existing = clock_timers(brand, test_clock).filter(key=key).first()
+    kinds.get(kind)  # an unknown kind is refused before anything is written
+    existing = (clock_timers(brand, test_clock).filter(key=key)
+                .exclude(state=Timer.State.SUPERSEDED).order_by("-armed_at").first())
     if existing is not None:
         return existing
+    return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
+                   owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened,
+                   payload=payload, bundle=bundle)
+
+
+def _insert(
+    *, brand: Brand, kind: str, key: str, owed: datetime, test_clock: TestClock | None,
+    owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,
+    payload: dict | None = None, bundle: str = "",
+) -> Timer:
+    place = kinds.get(kind).place
+    batch = firing.current()
     now = batch.instant if batch else clock.now(brand=brand, test_clock=test_clock)
     timer = Timer(
         brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place), owed=owed,
@@ -58,10 +71,34 @@ def arm(
     )
     # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
     Timer.objects.bulk_create([timer], ignore_conflicts=True)
-    stored = clock_timers(brand, test_clock).get(key=key)
+    stored = clock_timers(brand, test_clock).filter(
+        key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first() or timer
     if batch is not None and stored.pk == timer.pk:
         batch.note_armed(stored)
     return stored
+
+
+def rearm(
+    *, brand: Brand, kind: str, key: str, owed: datetime, why: str,
+    test_clock: TestClock | None = SAME_CLOCK, **fields,
+) -> Timer:
+    """Arm `key` for `owed`, superseding the live timer under that key if it is owed at
+    another time (a moved date). A fired timer under the key stays as it is: the key rings
+    again for its new date."""
+    batch = firing.current()
+    if test_clock is SAME_CLOCK:
+        test_clock = batch.test_clock if batch is not None else None
+    live = clock_timers(brand, test_clock).filter(
+        key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first()
+    if live is not None:
+        if live.owed == owed:
+            return live
+        end(live.id, state=Timer.State.SUPERSEDED, by=why)
+    fired = clock_timers(brand, test_clock).filter(key=key, state=Timer.State.FIRED,
+                                                   owed=owed).first()
+    if fired is not None:
+        return fired  # already rang for this very instant
+    return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock, **fields)
 
 
 def end(timer_id: str, *, state: Timer.State, by: str) -> bool:

@@ -7,13 +7,14 @@ brand answers 404, as if it did not exist.
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping import test_clocks, trace
+from timekeeping.api.access import brand_for, kept
 from timekeeping.instants import parse_instant
-from timekeeping.models import TestClock, brands_kept_by
+from timekeeping.models import TestClock
 
 
 @extend_schema_field(OpenApiTypes.DATETIME)
@@ -73,12 +74,7 @@ class AdvanceOut(serializers.Serializer):
 
 
 def kept_clock(request, clock_id: str) -> TestClock:
-    found = TestClock.objects.select_related("brand").filter(
-        pk=clock_id, brand__in=brands_kept_by(request.user)
-    ).first()
-    if found is None:
-        raise NotFound(f"test_clock: no test clock {clock_id!r} that you keep")
-    return found
+    return kept(request, TestClock.objects.select_related("brand"), clock_id, "test_clock")
 
 
 class TestClockList(APIView):
@@ -86,18 +82,7 @@ class TestClockList(APIView):
     def post(self, request):
         given = TestClockIn(data=request.data)
         given.is_valid(raise_exception=True)
-        brands = brands_kept_by(request.user)
-        brand_id = given.validated_data.get("brand")
-        if brand_id:
-            brand = brands.filter(pk=brand_id).first()
-            if brand is None:
-                raise ValidationError({"brand": [f"no brand {brand_id!r} that you keep"]})
-        else:
-            kept = list(brands[:2])
-            if len(kept) != 1:
-                raise ValidationError({"brand": ["say which brand: you keep "
-                                                 f"{'none' if not kept else 'several'}"]})
-            brand = kept[0]
+        brand = brand_for(request, given.validated_data.get("brand"))
         created = test_clocks.create(brand=brand, name=given.validated_data["name"],
                                      frozen_time=given.validated_data["frozen_time"])
         return Response(TestClockOut(created).data, status=status.HTTP_201_CREATED)

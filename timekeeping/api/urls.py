@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from timekeeping.api import test_clocks
+from timekeeping.api import services, test_clocks
 
 urlpatterns = [
     path("test_clocks", test_clocks.TestClockList.as_view(), name="test-clocks"),
@@ -10,4 +10,14 @@ urlpatterns = [
          name="test-clock"),
     path("test_clocks/<str:clock_id>/advance", test_clocks.TestClockAdvance.as_view(),
          name="test-clock-advance"),
+    path("brands/<str:brand_id>/manifests", services.ManifestList.as_view(), name="manifests"),
+    path("subjects", services.SubjectList.as_view(), name="subjects"),
+    path("subjects/<str:subject_id>/calendar", services.SubjectCalendar.as_view(),
+         name="subject-calendar"),
+    path("subjects/<str:subject_id>/calendar/token", services.SubjectFeedToken.as_view(),
+         name="subject-feed-token"),
+    path("jobs", services.JobList.as_view(), name="jobs"),
+    path("jobs/<str:job_id>/steps", services.JobSteps.as_view(), name="job-steps"),
+    path("owner/calendar/postponements", services.Postponements.as_view(),
+         name="postponements"),
 ]

@@ -45,7 +45,7 @@ class Kind:
 
 
 _kinds: dict[str, Kind] = {}
-_BUILT_IN = ("timekeeping.kinds.delay",)
+_BUILT_IN = ("timekeeping.kinds.delay", "timekeeping.kinds.clock")
 
 
 def register(name: str, *, place: Place, describe: Callable[[Timer], str]):

@@ -128,7 +128,7 @@ class Migration(migrations.Migration):
             options={
                 'ordering': ['owed', 'place', 'owner_opened', 'key'],
                 'indexes': [models.Index(condition=models.Q(('state', 'armed'), ('test_clock__isnull', True)), fields=['brand', 'owed', 'place', 'owner_opened', 'key'], name='timer_armed_real'), models.Index(condition=models.Q(('state', 'armed'), ('test_clock__isnull', False)), fields=['test_clock', 'owed', 'place', 'owner_opened', 'key'], name='timer_armed_test')],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('test_clock__isnull', True)), fields=('brand', 'key'), name='timer_key_per_real_clock'), models.UniqueConstraint(condition=models.Q(('test_clock__isnull', False)), fields=('test_clock', 'key'), name='timer_key_per_test_clock'), models.CheckConstraint(condition=models.Q(('place__gte', 1), ('place__lte', 8)), name='timer_place_1_to_8')],
+                'constraints': [models.UniqueConstraint(condition=models.Q(('test_clock__isnull', True), ('state__in', ['armed', 'held'])), fields=('brand', 'key'), name='timer_key_per_real_clock'), models.UniqueConstraint(condition=models.Q(('test_clock__isnull', False), ('state__in', ['armed', 'held'])), fields=('test_clock', 'key'), name='timer_key_per_test_clock'), models.CheckConstraint(condition=models.Q(('place__gte', 1), ('place__lte', 8)), name='timer_place_1_to_8')],
             },
         ),
         migrations.RunPython(tune_for_postgresql, migrations.RunPython.noop),

@@ -10,8 +10,9 @@ from timekeeping.public_ids import PublicIdField
 class Timer(models.Model):
     """One owed instant (SPEC S3, DESIGN decision 3). Everything that happens on its own is one.
 
-    The key is unique per brand clock, so arming the same key twice finds the first timer;
-    no move of a date rewrites the key. The tick fires armed timers owed by its instant in
+    The key names the timer on its brand clock: arming the same key twice finds the first
+    timer, and no move of a date rewrites it (a move supersedes the live timer and arms a new
+    one under the same key). The tick fires armed timers owed by its instant in
     (owed, place, owner_opened, key) order; key is compared byte by byte.
     """
 
@@ -53,12 +54,16 @@ class Timer(models.Model):
     class Meta:
         ordering = ["owed", "place", "owner_opened", "key"]
         constraints = [
+            # One live (armed or held) timer per key and brand clock. A moved date supersedes
+            # its rung's timer and arms a new one under the same key (SPEC S3, S12).
             models.UniqueConstraint(
-                fields=["brand", "key"], condition=Q(test_clock__isnull=True),
+                fields=["brand", "key"],
+                condition=Q(test_clock__isnull=True, state__in=["armed", "held"]),
                 name="timer_key_per_real_clock",
             ),
             models.UniqueConstraint(
-                fields=["test_clock", "key"], condition=Q(test_clock__isnull=False),
+                fields=["test_clock", "key"],
+                condition=Q(test_clock__isnull=False, state__in=["armed", "held"]),
                 name="timer_key_per_test_clock",
             ),
             models.CheckConstraint(

@@ -1,0 +1,86 @@
+"""Keeping manifest versions and compiling them.
+
+`load` checks a document, keeps it as a new version (its bundle is the sha256 of its
+canonical JSON; loading the same content again returns the version already kept), and applies
+its calendar to the brand. A document that fails its check changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+
+from django.db import transaction
+
+from calendars.models import Calendar, Postponement
+from timekeeping.manifests.check import Problem, check
+from timekeeping.manifests.spec import ServiceSpec, compile_services
+from timekeeping.models import Brand, Manifest
+
+
+class ManifestInvalid(Exception):
+    def __init__(self, problems: list[Problem]):
+        super().__init__(f"the manifest has {len(problems)} problem(s)")
+        self.problems = problems
+
+
+def bundle_of(document: dict) -> str:
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@transaction.atomic
+def load(brand: Brand, document: object) -> Manifest:
+    problems = check(document)
+    if problems:
+        raise ManifestInvalid(problems)
+    bundle = bundle_of(document)
+    kept = Manifest.objects.filter(brand=brand, bundle=bundle).first()
+    if kept is not None:
+        return kept
+    last = Manifest.objects.select_for_update().filter(brand=brand).order_by("-version").first()
+    version = Manifest.objects.create(brand=brand, bundle=bundle, document=document,
+                                      version=(last.version + 1) if last else 1)
+    if "calendar" in document:
+        _apply_calendar(brand, document["calendar"])
+    return version
+
+
+def current(brand: Brand) -> Manifest | None:
+    return Manifest.objects.filter(brand=brand).order_by("-version").first()
+
+
+def services_of(bundle: str) -> dict[str, ServiceSpec]:
+    return _compiled(bundle)
+
+
+@lru_cache(maxsize=64)
+def _compiled(bundle: str) -> dict[str, ServiceSpec]:
+    return compile_services(Manifest.objects.filter(bundle=bundle).first().document)
+
+
+def _apply_calendar(brand: Brand, spec: dict) -> None:
+    holidays = spec.get("holidays")
+    fields = {
+        "zone": spec.get("zone", ""), "weekends": spec.get("weekends", ["sat", "sun"]),
+        "holidays_country": holidays[0] if holidays else "",
+        "holidays_subdivision": (holidays[1] or "") if holidays and len(holidays) > 1 else "",
+        "closed_dates": spec.get("closed", []), "closes": spec.get("closes", "23:59"),
+        "rings_at": spec.get("rings_at", ""), "roll": spec.get("roll", "next open day"),
+    }
+    if brand.calendar_id is None:
+        brand.calendar = Calendar.objects.create(name=f"{brand.name} calendar", **fields)
+        brand.save(update_fields=["calendar"])
+    else:
+        Calendar.objects.filter(pk=brand.calendar_id).update(**fields)
+        brand.calendar.refresh_from_db()
+    from timekeeping import clocks  # the clocks apply postponements; they import manifests
+
+    for notice in spec.get("postpone", []):
+        postponement, created = Postponement.objects.get_or_create(
+            calendar=brand.calendar, from_date=notice["from"], through=notice["through"],
+            to=notice["to"], notice=notice["notice"], defaults={"where": notice.get("where", {})},
+        )
+        if created:
+            clocks.postpone(brand, postponement)

@@ -1,0 +1,160 @@
+"""Manifests, subjects, jobs, clocks and their occurrences (SPEC S12-S17, S22, S24)."""
+
+import secrets
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+from django.db.models import Q
+
+from timekeeping import clock
+from timekeeping.models.brand import Brand, TestClock
+from timekeeping.public_ids import PublicIdField
+
+
+def new_feed_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Manifest(models.Model):
+    """One accepted version of a brand's manifest. Versions are kept; a job, subject or
+    clock keeps the bundle (a hash of the content) it opened under (SPEC S24)."""
+
+    id = PublicIdField(prefix="mfv")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="manifests")
+    version = models.PositiveIntegerField()
+    bundle = models.CharField(max_length=64, help_text="sha256 of the canonical content")
+    document = models.JSONField(encoder=DjangoJSONEncoder)
+    created = models.DateTimeField(default=clock.wall_now)
+
+    class Meta:
+        ordering = ["brand", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["brand", "version"], name="manifest_version"),
+            models.UniqueConstraint(fields=["brand", "bundle"], name="manifest_bundle"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.brand_id} v{self.version} ({self.bundle[:12]})"
+
+
+class Subject(models.Model):
+    """Whom the work is for (a taxpayer), with its own zone: a due closes in it."""
+
+    id = PublicIdField(prefix="sbj")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="subjects")
+    kind = models.CharField(max_length=64)
+    key = models.CharField(max_length=200, help_text="Its identifier of that kind (an EIN).")
+    name = models.CharField(max_length=200)
+    zone = models.CharField(max_length=64, blank=True, default="")
+    input = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+    contact_email = models.EmailField(blank=True, default="")
+    owner_name = models.CharField(max_length=200, blank=True, default="",
+                                  help_text="Who answers for the subject's own dates.")
+    bundle = models.CharField(max_length=64, blank=True, default="")
+    feed_token = models.CharField(max_length=64, default=new_feed_token)
+    created = models.DateTimeField(default=clock.wall_now)
+
+    class Meta:
+        ordering = ["brand", "name"]
+        constraints = [models.UniqueConstraint(fields=["brand", "kind", "key"],
+                                               name="subject_kind_key")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind} {self.key})"
+
+
+class Job(models.Model):
+    """One job of a Service for a subject and period (SPEC S17: one per period)."""
+
+    class State(models.TextChoices):
+        OPEN = "open", "open"
+        ENDED = "ended", "ended"
+        LAPSED = "lapsed", "lapsed"
+        CANCELLED = "cancelled", "cancelled"
+
+    id = PublicIdField(prefix="job")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="jobs")
+    test_clock = models.ForeignKey(TestClock, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="jobs")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="jobs")
+    service = models.CharField(max_length=100)
+    period = models.CharField(max_length=32, blank=True, default="")
+    input = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    bundle = models.CharField(max_length=64)
+    opened = models.DateTimeField()
+    ended = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-opened"]
+        constraints = [models.UniqueConstraint(fields=["subject", "service", "period"],
+                                               name="job_one_per_period")]
+
+    def __str__(self) -> str:
+        return f"{self.service} {self.period} for {self.subject_id}"
+
+
+class Clock(models.Model):
+    """A date the world sets, declared in a Service's `clocks` (SPEC S12)."""
+
+    id = PublicIdField(prefix="clk")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="clocks")
+    test_clock = models.ForeignKey(TestClock, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="clocks")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="clocks")
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="clocks")
+    name = models.CharField(max_length=100)
+    title = models.CharField(max_length=200)
+    owner = models.CharField(max_length=200, help_text="Who answers for it.")
+    hard = models.BooleanField(default=False)
+    lives_on_subject = models.BooleanField(default=False)
+    bundle = models.CharField(max_length=64)
+    opened = models.DateTimeField()
+
+    class Meta:
+        ordering = ["job", "name"]
+        constraints = [models.UniqueConstraint(fields=["job", "name"], name="clock_per_job")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+
+class Occurrence(models.Model):
+    """One coming of a clock's date: one per item with `each`, one per period with `every`."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        SATISFIED = "satisfied", "satisfied"
+        LAPSED = "lapsed", "lapsed"
+        CLOSED = "closed", "closed (its job ended)"
+
+    clock = models.ForeignKey(Clock, on_delete=models.CASCADE, related_name="occurrences")
+    item = models.CharField(max_length=64, blank=True, default="")
+    seq = models.PositiveIntegerField(default=0, help_text="Which coming, with `every`.")
+    rule_due = models.DateField(help_text="The date the due rule gives, before any roll.")
+    due = models.DateField(help_text="The date kept: rolled, moved or postponed.")
+    rolled_from = models.DateField(null=True, blank=True)
+    roll_reasons = models.JSONField(default=list, blank=True)
+    moved_from = models.DateField(null=True, blank=True, help_text="Its date before a move.")
+    moved_by = models.CharField(max_length=200, blank=True, default="")
+    late_from = models.DateTimeField(help_text="The first late instant, in UTC.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    settled = models.DateTimeField(null=True, blank=True)
+    settled_by = models.CharField(max_length=200, blank=True, default="")
+    acknowledged = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["due", "clock", "item", "seq"]
+        constraints = [models.UniqueConstraint(fields=["clock", "item", "seq"],
+                                               name="occurrence_per_item_seq")]
+        indexes = [models.Index(fields=["due"], condition=Q(status="open"),
+                                name="occurrence_open_due")]
+
+    def __str__(self) -> str:
+        return f"{self.label} due {self.due}"
+
+    @property
+    def label(self) -> str:
+        """How timers and traces name it: `clk_…#US-CA`, with `@n` for a later `every`."""
+        text = f"{self.clock_id}#{self.item}" if self.item else self.clock_id
+        return f"{text}@{self.seq}" if self.seq else text
