@@ -52,7 +52,7 @@ class Outcome:
 def propose(*, job: Job, step: str, items: list[str] | None = None, by: str = "") -> Outcome:
     items = list(items or [])
     with transaction.atomic():
-        job = Job.objects.select_for_update().select_related("subject", "brand",
+        job = Job.objects.select_for_update(of=("self",)).select_related("subject", "brand",
                                                              "test_clock").get(pk=job.pk)
         now = clocks.now_for(job.brand, job.test_clock)
         refusal = _refusal(job, step, items, now)

@@ -1,0 +1,239 @@
+"""Clocks through the public steps: manifests, orders, the tick on test clocks, the gate."""
+
+import copy
+import json
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+
+from timekeeping import clocks, gate, manifests, test_clocks
+from timekeeping.demo import TAX_MANIFEST
+from timekeeping.models import Delivery, Job, Occurrence, Record, Subject, TestClock, Timer
+
+START = datetime(2028, 2, 1, 14, tzinfo=UTC)
+TAX = json.loads(TAX_MANIFEST.read_text())
+JURISDICTIONS = ["US", "US-CA", "US-NY", "US-NJ"]
+
+
+@pytest.fixture
+def tax(brand, actors):
+    actors["owner"].email = "owner@example.test"
+    actors["owner"].save()
+    manifests.load(brand, copy.deepcopy(TAX))
+    brand.refresh_from_db()
+    clock = TestClock.objects.create(brand=brand, name="2027", frozen_time=START)
+    subject = Subject.objects.create(brand=brand, kind="taxpayer", key="11-1111111",
+                                     name="Fernhill Tools", zone="America/New_York",
+                                     contact_email="books@fernhill.example")
+    return brand, clock, subject
+
+
+def order(tax, period="2027", **input):
+    brand, clock, subject = tax
+    return clocks.order(brand=brand, service="annual-return", subject=subject, period=period,
+                        test_clock=clock, input={"jurisdictions": JURISDICTIONS,
+                                                 "earliest_credit_expiry": "2046-12-31",
+                                                 **input})
+
+
+def due(job, name, item=""):
+    return Occurrence.objects.get(clock__job=job, clock__name=name, item=item)
+
+
+def advance(tax, to):
+    return test_clocks.advance(TestClock.objects.get(pk=tax[1].pk), to=to)
+
+
+def test_it_rolls_each_date_on_the_calendar_and_records_why(tax):
+    job = order(tax)
+    federal = due(job, "file", "US")
+    assert (federal.rule_due, federal.due) == (date(2028, 4, 15), date(2028, 4, 18))
+    assert federal.roll_reasons == ["2028-04-15 Saturday", "2028-04-16 Sunday, Emancipation Day",
+                                    "2028-04-17 Emancipation Day (observed)"]
+    assert federal.late_from == datetime(2028, 4, 19, 4, tzinfo=UTC)  # 23:59 New York + 1 min
+    assert due(job, "file", "US-NJ").due == date(2028, 5, 15)
+    assert due(job, "pay").due == date(2028, 4, 18)
+    rolled = Record.objects.filter(kind="clock.rolled", job=job.pk)
+    assert sorted(r.data["item"] for r in rolled) == ["", "US", "US-CA", "US-NY"]
+    assert all(r.data["to"] == "2028-04-18" for r in rolled)
+
+
+def test_it_rings_rungs_at_nine_new_york_and_fires_a_passed_rung_in_place(tax):
+    job = order(tax)
+    label = due(job, "file", "US").label
+    rungs = {t.key.split(":", 1)[1]: t for t in Timer.objects.filter(owner_id=label)}
+    assert rungs["notice 90d"].owed == datetime(2028, 1, 19, 14, tzinfo=UTC)  # before the job
+    assert rungs["notice 30d"].owed == datetime(2028, 3, 19, 13, tzinfo=UTC)  # EDT by then
+    assert rungs["run tentative 3d"].owed == datetime(2028, 4, 15, 13, tzinfo=UTC)  # Saturday
+    assert rungs["date"].owed == datetime(2028, 4, 19, 4, tzinfo=UTC)
+    ticked = advance(tax, START + timedelta(minutes=1))
+    fired = [row for row in ticked.rows if row.timer.owner_id == label]
+    assert [row.timer.key.split(":", 1)[1] for row in fired] == ["notice 90d"]
+    assert fired[0].fired == START and "its day passed: fired in place" in fired[0].what
+    notice = Delivery.objects.filter(idempotency_key__startswith=f"{label}:notice 90d").get()
+    assert notice.payload["to"] == ["owner@example.test"]
+
+
+def test_it_extends_filing_but_never_the_hard_date_to_pay(tax):
+    job = order(tax)
+    advance(tax, datetime(2028, 4, 16, tzinfo=UTC))
+    assert due(job, "file", "US").due == date(2028, 10, 16)
+    assert due(job, "file", "US").rolled_from == date(2028, 10, 15)
+    assert due(job, "file", "US").moved_from == date(2028, 4, 18)
+    assert due(job, "file", "US-NY").due == date(2028, 10, 16)
+    assert due(job, "file", "US-CA").due == date(2028, 11, 15)
+    assert due(job, "file", "US-NJ").due == date(2028, 5, 15)  # its own rung is still ahead
+    assert due(job, "pay").due == date(2028, 4, 18)
+    committed = Record.objects.filter(kind="step.committed", job=job.pk)
+    assert sorted((r.data["step"], r.data["items"][0]) for r in committed) == sorted(
+        [(s, i) for s in ("tentative", "extend") for i in ("US", "US-CA", "US-NY")])
+    moved = Record.objects.filter(kind="clock.moved", job=job.pk)
+    assert {r.data["item"]: r.data["to"] for r in moved} == {
+        "US": "2028-10-16", "US-NY": "2028-10-16", "US-CA": "2028-11-15"}
+    # The moved date's rungs were re-armed under the same keys; the old ones superseded.
+    label = due(job, "file", "US").label
+    live = Timer.objects.get(owner_id=label, key=f"{label}:notice 90d", state="armed")
+    assert live.owed == datetime(2028, 7, 18, 13, tzinfo=UTC)
+    assert Timer.objects.filter(owner_id=label, key=f"{label}:date",
+                                state="superseded").count() == 1
+
+
+def test_it_satisfies_an_item_only_by_its_own_step(tax):
+    job = order(tax)
+    outcome = gate.propose(job=job, step="file", items=["US-CA"], by="staff")
+    assert outcome.committed and outcome.satisfied == ["file US-CA", "pay"]
+    assert due(job, "file", "US-CA").status == "satisfied"
+    assert due(job, "file", "US").status == "open"
+    label = due(job, "file", "US-CA").label
+    assert not Timer.objects.filter(owner_id=label, state="armed").exists()
+
+
+def test_it_refuses_a_barred_step_once_the_hard_date_has_passed(tax):
+    job = order(tax)
+    assert gate.propose(job=job, step="amend", by="staff").committed
+    closes = due(job, "refund-window").late_from
+    TestClock.objects.filter(pk=tax[1].pk).update(frozen_time=closes - timedelta(seconds=1))
+    assert gate.propose(job=job, step="amend", by="staff").committed
+    TestClock.objects.filter(pk=tax[1].pk).update(frozen_time=closes)
+    refused = gate.propose(job=job, step="amend", by="staff")
+    assert (refused.committed, refused.code) == (False, "date_passed")
+    assert "refund-window of 2031-04-15 has passed" in refused.reason
+    record = Record.objects.filter(kind="step.refused", job=job.pk).get()
+    assert record.data["code"] == "date_passed"
+
+
+def test_it_refuses_an_unknown_step_or_item(tax):
+    job = order(tax)
+    assert gate.propose(job=job, step="celebrate").code == "step_unknown"
+    assert gate.propose(job=job, step="file", items=["US-TX"]).code == "item_unknown"
+
+
+def test_it_answers_period_taken_to_a_second_order_and_changes_nothing(tax):
+    order(tax)
+    before = (Record.objects.count(), Timer.objects.count(), Job.objects.count())
+    with pytest.raises(clocks.PeriodTaken):
+        order(tax)
+    assert (Record.objects.count(), Timer.objects.count(), Job.objects.count()) == before
+    assert order(tax, period="2028").period == "2028"
+
+
+def test_it_moves_a_hard_date_only_by_a_postponement(tax, client, actors):
+    job = order(tax)
+    client.force_login(actors["owner"])
+    answer = client.post("/api/owner/calendar/postponements", {
+        "from": "2028-04-01", "through": "2028-04-30", "to": "2028-06-15",
+        "where": {"zone": "America/New_York"}, "notice": "Relief notice NY-2028-03",
+    }, content_type="application/json")
+    assert answer.status_code == 201, answer.content
+    assert due(job, "pay").due == date(2028, 6, 15)
+    assert due(job, "file", "US").due == date(2028, 6, 15)
+    assert due(job, "file", "US-NJ").due == date(2028, 5, 15)  # outside the range
+    moved = Record.objects.filter(kind="clock.moved", job=job.pk, data__name="pay").get()
+    assert moved.data["by"] == "calendar" and moved.data["notice"] == "Relief notice NY-2028-03"
+    elsewhere = client.post("/api/owner/calendar/postponements", {
+        "from": "2028-05-01", "through": "2028-05-31", "to": "2028-07-01",
+        "where": {"zone": "America/Chicago"}, "notice": "Relief notice IL",
+    }, content_type="application/json")
+    assert elsewhere.json()["moved"] == []
+    bad = client.post("/api/owner/calendar/postponements", {
+        "from": "2028-05-31", "through": "2028-05-01", "to": "2028-07-01", "notice": "x"},
+        content_type="application/json")
+    assert bad.status_code == 400 and "through" in bad.json()
+
+
+def test_it_keeps_a_clock_that_lives_on_the_subject_after_its_job_ends(tax):
+    job = order(tax)
+    clocks.end_job(job)
+    assert due(job, "file", "US").status == "closed"
+    assert not Timer.objects.filter(owner_id=due(job, "file", "US").label,
+                                    state="armed").exists()
+    expiry = due(job, "credit-expiry")
+    assert expiry.status == "open"
+    rung = Timer.objects.get(owner_id=expiry.label, key=f"{expiry.label}:notice 180d")
+    assert rung.state == "armed" and rung.owed == datetime(2046, 7, 4, 13, tzinfo=UTC)
+
+
+def test_it_lapses_an_unkept_date_and_puts_the_choice_to_its_owner(tax):
+    job = order(tax)
+    advance(tax, datetime(2028, 4, 20, tzinfo=UTC))
+    pay = due(job, "pay")
+    assert pay.status == "lapsed"
+    lapsed = Record.objects.get(kind="clock.lapsed", job=job.pk, data__name="pay")
+    assert lapsed.data["hard"] is True
+    mail = Delivery.objects.get(idempotency_key__startswith=f"{pay.label}:lapsed")
+    assert mail.payload["to"] == ["books@fernhill.example"]  # the buyer answers for pay
+
+
+def test_it_asks_for_an_acknowledgement_daily_until_given(tax):
+    job = order(tax)
+    advance(tax, datetime(2028, 5, 10, 14, tzinfo=UTC))  # NJ's ack starts 10 May
+    nj = due(job, "file", "US-NJ")
+    clocks.acknowledge(nj, by="staff")
+    advance(tax, datetime(2028, 5, 12, 12, tzinfo=UTC))
+    asked = Record.objects.filter(kind="clock.notice", job=job.pk, data__item="US-NJ",
+                                  data__rung="ack asked")
+    assert asked.count() == 1
+
+
+SMALL = {
+    "calendar": {"zone": "Europe/London", "holidays": ["GB", "ENG"]},
+    "services": {"bookkeeping": {
+        "subject": {"kind": "company", "key": "number",
+                    "period": {"of": "quarter"}},
+        "steps": {"submit": {}},
+        "clocks": {"vat": {"title": "VAT return", "due": {"after_period": {"months": 1,
+                                                                             "day": 7}},
+                           "every": "3mo", "satisfied_by": ["submit"],
+                           "rungs": ["notice 7d"]}},
+    }},
+}
+
+
+def test_it_counts_an_every_clock_from_the_first_so_it_never_drifts(brand):
+    manifests.load(brand, copy.deepcopy(SMALL))
+    brand.refresh_from_db()
+    subject = Subject.objects.create(brand=brand, kind="company", key="0001", name="Tern Ltd",
+                                     zone="Europe/London")
+    test_clock = TestClock.objects.create(brand=brand, name="q", frozen_time=datetime(
+        2027, 1, 1, tzinfo=UTC))
+    job = clocks.order(brand=brand, service="bookkeeping", subject=subject, period="2026-Q4",
+                       test_clock=test_clock)
+    kept = []
+    for _ in range(4):
+        occurrence = Occurrence.objects.get(clock__job=job, status="open")
+        kept.append((occurrence.rule_due, occurrence.due))
+        TestClock.objects.filter(pk=test_clock.pk).update(
+            frozen_time=occurrence.late_from + timedelta(days=20))  # submitted weeks late
+        assert gate.propose(job=job, step="submit").committed
+    assert kept == [(date(2027, 1, 7), date(2027, 1, 7)), (date(2027, 4, 7), date(2027, 4, 7)),
+                    (date(2027, 7, 7), date(2027, 7, 7)), (date(2027, 10, 7), date(2027, 10, 7))]
+
+
+def test_it_closes_a_due_in_the_subject_zone(brand):
+    manifests.load(brand, copy.deepcopy(SMALL))
+    brand.refresh_from_db()
+    subject = Subject.objects.create(brand=brand, kind="company", key="0002", name="Kea Ltd",
+                                     zone="Pacific/Auckland")
+    job = clocks.order(brand=brand, service="bookkeeping", subject=subject, period="2026-Q4")
+    occurrence = Occurrence.objects.get(clock__job=job)
+    assert occurrence.late_from == datetime(2027, 1, 7, 11, tzinfo=UTC)  # 00:00 NZDT the 8th

@@ -1,0 +1,165 @@
+import copy
+import json
+from datetime import UTC, datetime
+from io import StringIO
+
+import icalendar
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from timekeeping import test_clocks
+from timekeeping.demo import TAX_MANIFEST
+from timekeeping.models import Job, Manifest, Record, Subject, TestClock
+
+TAX = json.loads(TAX_MANIFEST.read_text())
+JSON = "application/json"
+
+
+@pytest.fixture
+def owner(client, actors):
+    client.force_login(actors["owner"])
+    return client
+
+
+@pytest.fixture
+def ordered(owner, brand):
+    assert owner.post(f"/api/brands/{brand.pk}/manifests", copy.deepcopy(TAX),
+                      content_type=JSON).status_code == 201
+    subject = owner.post("/api/subjects", {"kind": "taxpayer", "key": "22-2222222",
+                                           "name": "Lumen Labs", "zone": "America/New_York"},
+                         content_type=JSON).json()
+    clock = TestClock.objects.create(brand=brand, name="t",
+                                     frozen_time=datetime(2028, 2, 1, 14, tzinfo=UTC))
+    job = owner.post("/api/jobs", {"service": "annual-return", "subject": subject["id"],
+                                   "period": "2027", "test_clock": clock.pk,
+                                   "input": {"jurisdictions": ["US", "US-NJ"],
+                                             "earliest_credit_expiry": "2046-12-31"}},
+                     content_type=JSON)
+    assert job.status_code == 201, job.content
+    return subject["id"], job.json()["id"], clock
+
+
+def test_it_loads_a_manifest_or_lists_every_problem(owner, brand):
+    bad = copy.deepcopy(TAX)
+    bad["calendar"]["zone"] = "Mars/Olympus"
+    bad["services"]["annual-return"]["clocks"]["pay"]["rungs"] = ["shout 3d"]
+    answer = owner.post(f"/api/brands/{brand.pk}/manifests", bad, content_type=JSON)
+    assert answer.status_code == 400
+    assert {p["code"] for p in answer.json()["problems"]} == {"calendar.zone_invalid",
+                                                               "clock.rung_invalid"}
+    assert not Manifest.objects.exists()
+    good = owner.post(f"/api/brands/{brand.pk}/manifests", TAX, content_type=JSON)
+    assert good.status_code == 201 and good.json()["version"] == 1
+
+
+def test_it_answers_period_taken_with_409_and_opens_nothing(owner, ordered):
+    subject, job, clock = ordered
+    again = owner.post("/api/jobs", {"service": "annual-return", "subject": subject,
+                                     "period": "2027", "test_clock": clock.pk},
+                       content_type=JSON)
+    assert again.status_code == 409 and again.json()["code"] == "period_taken"
+    assert Job.objects.count() == 1
+
+
+def test_it_names_a_bad_order_field(owner, ordered):
+    subject, _, _ = ordered
+    answer = owner.post("/api/jobs", {"service": "nothing", "subject": subject},
+                        content_type=JSON)
+    assert answer.status_code == 400 and "'nothing'" in answer.json()["service"][0]
+    answer = owner.post("/api/jobs", {"service": "annual-return", "subject": subject,
+                                      "period": "last year"}, content_type=JSON)
+    assert answer.status_code == 400 and "tax_year" in answer.json()["period"][0]
+
+
+def test_it_commits_a_step_or_refuses_it_with_its_code(owner, ordered):
+    _, job, _ = ordered
+    done = owner.post(f"/api/jobs/{job}/steps", {"step": "file", "items": ["US"]},
+                      content_type=JSON)
+    assert done.status_code == 200 and done.json()["committed"] is True
+    assert "file US" in done.json()["satisfied"]
+    refused = owner.post(f"/api/jobs/{job}/steps", {"step": "file", "items": ["US-TX"]},
+                         content_type=JSON)
+    assert refused.status_code == 409 and refused.json()["code"] == "item_unknown"
+
+
+def test_it_lists_a_subject_calendar_in_its_zone(owner, ordered):
+    subject, job, clock = ordered
+    test_clocks.advance(clock, to=datetime(2028, 4, 16, tzinfo=UTC))
+    body = owner.get(f"/api/subjects/{subject}/calendar?from=2028-01-01").json()
+    dates = [(d["date"], d["what"], d["kind"], d["status"]) for d in body["dates"]]
+    assert dates[:3] == [
+        ("2028-04-18", "pay the 2027 tax", "hard", "open · rolled from 04-15"),
+        ("2028-05-15", "file the 2027 return, US-NJ", "clock", "open"),
+        ("2028-10-16", "file the 2027 return, US", "clock",
+         "open · extended from 04-18 · rolled from 10-15"),
+    ]
+    assert body["zone"] == "America/New_York"
+    to = owner.get(f"/api/subjects/{subject}/calendar?from=2028-01-01&to=2028-12-31").json()
+    assert len(to["dates"]) == 3
+
+
+def test_it_serves_the_feed_only_with_the_subject_token_and_rotates_it(owner, ordered):
+    subject, _, _ = ordered
+    feed = owner.get(f"/api/subjects/{subject}/calendar").json()["feed"]
+    client = Client()  # a calendar app: signed in as nobody
+    answer = client.get(feed)
+    assert answer.status_code == 200 and answer["Content-Type"].startswith("text/calendar")
+    events = icalendar.Calendar.from_ical(answer.content).walk("VEVENT")
+    assert len(events) == 5
+    uids = sorted(str(e["uid"]) for e in events)
+    assert uids == sorted(str(e["uid"]) for e in icalendar.Calendar.from_ical(
+        client.get(feed).content).walk("VEVENT"))  # stable
+    assert client.get(f"/subjects/{subject}/calendar.ics?token=wrong").status_code == 404
+    assert client.get(f"/subjects/{subject}/calendar.ics").status_code == 404
+    rotated = owner.post(f"/api/subjects/{subject}/calendar/token").json()["feed"]
+    assert client.get(feed).status_code == 404 and client.get(rotated).status_code == 200
+
+
+def test_it_answers_404_to_a_stranger_everywhere(client, actors, ordered, brand):
+    subject, job, _ = ordered
+    client.force_login(actors["outsider"])
+    assert client.get(f"/api/subjects/{subject}/calendar").status_code == 404
+    assert client.post(f"/api/jobs/{job}/steps", {"step": "file"},
+                       content_type=JSON).status_code == 404
+    assert client.post(f"/api/brands/{brand.pk}/manifests", TAX,
+                       content_type=JSON).status_code == 404
+    assert client.post("/api/jobs", {"service": "annual-return", "subject": subject,
+                                     "period": "2028"}, content_type=JSON).status_code == 404
+    assert not Record.objects.filter(kind="step.committed").exists()
+
+
+def test_it_prints_a_subject_calendar_on_the_command_line(ordered):
+    subject, _, clock = ordered
+    out = StringIO()
+    call_command("subjects", "calendar", subject, "--from", "2028-01-01", "--test-clock",
+                 clock.pk, stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == (f"{subject} · taxpayer 22-2222222 · Lumen Labs · America/New_York · "
+                        f"5 dates · webcal at /subjects/{subject}/calendar.ics")
+    assert lines[1].split()[:3] == ["date", "what", "kind"]
+    assert lines[2].startswith("  2028-04-18  file the 2027 return, US ")
+    assert Subject.objects.get(pk=subject).zone == "America/New_York"
+
+
+def test_the_demo_runs_the_seed_command_lines(db):
+    call_command("demo", stdout=StringIO())
+    out = StringIO()
+    call_command("tick", "--test-clock", "tc_7Hq4", "--to", "2028-04-16T00:00:00Z", "--trace",
+                 stdout=out)
+    trace = out.getvalue()
+    assert trace.splitlines()[0].startswith("tc_7Hq4 · 2028-02-01 14:00Z → 2028-04-16 00:00Z")
+    tentative = [line for line in trace.splitlines() if "rung run tentative 3d" in line]
+    assert len(tentative) == 3
+    assert all(" 2028-04-15 13:00Z " in line for line in tentative)
+    assert any("moved US 2028-04-18 → 2028-10-16, rolled from 2028-10-15" in line
+               for line in tentative)
+    assert any("moved US-CA 2028-04-18 → 2028-11-15" in line for line in tentative)
+    out = StringIO()
+    call_command("subjects", "calendar", "sbj_7Hq2", "--from", "2027-02-01", "--test-clock",
+                 "tc_7Hq4", stdout=out)
+    listing = out.getvalue()
+    assert "2028-04-18  pay the 2027 tax" in listing and "open · rolled from 04-15" in listing
+    assert "2028-05-15  file the 2027 return, US-NJ" in listing
+    assert "2028-10-16  file the 2027 return, US and US-NY" in listing
+    assert "2028-11-15  file the 2027 return, US-CA" in listing
