@@ -92,7 +92,8 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
                       subject=subject.pk, job=job.pk,
                       data={"service": service, "period": period, "by": by,
                             "bundle": version.bundle})
-        for clock_spec in spec.clocks.values():
+        # A clock whose date follows another clock opens after the clocks it follows.
+        for clock_spec in sorted(spec.clocks.values(), key=lambda c: "clock" in c.due):
             _open_clock(job, spec, clock_spec, now)
     return job
 
@@ -286,10 +287,10 @@ def lapse(occurrence: Occurrence, at: datetime) -> str:
     occurrence.save(update_fields=["status", "settled", "settled_by"])
     spec = spec_of(occurrence.clock)
     _record(occurrence, "clock.lapsed", {"due": occurrence.due, "hard": spec.hard,
-                                         "bars": list(spec.bars), "choices": list(spec.moves)})
+                                         "bars": list(spec.bars), "choices": list(spec.choices)})
     _tell_owner(occurrence, f"{occurrence.clock.title} passed unkept",
                 f"The date {occurrence.due} passed unkept. Choose what to do next"
-                + (f": {', '.join(spec.moves)}." if spec.moves else "."), key="lapsed")
+                + (f": {', '.join(spec.choices)}." if spec.choices else "."), key="lapsed")
     return "lapsed · a choice put to its owner"
 
 
@@ -344,6 +345,21 @@ def _matches(subject: Subject, where: dict) -> bool:
         if not isinstance(wanted, list) and have != wanted:
             return False
     return True
+
+
+def choose(occurrence: Occurrence, choice: str, *, by: str):
+    """The owner's choice on a clock: one the clock offers (`choices`); a choice that names a
+    step runs it through the gate, for the occurrence's item."""
+    from timekeeping import gate  # the gate calls back into the clocks
+
+    spec = spec_of(occurrence.clock)
+    if choice not in spec.choices:
+        raise OrderRefused("choice", f"{choice!r} is not one of this clock's choices: "
+                                     f"{', '.join(spec.choices) or 'none'}")
+    _record(occurrence, "clock.chosen", {"choice": choice, "by": by})
+    return gate.propose(job=occurrence.clock.job, step=choice,
+                        items=[occurrence.item] if occurrence.item else [],
+                        by=f"choice of {by}")
 
 
 def acknowledge(occurrence: Occurrence, *, by: str) -> None:

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from timekeeping import clocks, gate, manifests, test_clocks
+from timekeeping import clocks, dues, gate, manifests, test_clocks
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Delivery, Job, Occurrence, Record, Subject, TestClock, Timer
 
@@ -237,3 +237,63 @@ def test_it_closes_a_due_in_the_subject_zone(brand):
     job = clocks.order(brand=brand, service="bookkeeping", subject=subject, period="2026-Q4")
     occurrence = Occurrence.objects.get(clock__job=job)
     assert occurrence.late_from == datetime(2027, 1, 7, 11, tzinfo=UTC)  # 00:00 NZDT the 8th
+
+
+def test_it_runs_a_choice_that_names_a_step_through_the_gate(tax, client, actors):
+    job = order(tax)
+    advance(tax, datetime(2028, 4, 20, tzinfo=UTC))
+    pay = due(job, "pay")
+    assert Record.objects.get(kind="clock.lapsed", data__name="pay").data["choices"] == ["pay"]
+    client.force_login(actors["owner"])
+    wrong = client.post(f"/api/clocks/{pay.clock_id}/choose", {"choice": "extend"},
+                        content_type="application/json")
+    assert wrong.status_code == 400 and "'extend'" in wrong.json()["choice"][0]
+    chosen = client.post(f"/api/clocks/{pay.clock_id}/choose", {"choice": "pay"},
+                         content_type="application/json")
+    assert chosen.status_code == 200 and chosen.json()["committed"] is True
+    assert Record.objects.filter(kind="clock.chosen", job=job.pk).count() == 1
+    nj = due(job, "file", "US-NJ")
+    acked = client.post(f"/api/clocks/{nj.clock_id}/acknowledge", {"item": "US-NJ"},
+                        content_type="application/json")
+    assert acked.status_code == 200
+    assert due(job, "file", "US-NJ").acknowledged is not None
+    client.force_login(actors["outsider"])
+    assert client.post(f"/api/clocks/{nj.clock_id}/acknowledge", {"item": "US-NJ"},
+                       content_type="application/json").status_code == 404
+
+
+@dues.due_function("tests.thirty_days_after_period")
+def thirty_days_after_period(*, job, item, period_end):
+    return period_end + timedelta(days=30)
+
+
+FORMS = {
+    "services": {"notice-response": {
+        "subject": {"kind": "taxpayer", "key": "ein", "period": {"of": "month"}},
+        "steps": {"reply": {}},
+        "clocks": {
+            "reply": {"due": {"input": "reply_by"}, "satisfied_by": ["reply"]},
+            "draft": {"due": {"clock": "reply", "days": -5}},
+            "review": {"due": {"function": "tests.thirty_days_after_period"}},
+            "fixed": {"due": {"date": "2028-07-04"}, "hard": True, "bars": ["reply"]},
+        },
+    }},
+}
+
+
+def test_it_reads_each_form_of_due_rule(brand):
+    manifests.load(brand, copy.deepcopy(FORMS))
+    subject = Subject.objects.create(brand=brand, kind="taxpayer", key="3", name="Oriel")
+    job = clocks.order(brand=brand, service="notice-response", subject=subject,
+                       period="2028-05", input={"reply_by": "2028-06-14"})
+    kept = {o.clock.name: (o.rule_due, o.due) for o in Occurrence.objects.filter(clock__job=job)}
+    assert kept == {
+        "reply": (date(2028, 6, 14), date(2028, 6, 14)),
+        "draft": (date(2028, 6, 9), date(2028, 6, 9)),
+        "review": (date(2028, 6, 30), date(2028, 6, 30)),
+        "fixed": (date(2028, 7, 4), date(2028, 7, 4)),  # no calendar: weekends only, in UTC
+    }
+    missing = clocks.order(brand=brand, service="notice-response", subject=subject,
+                           period="2028-06", input={})
+    assert not Occurrence.objects.filter(clock__job=missing, clock__name="reply").exists()
+    assert Record.objects.filter(kind="clock.no_date", job=missing.pk).count() == 2

@@ -81,7 +81,9 @@ class SubjectList(APIView):
         if Subject.objects.filter(brand=brand, kind=data["kind"], key=data["key"]).exists():
             raise ValidationError({"key": [f"the brand has a {data['kind']} {data['key']!r} "
                                            "already"]})
-        subject = Subject.objects.create(brand=brand, **data)
+        current = manifests.current(brand)
+        subject = Subject.objects.create(brand=brand, bundle=current.bundle if current else "",
+                                         **data)
         return Response(SubjectOut(subject).data, status=status.HTTP_201_CREATED)
 
 
@@ -258,3 +260,48 @@ class SubjectFeed(APIView):
             raise Http404("no such feed")
         body = subject_calendar.feed(subject, stamp=clock.wall_now())
         return HttpResponse(body, content_type="text/calendar; charset=utf-8")
+
+
+class OccurrenceIn(serializers.Serializer):
+    item = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ChoiceIn(OccurrenceIn):
+    choice = serializers.CharField()
+
+
+def _occurrence(request, clock_id: str, item: str):
+    from timekeeping.models import Clock, Occurrence
+
+    row = kept(request, Clock.objects.all(), clock_id, "clock")
+    found = Occurrence.objects.filter(clock=row, item=item).order_by("-seq").select_related(
+        "clock", "clock__job", "clock__subject").first()
+    if found is None:
+        raise ValidationError({"item": [f"clock {clock_id} has no item {item!r}"]})
+    return found
+
+
+class ClockAcknowledge(APIView):
+    @extend_schema(request=OccurrenceIn, responses={200: dict})
+    def post(self, request, clock_id: str):
+        given = OccurrenceIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        occurrence = _occurrence(request, clock_id, given.validated_data["item"])
+        clocks.acknowledge(occurrence, by=f"api {request.user.pk}")
+        return Response({"acknowledged": occurrence.acknowledged})
+
+
+class ClockChoose(APIView):
+    @extend_schema(request=ChoiceIn, responses={200: StepOut, 409: StepOut})
+    def post(self, request, clock_id: str):
+        given = ChoiceIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        occurrence = _occurrence(request, clock_id, given.validated_data["item"])
+        try:
+            outcome = clocks.choose(occurrence, given.validated_data["choice"],
+                                    by=f"api {request.user.pk}")
+        except clocks.OrderRefused as refused:
+            raise ValidationError({refused.field: [refused.message]}) from None
+        return Response(StepOut(outcome).data,
+                        status=status.HTTP_200_OK if outcome.committed else
+                        status.HTTP_409_CONFLICT)

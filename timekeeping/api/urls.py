@@ -18,6 +18,9 @@ urlpatterns = [
          name="subject-feed-token"),
     path("jobs", services.JobList.as_view(), name="jobs"),
     path("jobs/<str:job_id>/steps", services.JobSteps.as_view(), name="job-steps"),
+    path("clocks/<str:clock_id>/acknowledge", services.ClockAcknowledge.as_view(),
+         name="clock-acknowledge"),
+    path("clocks/<str:clock_id>/choose", services.ClockChoose.as_view(), name="clock-choose"),
     path("owner/calendar/postponements", services.Postponements.as_view(),
          name="postponements"),
 ]

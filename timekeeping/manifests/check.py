@@ -21,7 +21,7 @@ CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at",
 SERVICE_KEYS = ("subject", "steps", "clocks")
 SUBJECT_KEYS = ("kind", "key", "period")
 CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars",
-              "satisfied_by", "every", "lives_on", "exposure", "guarantee")
+              "satisfied_by", "choices", "every", "lives_on", "exposure", "guarantee")
 NAME = "a name of lowercase letters, digits, '-' and '_'"
 
 
@@ -241,7 +241,7 @@ def _clock(checker: Checker, name: str, spec: object, steps: dict, clocks: dict,
             checker.add("clock.moves_step_unknown", f"{path}.moves.{step}",
                         f"'{step}' is not a step of this service")
         _due(checker, rule, clocks, name, f"{path}.moves.{step}")
-    for key in ("bars", "satisfied_by"):
+    for key in ("bars", "satisfied_by", "choices"):
         for index, step in enumerate(spec.get(key, [])):
             if step not in steps:
                 checker.add(f"clock.{key}_unknown", f"{path}.{key}[{index}]",

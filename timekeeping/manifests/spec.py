@@ -62,6 +62,7 @@ class ClockSpec:
     hard: bool = False
     bars: tuple[str, ...] = ()
     satisfied_by: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
     every: str | None = None
     lives_on_subject: bool = False
     exposure: dict | None = None
@@ -128,7 +129,8 @@ def compile_services(document: dict) -> dict[str, ServiceSpec]:
                 rungs=tuple(parse_rung(text) for text in spec.get("rungs", ())),
                 each=(spec.get("each") or {}).get("of"), moves=dict(spec.get("moves") or {}),
                 hard=bool(spec.get("hard")), bars=tuple(spec.get("bars", ())),
-                satisfied_by=tuple(spec.get("satisfied_by", ())), every=spec.get("every"),
+                satisfied_by=tuple(spec.get("satisfied_by", ())),
+                choices=tuple(spec.get("choices", ())), every=spec.get("every"),
                 lives_on_subject=spec.get("lives_on") == "subject",
                 exposure=spec.get("exposure"), guarantee=spec.get("guarantee"),
             )
