@@ -86,6 +86,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # select-then-update never meets a lock upgrade failure.
     DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# With several databases, the one that keeps schedule state must be named (SPEC J6).
+SCHEDULES_STORE = env.str("SCHEDULES_STORE", default=None)
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)

@@ -1,9 +1,19 @@
 from datetime import timedelta
 
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from timekeeping import timers
-from timekeeping.models import Brand, Delivery, Record, TestClock, TickRun, Timer
+from timekeeping.models import (
+    Brand,
+    Delivery,
+    Record,
+    Schedule,
+    ScheduleRun,
+    TestClock,
+    TickRun,
+    Timer,
+)
+from timekeeping.schedules import operate
 
 
 @admin.register(Brand)
@@ -90,3 +100,57 @@ class DeliveryAdmin(admin.ModelAdmin):
                     "next_attempt", "delivered", "brand"]
     list_filter = ["state", "channel", "brand"]
     search_fields = ["id", "idempotency_key"]
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(admin.ModelAdmin):
+    list_display = ["name", "brand", "action", "every", "next_due", "paused", "last_tick",
+                    "active"]
+    list_filter = ["paused", "active", "declared_in", "brand"]
+    search_fields = ["name", "action", "key"]
+    readonly_fields = ["key", "why"]
+    actions = ["pause_schedules", "resume_schedules", "run_now"]
+
+    @admin.display(description="every")
+    def every(self, obj):
+        return operate.every_text(obj.every_s)
+
+    @admin.display(description="why")
+    def why(self, obj):
+        return operate.why(obj) if obj.pk else ""
+
+    def changelist_view(self, request, extra_context=None):
+        warning = operate.ticks_stopped()
+        if warning:
+            self.message_user(request, warning, level=messages.WARNING)
+        return super().changelist_view(request, extra_context)
+
+    @admin.action(description="Pause the selected schedules")
+    def pause_schedules(self, request, queryset):
+        for row in queryset:
+            operate.pause(row)
+
+    @admin.action(description="Resume the selected schedules")
+    def resume_schedules(self, request, queryset):
+        for row in queryset:
+            operate.resume(row)
+
+    @admin.action(description="Run the selected schedules at the next tick")
+    def run_now(self, request, queryset):
+        for row in queryset:
+            operate.run_by_hand(row)
+
+
+@admin.register(ScheduleRun)
+class ScheduleRunAdmin(admin.ModelAdmin):
+    list_display = ["schedule", "due", "tick", "outcome", "reason", "items", "by_hand",
+                    "finished"]
+    list_filter = ["outcome", "by_hand"]
+    search_fields = ["schedule__name", "reason"]
+    date_hierarchy = "tick"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

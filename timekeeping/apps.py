@@ -10,7 +10,11 @@ class TimekeepingConfig(AppConfig):
         # their decorators register them before a tick needs them.
         from django.utils.module_loading import autodiscover_modules
 
-        from timekeeping import kinds
+        from timekeeping import checks, kinds  # noqa: F401 - registers the system checks
 
         kinds.load()
-        autodiscover_modules("operations", "dues")
+        autodiscover_modules("operations", "dues", "actions")
+
+        from timekeeping.schedules import purge
+
+        purge.register_actions()

@@ -40,8 +40,13 @@ def demo_load() -> DemoLogin:
         slug="demo", defaults={"name": "Demo brand", "owner": user}
     )
     demo_delays(brand)
+    manifests.load(brand, DEMO_MANIFEST)
     demo_tax(user)
     return DemoLogin(username=DEMO_USERNAME, password=DEMO_PASSWORD, brand=brand)
+
+
+# The demo brand's manifest: a heartbeat every minute on its real clock (SPEC J).
+DEMO_MANIFEST = {"schedules": {"demo": {"heartbeat": {"every": "1m", "run": "heartbeat"}}}}
 
 
 def demo_delays(brand: Brand) -> None:

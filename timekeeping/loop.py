@@ -9,7 +9,8 @@ from datetime import timedelta
 
 from django.db import close_old_connections
 
-from timekeeping import clock, tick
+from timekeeping import clock, pulses, tick
+from timekeeping.schedules import engine as schedules
 
 log = logging.getLogger(__name__)
 PERIOD = timedelta(minutes=1)
@@ -26,18 +27,32 @@ def _print(line: str) -> None:
     print(line, flush=True)
 
 
+def period() -> timedelta:
+    """Once a minute, or as often as the shortest schedule, but at most once a second (J8)."""
+    shortest = schedules.shortest_interval()
+    if shortest is None:
+        return PERIOD
+    return timedelta(seconds=max(1, min(int(PERIOD.total_seconds()), shortest)))
+
+
 def tick_forever(*, write: Callable[[str], None] = _print,
                  stop: threading.Event | None = None) -> None:
-    """Tick now, then at each whole minute of UTC, until `stop` is set."""
+    """Tick now, then at each whole period of UTC, until `stop` is set."""
     stop = stop or threading.Event()
+    every = PERIOD
     while not stop.is_set():
         try:
-            write(tick.run_once().summary())
+            result = tick.run_once()
+            pulses.run_replica_pulses(result.instant)
+            write(result.summary())
+            for line in result.run_lines():
+                write(line)
+            every = period()
         except Exception:  # noqa: BLE001 - a loop outlives one bad tick; the next one retries
             log.exception("tick failed")
         finally:
             close_old_connections()
-        stop.wait(seconds_to_next_period())
+        stop.wait(seconds_to_next_period(every))
 
 
 def start_in_background() -> threading.Event:

@@ -13,7 +13,8 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from timekeeping import clock, leases
-from timekeeping.models import TestClock
+from timekeeping.models import Schedule, ScheduleRun, TestClock
+from timekeeping.schedules import engine as schedules
 from timekeeping.tick import BATCH_SIZE, ClockTick, Engine
 
 ADVANCE_LEASE = timedelta(hours=1)
@@ -54,7 +55,11 @@ def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE
         engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=math.inf,
                         batch_size=batch_size)
         engine.start(start)
-        _walk(engine, test_clock, to)
+        # The brand's schedules run on this clock's time too: the first advance is the first
+        # tick that sees them (J2), and each due time is walked like a timer's.
+        schedules.sync(schedules.declared_for(test_clock.brand), brand=test_clock.brand,
+                       test_clock=test_clock, now=start)
+        _walk(engine, test_clock, to, holder)
         _set_time(test_clock, to)
         ticked = engine.finish(to)
     except BaseException:
@@ -68,19 +73,26 @@ def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE
     return ticked
 
 
-def _walk(engine: Engine, test_clock: TestClock, to: datetime) -> None:
+def _walk(engine: Engine, test_clock: TestClock, to: datetime, holder: str) -> None:
     last: tuple[datetime, int] | None = None
+    rows = Schedule.objects.filter(test_clock=test_clock, active=True)
     while not engine.run.runaway:
-        owed = engine.next_owed(to)
+        due = rows.filter(next_due__lte=to).order_by("next_due").values_list(
+            "next_due", flat=True).first()
+        owed = min((at for at in (engine.next_owed(to), due) if at is not None), default=None)
         if owed is None:
             return
         instant = max(owed, test_clock.frozen_time)
-        progress = engine.run.fired + engine.run.failed + engine.run.dropped
+        progress = (engine.run.fired + engine.run.failed + engine.run.dropped
+                    + ScheduleRun.objects.filter(schedule__test_clock=test_clock).count())
         if last == (instant, progress):
             return  # what is left at this instant is held by another process
         last = (instant, progress)
         _set_time(test_clock, instant)
         engine.fire_at(instant)
+        claims, _ = schedules.claim_due(list(rows), now=instant, holder=holder,
+                                        lease_until=instant + ADVANCE_LEASE)
+        schedules.run_inline(claims, tick=instant)
 
 
 def _set_time(test_clock: TestClock, instant: datetime) -> None:

@@ -32,9 +32,10 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Exists, F, Min, OuterRef
 
-from timekeeping import clock, leases, outbox
+from timekeeping import clock, housekeeping, leases, outbox
 from timekeeping.firing import Firing, TraceRow
-from timekeeping.models import Brand, Record, TestClock, TickRun, Timer
+from timekeeping.models import Brand, Heartbeat, Record, ScheduleRun, TestClock, TickRun, Timer
+from timekeeping.schedules import engine as schedules
 from timekeeping.timers import clock_timers
 
 MAX_PASSES = 32
@@ -63,7 +64,10 @@ class TickResult:
     clocks: list[ClockTick] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     unreached: list[str] = field(default_factory=list)
+    schedule_runs: list[ScheduleRun] = field(default_factory=list)
+    schedule_skips: list[ScheduleRun] = field(default_factory=list)
     sweep: outbox.SweepResult | None = None
+    housekeeping: housekeeping.Pass | None = None
 
     def total(self, name: str) -> int:
         return sum(getattr(tick.run, name) for tick in self.clocks)
@@ -83,10 +87,26 @@ class TickResult:
             parts.append(f"{len(self.skipped)} skipped (leased by another tick)")
         if self.unreached:
             parts.append(f"{len(self.unreached)} left for the next tick (budget)")
+        if self.schedule_runs or self.schedule_skips:
+            parts.append(f"{len(self.schedule_runs)} schedule run(s), "
+                         f"{len(self.schedule_skips)} skipped")
         if self.sweep is not None:
             parts.append(f"outbox {self.sweep.sent} sent, {self.sweep.retried} retried, "
                          f"{self.sweep.failed} failed")
+        if self.housekeeping is not None and self.housekeeping.deleted:
+            parts.append("housekeeping deleted " + ", ".join(
+                f"{count} {label}" for label, count in self.housekeeping.deleted.items()))
         return " · ".join(parts)
+
+    def run_lines(self) -> list[str]:
+        """One line per schedule run or skip, for `tick --loop` and the demo's server."""
+        lines = []
+        for run in [*self.schedule_runs, *self.schedule_skips]:
+            said = f" ({run.reason})" if run.reason else ""
+            items = f", {run.items} item(s)" if run.items else ""
+            lines.append(f"  schedule {run.schedule.name} due {run.due:%Y-%m-%d %H:%M:%SZ}: "
+                         f"{run.outcome}{said}{items}")
+        return lines
 
 
 class Engine:
@@ -264,8 +284,15 @@ def brands_with_owed(instant: datetime, brand_ids: list[str] | None = None):
 
 def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
              brand_ids: list[str] | None = None, sweep: bool = True,
-             batch_size: int = BATCH_SIZE) -> TickResult:
-    """One tick of every real brand clock with timers owed, then the outbox sweep."""
+             batch_size: int = BATCH_SIZE, phases: bool = True) -> TickResult:
+    """One tick (D2, J9), each phase while the budget lasts:
+
+    1. timers: every real brand clock with timers owed, in order;
+    2. schedules: the due ones and those asked for by hand, side by side;
+    3. the outbox sweep;
+    4. runs whose lease expired;
+    5. housekeeping (at most hourly).
+    """
     instant = now or clock.wall_now()
     deadline = time.monotonic() + budget.total_seconds()
     holder = leases.holder_name()
@@ -280,15 +307,23 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
             result.skipped.append(brand.pk)
         else:
             result.clocks.append(ticked)
+    if phases and time.monotonic() < deadline:
+        done = schedules.run_due(now=instant, deadline=deadline, holder=holder)
+        result.schedule_runs, result.schedule_skips = done.runs, done.skips
     if sweep and time.monotonic() < deadline:
         result.sweep = outbox.sweep()
+    if phases and time.monotonic() < deadline:
+        schedules.expire_leases(now=instant)
+        result.housekeeping = housekeeping.run(now=instant, holder=holder)
+    if phases:
+        Heartbeat.objects.update_or_create(name="tick", defaults={"at": instant})
     return result
 
 
 def preview(*, to: datetime, brand_ids: list[str] | None = None) -> TickResult:
-    """The real tick at `to`, inside a transaction that is rolled back: what would fire.
-    Sends nothing."""
+    """The real clocks' timers at `to`, inside a transaction that is rolled back: what would
+    fire. Sends nothing, runs no schedule."""
     with transaction.atomic():
-        result = run_once(now=to, brand_ids=brand_ids, sweep=False)
+        result = run_once(now=to, brand_ids=brand_ids, sweep=False, phases=False)
         transaction.set_rollback(True)
     return result

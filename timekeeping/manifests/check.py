@@ -1,8 +1,8 @@
 """Checking a manifest: every problem at once, each with a code, a JSON path and a sentence
 naming the rule (DESIGN decision 7). A manifest with any problem is never used.
 
-Sections: `calendar` and `services` (this module); `tables`, `schedules` and `settings` are
-accepted as sections and checked by their own features.
+Sections: `calendar` and `services` (this module), `schedules` (timekeeping.schedules);
+`tables` and `settings` are accepted as sections and checked by their own features.
 """
 
 from __future__ import annotations
@@ -62,6 +62,10 @@ def check(document: object) -> list[Problem]:
     calendar = document.get("calendar")
     if calendar is not None:
         _calendar(checker, calendar, "$.calendar")
+    if "schedules" in document:
+        from timekeeping.schedules.declare import check_section
+
+        check_section(document["schedules"], checker.add)
     services = document.get("services", {})
     if not isinstance(services, dict):
         checker.add("services.not_object", "$.services", "'services' maps names to services")

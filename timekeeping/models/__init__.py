@@ -1,10 +1,12 @@
 from timekeeping.models.brand import Brand, TestClock, brands_kept_by
 from timekeeping.models.outbox import Delivery
 from timekeeping.models.record import Record
+from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
 from timekeeping.models.service import Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.models.timer import TickRun, Timer
 
 __all__ = [
-    "Brand", "Clock", "Delivery", "Job", "Manifest", "Occurrence", "Record", "Subject",
+    "Brand", "Clock", "Delivery", "Heartbeat", "Job", "Manifest", "Occurrence", "Record",
+    "Schedule", "ScheduleRun", "Subject",
     "TestClock", "TickRun", "Timer", "brands_kept_by",
 ]

@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
@@ -90,7 +92,12 @@ class Timer(models.Model):
 
 
 class TickRun(models.Model):
-    """One tick of one brand clock: what it did, for operators and the trace."""
+    """One tick of one brand clock: what it did, for operators and the trace.
+
+    Purged hourly 30 days after it started (`TickRun.purge`, SPEC J10)."""
+
+    purge_after = timedelta(days=30)
+    purge_field = "started"
 
     id = PublicIdField(prefix="tick")
     brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="tick_runs")

@@ -1,0 +1,16 @@
+"""Built-in actions for schedules."""
+
+from timekeeping import records
+from timekeeping.schedules import action
+from timekeeping.schedules.engine import context
+
+
+@action("demo.heartbeat")
+def heartbeat() -> int:
+    """The demo brand's heartbeat: a `heartbeat` record each run, on the run's brand."""
+    run = context()
+    if run is None or run.brand is None:
+        return 0
+    records.write("heartbeat", brand=run.brand, instant=run.tick, test_clock=run.test_clock,
+                  data={"schedule": run.schedule, "due": run.due})
+    return 1

@@ -1,0 +1,19 @@
+"""System checks: configuration the schedules need (SPEC J6)."""
+
+from django.conf import settings
+from django.core.checks import Error, register
+
+
+@register()
+def schedule_store(app_configs, **kwargs):
+    """With several databases, the schedules' store must be named (SCHEDULES_STORE)."""
+    databases = list(settings.DATABASES)
+    store = getattr(settings, "SCHEDULES_STORE", None)
+    if len(databases) > 1 and store is None:
+        return [Error("schedule.store_required: several databases are configured; name the "
+                      "one that keeps schedule state with SCHEDULES_STORE",
+                      id="timekeeping.E001")]
+    if store is not None and store not in databases:
+        return [Error(f"schedule.store_required: SCHEDULES_STORE names {store!r}, which is not "
+                      f"a configured database ({', '.join(databases)})", id="timekeeping.E002")]
+    return []

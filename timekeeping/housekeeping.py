@@ -1,0 +1,70 @@
+"""Housekeeping (SPEC J9): the tick's last phase deletes what is no longer needed.
+
+At most once an hour per database, under its own lease (one process at a time), 1,000 rows
+at a time and at most ten deletes a tick:
+
+- schedule run records 30 days old;
+- delivered outbox rows 24 hours after delivery (a failed delivery stays for an operator);
+- browser sessions that have ended.
+
+A pass that hit its cap, failed or was interrupted runs again on the next tick; only a pass
+that finished waits an hour. (The product keeps no idempotency keys of its own yet.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.contrib.sessions.models import Session
+
+from timekeeping import leases
+from timekeeping.models import Delivery, Heartbeat, ScheduleRun
+
+EVERY = timedelta(hours=1)
+BATCH = 1000
+MAX_DELETES = 10
+NAME = "housekeeping"
+
+
+@dataclass
+class Pass:
+    ran: bool = False
+    finished: bool = False
+    deleted: dict[str, int] = field(default_factory=dict)
+
+
+def targets(now: datetime):
+    return [
+        ("schedule runs", ScheduleRun.objects.filter(tick__lt=now - timedelta(days=30))
+         .exclude(outcome=ScheduleRun.Outcome.RUNNING)),
+        ("delivered outbox rows", Delivery.objects.filter(
+            state=Delivery.State.SUCCEEDED, delivered__lt=now - timedelta(hours=24))),
+        ("ended sessions", Session.objects.filter(expire_date__lt=now)),
+    ]
+
+
+def run(*, now: datetime, holder: str) -> Pass:
+    result = Pass()
+    Heartbeat.objects.get_or_create(name=NAME)
+    if Heartbeat.objects.filter(name=NAME, at__gt=now - EVERY).exists():
+        return result
+    if not leases.take(Heartbeat, NAME, holder=holder, now=now, until=now + timedelta(
+            minutes=5)):
+        return result
+    result.ran = True
+    try:
+        deletes = 0
+        for label, queryset in targets(now):
+            while deletes < MAX_DELETES:
+                keys = list(queryset.values_list("pk", flat=True)[:BATCH])
+                if not keys:
+                    break
+                deletes += 1
+                result.deleted[label] = result.deleted.get(label, 0) + len(keys)
+                queryset.model.objects.filter(pk__in=keys).delete()
+        result.finished = all(not queryset.exists() for _, queryset in targets(now))
+    finally:
+        extra = {"at": now} if result.finished else {}
+        leases.give_back(Heartbeat, NAME, holder=holder, extra=extra)
+    return result

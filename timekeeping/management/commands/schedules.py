@@ -1,0 +1,54 @@
+"""`manage.py schedules list | history NAME | pause NAME | resume NAME | run NAME | why NAME`."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from timekeeping.models import Schedule
+from timekeeping.schedules import operate
+
+
+class Command(BaseCommand):
+    help = "Watch and steer interval schedules."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="verb", required=True)
+        sub.add_parser("list", help="every schedule, its interval, next due time and state")
+        for verb, text in (("history", "its last runs and skips"), ("pause", "pause it"),
+                           ("resume", "resume it"), ("run", "run it once at the next tick"),
+                           ("why", "when it runs next and why, and its last skip or failure")):
+            one = sub.add_parser(verb, help=text)
+            one.add_argument("name")
+            one.add_argument("--brand", help="the brand's id or slug, where names repeat")
+
+    def handle(self, *args, **options):
+        verb = options["verb"]
+        if verb == "list":
+            self._list()
+            return
+        try:
+            row = operate.find(options["name"], brand=options.get("brand"))
+        except operate.NotFound as missing:
+            raise CommandError(str(missing)) from None
+        if verb == "history":
+            for run in operate.history(row):
+                reason = f" ({run.reason})" if run.reason else ""
+                self.stdout.write(f"{run.due:%Y-%m-%d %H:%M:%SZ}  {run.outcome}{reason}"
+                                  f"{'  by hand' if run.by_hand else ''}  items={run.items}")
+        elif verb == "why":
+            self.stdout.write(operate.why(row))
+        else:
+            {"pause": operate.pause, "resume": operate.resume, "run": operate.run_by_hand}[
+                verb](row)
+            self.stdout.write(f"{row.name}: {verb} done")
+
+    def _list(self):
+        warning = operate.ticks_stopped()
+        if warning:
+            self.stdout.write(f"! {warning}")
+        rows = Schedule.objects.filter(active=True, test_clock__isnull=True).select_related(
+            "brand").order_by("name")
+        for row in rows:
+            state = "paused" if row.paused else "active"
+            brand = row.brand.slug if row.brand else "(code)"
+            due = f"{row.next_due:%Y-%m-%d %H:%M:%SZ}" if row.next_due else "—"
+            every = operate.every_text(row.every_s)
+            self.stdout.write(f"{row.name:<28} {brand:<14} every {every:<5} next {due}  {state}")

@@ -1,0 +1,313 @@
+"""Running schedules on their grid (SPEC J2-J8).
+
+Each tick, for the schedules of one scope (code and purge schedules; each brand's manifest
+schedules on its real clock; a test clock's copies when it advances):
+
+1. sync: a state row per declared schedule, keyed by the name it was first declared with
+   (a renamed schedule with the same action keeps its row). A new schedule's first run is due
+   one interval after the first tick that sees it. A changed interval takes effect from
+   whichever comes first: the kept due time, or one new interval after the tick.
+2. for each due schedule (or one asked to run by hand), one conditional UPDATE on its row: due
+   time unchanged, not paused, no live lease. It takes the lease (the tick's remaining budget
+   plus a minute, at most 16 minutes) and moves the due time to the first grid time after the
+   tick, so missed ticks become one run. A paused schedule, or one still held by a run, gets
+   its due time moved the same way and a skip recorded with the reason.
+3. the runs go side by side, each in a thread with its own connection and transaction, with
+   the clock fixed at the tick's time; a run is limited to 15 minutes and the tick's budget
+   (`deadline_exceeded`). A failure is recorded and tried again at the next due time.
+4. afterwards (`expire_leases`): a run whose lease ran out while it still shows running was
+   lost with its process, and ends `failed` with `lease_expired`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from django.db import close_old_connections, connection
+from django.db.models import F, OuterRef, Q, Subquery
+
+from timekeeping import clock, leases
+from timekeeping.models import Brand, Manifest, Schedule, ScheduleRun, TestClock
+from timekeeping.schedules import purge
+from timekeeping.schedules.declare import (
+    Declared,
+    code_schedules,
+    get_action,
+    manifest_schedules,
+)
+
+MAX_LEASE = timedelta(minutes=16)
+RUN_LIMIT = timedelta(minutes=15)
+LEASE_MARGIN = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a running action may ask: `timekeeping.schedules.engine.context()`."""
+
+    schedule: str
+    brand: Brand | None
+    test_clock: TestClock | None
+    due: datetime
+    tick: datetime
+
+
+_context: ContextVar[RunContext | None] = ContextVar("keeping_time_schedule_run", default=None)
+
+
+def context() -> RunContext | None:
+    return _context.get()
+
+
+# -- the scopes and what they declare --------------------------------------------------------
+
+def scope_key(brand: Brand | None, test_clock: TestClock | None) -> str:
+    return f"{brand.pk if brand else '-'}:{test_clock.pk if test_clock else '-'}"
+
+
+@lru_cache(maxsize=128)
+def _declared_in_bundle(bundle: str) -> tuple[Declared, ...]:
+    document = Manifest.objects.filter(bundle=bundle).values_list("document", flat=True).first()
+    return tuple(manifest_schedules(document or {}))
+
+
+def brands_with_schedules() -> list[tuple[Brand, str]]:
+    latest = Manifest.objects.filter(brand=OuterRef("pk")).order_by("-version").values("bundle")
+    found = Brand.objects.annotate(bundle=Subquery(latest[:1])).filter(bundle__isnull=False)
+    return [(brand, brand.bundle) for brand in found if _declared_in_bundle(brand.bundle)]
+
+
+def declared_for(brand: Brand | None, bundle: str | None = None) -> list[Declared]:
+    if brand is None:
+        return code_schedules() + purge.schedules()
+    if bundle is None:
+        latest = Manifest.objects.filter(brand=brand).order_by("-version").first()
+        bundle = latest.bundle if latest else None
+    return list(_declared_in_bundle(bundle)) if bundle else []
+
+
+def sync(declared: list[Declared], *, brand: Brand | None, test_clock: TestClock | None,
+         now: datetime) -> list[Schedule]:
+    """Bring the scope's state rows in line with what is declared; return the active ones."""
+    scope = scope_key(brand, test_clock)
+    rows = {row.key: row for row in Schedule.objects.filter(key__startswith=f"{scope}:")}
+    by_name = {row.name: row for row in rows.values()}
+    wanted: set[str] = set()
+    names = {item.name for item in declared}
+    for item in declared:
+        row = by_name.get(item.name) or _renamed(rows.values(), item, wanted, names)
+        if row is None:
+            row = Schedule.objects.create(
+                key=f"{scope}:{item.name}", name=item.name, brand=brand, test_clock=test_clock,
+                action=item.action, every_s=item.every_s, declared_in=item.declared_in,
+                next_due=now + timedelta(seconds=item.every_s), last_tick=now)
+        else:
+            _update(row, item, now)
+        wanted.add(row.key)
+    Schedule.objects.filter(key__startswith=f"{scope}:", active=True).exclude(
+        key__in=wanted).update(active=False)
+    return list(Schedule.objects.filter(key__in=wanted))
+
+
+def _renamed(rows, item: Declared, taken: set[str], names: set[str]) -> Schedule | None:
+    # A schedule no longer declared under its old name, running the same action: renamed.
+    for row in rows:
+        if row.key not in taken and row.action == item.action and row.name not in names:
+            return row
+    return None
+
+
+def _update(row: Schedule, item: Declared, now: datetime) -> None:
+    changes = {}
+    if row.every_s != item.every_s:
+        # J2: from whichever comes first, the kept due time or one new interval from now.
+        changes["every_s"] = item.every_s
+        changes["next_due"] = min(row.next_due, now + timedelta(seconds=item.every_s))
+    for field in ("name", "action", "declared_in"):
+        if getattr(row, field) != getattr(item, field):
+            changes[field] = getattr(item, field)
+    if not row.active:
+        changes["active"] = True
+    if changes:
+        Schedule.objects.filter(pk=row.pk).update(**changes)
+        for field, value in changes.items():
+            setattr(row, field, value)
+
+
+# -- claiming due schedules ------------------------------------------------------------------
+
+def next_grid_after(due: datetime, every_s: int, now: datetime) -> datetime:
+    """The first time on the grid (due + k·every) strictly after `now`."""
+    step = timedelta(seconds=every_s)
+    if now < due:
+        return due
+    return due + step * (int((now - due) / step) + 1)
+
+
+@dataclass
+class Claim:
+    schedule: Schedule
+    run: ScheduleRun
+
+
+def claim_due(rows: list[Schedule], *, now: datetime, holder: str,
+              lease_until: datetime) -> tuple[list[Claim], list[ScheduleRun]]:
+    """Take the lease of each due schedule, or record why it was skipped."""
+    claims, skips = [], []
+    for row in rows:
+        if row.run_requested:
+            claim = _claim_by_hand(row, now=now, holder=holder, lease_until=lease_until)
+            if claim is not None:
+                claims.append(claim)
+                continue
+        if row.next_due is None or row.next_due > now:
+            continue
+        outcome = _claim_on_grid(row, now=now, holder=holder, lease_until=lease_until)
+        if isinstance(outcome, Claim):
+            claims.append(outcome)
+        elif outcome is not None:
+            skips.append(outcome)
+    return claims, skips
+
+
+def _claim_on_grid(row: Schedule, *, now: datetime, holder: str, lease_until: datetime):
+    due = row.next_due
+    moved = next_grid_after(due, row.every_s, now)
+    same = Schedule.objects.filter(pk=row.pk, next_due=due)
+    free = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    # The lease: one conditional statement; of two ticks at once, one runs the schedule.
+    if same.filter(free, paused=False).update(lease_holder=holder, lease_until=lease_until,
+                                              next_due=moved, last_tick=now) == 1:
+        run = ScheduleRun.objects.create(schedule=row, due=due, tick=now, started=now,
+                                         outcome=ScheduleRun.Outcome.RUNNING, holder=holder)
+        return Claim(row, run)
+    for reason, condition in (("paused", Q(paused=True)), ("running", ~free)):
+        if same.filter(condition).update(next_due=moved, last_tick=now) == 1:
+            return ScheduleRun.objects.create(schedule=row, due=due, tick=now,
+                                              outcome=ScheduleRun.Outcome.SKIPPED,
+                                              reason=reason)
+    return None  # another tick took this due time
+
+
+def _claim_by_hand(row: Schedule, *, now: datetime, holder: str,
+                   lease_until: datetime) -> Claim | None:
+    free = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+    if Schedule.objects.filter(free, pk=row.pk, run_requested=True).update(
+            run_requested=False, lease_holder=holder, lease_until=lease_until,
+            last_tick=now) != 1:
+        return None
+    run = ScheduleRun.objects.create(schedule=row, due=now, tick=now, started=now,
+                                     outcome=ScheduleRun.Outcome.RUNNING, holder=holder,
+                                     by_hand=True)
+    return Claim(row, run)
+
+
+# -- running -----------------------------------------------------------------------------------
+
+def perform(claim: Claim, *, tick: datetime) -> None:
+    """Run one claimed schedule in this thread, with the clock fixed at the tick's time."""
+    row, run = claim.schedule, claim.run
+    token = _context.set(RunContext(row.name, row.brand, row.test_clock, run.due, tick))
+    try:
+        # The run has its own connection (its thread's) and the clock fixed at the tick's
+        # time. The action opens its own transactions: a sweep commits row by row (T3).
+        with clock.fixed(tick):
+            result = get_action(row.action)()
+        _finish(run, ScheduleRun.Outcome.SUCCEEDED, items=result if isinstance(result, int)
+                and not isinstance(result, bool) else 0)
+    except Exception as error:  # noqa: BLE001 - a failed run is recorded, and runs again when due
+        _finish(run, ScheduleRun.Outcome.FAILED, reason=f"{type(error).__name__}: {error}")
+    finally:
+        _context.reset(token)
+        leases.give_back(Schedule, row.pk, holder=run.holder)
+
+
+def _finish(run: ScheduleRun, outcome: str, *, reason: str = "", items: int = 0) -> bool:
+    # Only a run still running can finish: one marked deadline_exceeded stays so.
+    return ScheduleRun.objects.filter(pk=run.pk, outcome=ScheduleRun.Outcome.RUNNING).update(
+        outcome=outcome, reason=reason, items=items, finished=clock.wall_now()) == 1
+
+
+def run_side_by_side(claims: list[Claim], *, tick: datetime, deadline: float) -> None:
+    """Each run in its own thread (its own connection); none holds another up."""
+
+    def target(claim: Claim) -> None:
+        try:
+            perform(claim, tick=tick)
+        finally:
+            connection.close()
+
+    threads = []
+    for claim in claims:
+        thread = threading.Thread(target=target, args=(claim,), daemon=True,
+                                  name=f"schedule {claim.schedule.name}")
+        thread.start()
+        threads.append((claim, thread, time.monotonic()))
+    for claim, thread, started in threads:
+        limit = min(started + RUN_LIMIT.total_seconds(), deadline)
+        thread.join(max(0.0, limit - time.monotonic()))
+        if thread.is_alive():
+            # Python cannot stop a thread: the run is recorded as over, its lease given back;
+            # whatever it does later cannot change the record.
+            _finish(claim.run, ScheduleRun.Outcome.FAILED, reason="deadline_exceeded")
+            leases.give_back(Schedule, claim.schedule.pk, holder=claim.run.holder)
+    close_old_connections()
+
+
+def run_inline(claims: list[Claim], *, tick: datetime) -> None:
+    """Runs one after the other in this thread: a test clock's advance, which is for tests."""
+    for claim in claims:
+        perform(claim, tick=tick)
+
+
+def expire_leases(*, now: datetime) -> int:
+    """Runs lost with their process: still running after their schedule's lease ran out."""
+    lost = ScheduleRun.objects.filter(outcome=ScheduleRun.Outcome.RUNNING).filter(
+        Q(schedule__lease_until__lt=now) | Q(schedule__lease_until__isnull=True)
+        | ~Q(schedule__lease_holder=F("holder")))
+    count = 0
+    for run in lost.select_related("schedule"):
+        count += _finish(run, ScheduleRun.Outcome.FAILED, reason="lease_expired")
+        Schedule.objects.filter(pk=run.schedule_id, lease_holder=run.holder,
+                                lease_until__lt=now).update(lease_holder="", lease_until=None)
+    return count
+
+
+def lease_until(now: datetime, deadline: float) -> datetime:
+    remaining = timedelta(seconds=max(0.0, deadline - time.monotonic()))
+    return now + min(remaining + LEASE_MARGIN, MAX_LEASE)
+
+
+# -- a tick's schedule phase ------------------------------------------------------------------
+
+@dataclass
+class PhaseResult:
+    runs: list[ScheduleRun]
+    skips: list[ScheduleRun]
+
+
+def run_due(*, now: datetime, deadline: float, holder: str) -> PhaseResult:
+    """The schedules phase of a real tick: every scope on the real clock."""
+    claims: list[Claim] = []
+    skips: list[ScheduleRun] = []
+    scopes = [(None, declared_for(None))] + [
+        (brand, declared_for(brand, bundle)) for brand, bundle in brands_with_schedules()]
+    until = lease_until(now, deadline)
+    for brand, declared in scopes:
+        rows = sync(declared, brand=brand, test_clock=None, now=now)
+        found, skipped = claim_due(rows, now=now, holder=holder, lease_until=until)
+        claims += found
+        skips += skipped
+    run_side_by_side(claims, tick=now, deadline=deadline)
+    return PhaseResult([ScheduleRun.objects.get(pk=c.run.pk) for c in claims], skips)
+
+
+def shortest_interval() -> int | None:
+    found = Schedule.objects.filter(active=True, test_clock__isnull=True).order_by(
+        "every_s").values_list("every_s", flat=True).first()
+    return found

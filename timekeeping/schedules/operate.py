@@ -1,0 +1,99 @@
+"""What operators do with schedules (SPEC J11): list, history, pause, resume, run by hand,
+and why, in a sentence. The command and the admin both call these."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from timekeeping import clock
+from timekeeping.models import Heartbeat, Schedule, ScheduleRun
+
+TICKS_STOPPED_AFTER = timedelta(minutes=3)
+
+
+class NotFound(Exception):
+    pass
+
+
+def find(name: str, *, brand: str | None = None) -> Schedule:
+    """A schedule by its name (and brand id or slug, where several brands share a name)."""
+    found = Schedule.objects.filter(name=name, active=True, test_clock__isnull=True)
+    if brand:
+        found = found.filter(brand__pk=brand) | found.filter(brand__slug=brand)
+    found = list(found.select_related("brand"))
+    if not found:
+        raise NotFound(f"NAME: no schedule named {name!r}"
+                       + (f" for brand {brand!r}" if brand else ""))
+    if len(found) > 1:
+        brands = ", ".join(row.brand.slug if row.brand else "(code)" for row in found)
+        raise NotFound(f"NAME: {len(found)} schedules are named {name!r} (brands: {brands}); "
+                       "add --brand")
+    return found[0]
+
+
+def pause(row: Schedule) -> None:
+    Schedule.objects.filter(pk=row.pk).update(paused=True)
+
+
+def resume(row: Schedule) -> None:
+    Schedule.objects.filter(pk=row.pk).update(paused=False)
+
+
+def run_by_hand(row: Schedule) -> None:
+    """Asks the next tick to run it once, beside its grid (which does not move)."""
+    Schedule.objects.filter(pk=row.pk).update(run_requested=True)
+
+
+def history(row: Schedule, limit: int = 20) -> list[ScheduleRun]:
+    return list(row.runs.order_by("-tick")[:limit])
+
+
+def every_text(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def why(row: Schedule, *, now: datetime | None = None) -> str:
+    now = now or clock.wall_now()
+    parts = [f"{row.name} runs {row.action} every {every_text(row.every_s)}"]
+    if row.paused:
+        parts.append("it is paused: each due time is recorded as skipped (paused) until it is "
+                     "resumed")
+    elif row.next_due is None:
+        parts.append("no tick has seen it yet; its first run is one interval after the first")
+    else:
+        wait = row.next_due - now
+        when = "now, at the next tick" if wait.total_seconds() <= 0 else f"in {_span(wait)}"
+        parts.append(f"it runs next at {row.next_due:%Y-%m-%d %H:%M:%SZ} ({when}), on its grid "
+                     "of UTC times")
+    if row.run_requested:
+        parts.append("a run by hand is asked for at the next tick")
+    last_bad = row.runs.exclude(outcome__in=["succeeded", "running"]).order_by("-tick").first()
+    if last_bad is not None:
+        parts.append(f"its last {'skip' if last_bad.outcome == 'skipped' else 'failure'} was "
+                     f"due {last_bad.due:%Y-%m-%d %H:%M:%SZ}: {last_bad.reason}")
+    return "; ".join(parts) + "."
+
+
+def ticks_stopped(now: datetime | None = None) -> str | None:
+    """A warning when no tick has run for three minutes, else None."""
+    now = now or clock.wall_now()
+    last = Heartbeat.objects.filter(name="tick").values_list("at", flat=True).first()
+    if last is None:
+        return "No tick has run yet: add the cron line (see docs/operating.md)."
+    if now - last > TICKS_STOPPED_AFTER:
+        return (f"Ticks stopped: the last tick ran at {last:%Y-%m-%d %H:%M:%SZ}, "
+                f"{_span(now - last)} ago.")
+    return None
+
+
+def _span(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    text = " ".join(f"{n}{u}" for n, u in ((days, "d"), (hours, "h"), (minutes, "m"),
+                                           (seconds, "s")) if n)
+    return text or "0s"
