@@ -90,7 +90,7 @@ def _walk(engine: Engine, test_clock: TestClock, to: datetime, holder: str) -> N
         last = (instant, progress)
         _set_time(test_clock, instant)
         engine.fire_at(instant)
-        claims, _ = schedules.claim_due(list(rows), now=instant, holder=holder,
+        claims, _ = schedules.claim_due(list(rows.all()), now=instant, holder=holder,
                                         lease_until=instant + ADVANCE_LEASE)
         schedules.run_inline(claims, tick=instant)
 

@@ -1,0 +1,226 @@
+"""Schedules on the real tick: runs in threads with their own connections, so these tests
+commit (transactional), and on PostgreSQL two tick processes share the work."""
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from tests.processes import needs_postgres, start_manage
+from timekeeping import clock, manifests, tick
+from timekeeping.models import Brand, Delivery, Record, Schedule, ScheduleRun, TickRun
+from timekeeping.schedules import action, operate
+
+pytestmark = pytest.mark.django_db(transaction=True)
+T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
+SPANS: list[tuple[str, float, float]] = []
+
+
+@action("ops.slow")
+def slow():
+    started = time.monotonic()
+    time.sleep(0.5)
+    SPANS.append(("slow", started, time.monotonic()))
+
+
+@action("ops.slower")
+def slower():
+    started = time.monotonic()
+    time.sleep(0.5)
+    SPANS.append(("slower", started, time.monotonic()))
+
+
+@action("ops.stuck")
+def stuck():
+    time.sleep(3)
+
+
+@action("ops.note")
+def note() -> int:
+    return 1
+
+
+def ticks(*instants):
+    results = []
+    for instant in instants:
+        with clock.fixed(instant):
+            results.append(tick.run_once(now=instant))
+    return results
+
+
+@pytest.fixture
+def brand():
+    return Brand.objects.create(name="Ops", slug="ops")
+
+
+def load(brand, **items):
+    manifests.load(brand, {"schedules": {"ops": {name: {"every": every, "run": run}
+                                                 for name, (every, run) in items.items()}}})
+
+
+def test_it_makes_missed_ticks_one_run_and_the_next_due_time_on_the_grid(brand):
+    load(brand, census=("15m", "note"))
+    ticks(T0, T0 + timedelta(hours=3, minutes=5))  # three hours of downtime
+    runs = ScheduleRun.objects.filter(schedule__name="ops.census")
+    assert [(r.due, r.outcome, r.items) for r in runs] == [
+        (T0 + timedelta(minutes=15), "succeeded", 1)]
+    assert runs[0].tick == T0 + timedelta(hours=3, minutes=5)
+    row = Schedule.objects.get(name="ops.census")
+    assert row.next_due == T0 + timedelta(hours=3, minutes=15)
+    assert row.last_tick == T0 + timedelta(hours=3, minutes=5)
+
+
+def test_it_runs_due_schedules_side_by_side(brand):
+    SPANS.clear()
+    load(brand, a=("1m", "slow"), b=("1m", "slower"))
+    ticks(T0, T0 + timedelta(minutes=1))
+    (_, start_a, end_a), (_, start_b, end_b) = sorted(SPANS, key=lambda span: span[1])
+    assert start_b < end_a  # the second began before the first ended
+
+
+def test_it_ends_a_run_that_outlasts_the_tick_budget_as_deadline_exceeded(brand):
+    load(brand, jam=("1m", "stuck"))
+    ticks(T0)
+    with clock.fixed(T0 + timedelta(minutes=1)):
+        result = tick.run_once(now=T0 + timedelta(minutes=1), budget=timedelta(seconds=1))
+    assert [(r.outcome, r.reason) for r in result.schedule_runs] == [
+        ("failed", "deadline_exceeded")]
+    assert Schedule.objects.get(name="ops.jam").lease_holder == ""
+    for thread in threading.enumerate():  # let the stuck run end while the database is ours
+        if thread.name == "schedule ops.jam":
+            thread.join()
+    assert ScheduleRun.objects.get(schedule__name="ops.jam").reason == "deadline_exceeded"
+
+
+def test_it_fails_a_run_lost_with_its_process_as_lease_expired(brand):
+    load(brand, census=("15m", "note"))
+    ticks(T0)
+    row = Schedule.objects.get(name="ops.census")
+    lost = ScheduleRun.objects.create(schedule=row, due=T0, tick=T0, started=T0,
+                                      outcome="running", holder="gone:1:x")
+    Schedule.objects.filter(pk=row.pk).update(lease_holder="gone:1:x",
+                                              lease_until=T0 + timedelta(minutes=2))
+    ticks(T0 + timedelta(minutes=1))
+    assert ScheduleRun.objects.get(pk=lost.pk).outcome == "running"  # its lease still lives
+    ticks(T0 + timedelta(minutes=3))
+    lost.refresh_from_db()
+    assert (lost.outcome, lost.reason) == ("failed", "lease_expired")
+
+
+def test_it_runs_a_schedule_by_hand_at_the_next_tick_without_moving_the_grid(brand):
+    load(brand, census=("1h", "note"))
+    ticks(T0)
+    operate.run_by_hand(operate.find("ops.census"))
+    ticks(T0 + timedelta(minutes=5))
+    run = ScheduleRun.objects.get(schedule__name="ops.census")
+    assert run.by_hand and run.outcome == "succeeded"
+    assert Schedule.objects.get(name="ops.census").next_due == T0 + timedelta(hours=1)
+
+
+def test_it_purges_old_tick_runs_hourly_and_counts_them(brand):
+    ticks(T0)
+    purge = Schedule.objects.get(name="TickRun.purge")
+    assert (purge.every_s, purge.brand_id) == (3600, None)
+    TickRun.objects.bulk_create([TickRun(brand=brand, instant=T0, started=T0 - timedelta(
+        days=31 + n % 3)) for n in range(1200)])
+    TickRun.objects.create(brand=brand, instant=T0, started=T0 - timedelta(days=2))
+    ticks(T0 + timedelta(hours=1))
+    run = ScheduleRun.objects.get(schedule=purge)
+    assert (run.outcome, run.items) == ("succeeded", 1200)
+    assert TickRun.objects.count() == 1
+
+
+def test_it_keeps_house_hourly_within_its_caps(brand):
+    old = T0 - timedelta(days=31)
+    row = Schedule.objects.create(key="x", name="x", action="ops.note", every_s=60)
+    ScheduleRun.objects.bulk_create([ScheduleRun(schedule=row, due=old, tick=old,
+                                                 outcome="succeeded") for _ in range(10_500)])
+    Delivery.objects.create(brand=brand, channel="email", payload={}, idempotency_key="a",
+                            state="succeeded", next_attempt=old, delivered=T0 - timedelta(days=2))
+    Delivery.objects.create(brand=brand, channel="email", payload={}, idempotency_key="b",
+                            state="failed", next_attempt=old)
+    first, second, third = ticks(T0, T0 + timedelta(minutes=1), T0 + timedelta(minutes=2))
+    assert first.housekeeping.deleted == {"schedule runs": 10_000}
+    assert not first.housekeeping.finished
+    assert second.housekeeping.deleted == {"schedule runs": 500, "delivered outbox rows": 1}
+    assert second.housekeeping.finished and not third.housekeeping.ran
+    assert list(Delivery.objects.values_list("idempotency_key", flat=True)) == ["b"]
+
+
+def test_the_demo_shows_a_heartbeat_each_minute():
+    call_command("demo", stdout=StringIO())
+    first, second = ticks(T0, T0 + timedelta(minutes=1))
+    assert [r.schedule.name for r in second.schedule_runs] == ["demo.heartbeat"]
+    assert "schedule demo.heartbeat due 2026-11-30 14:01:00Z: succeeded" in second.run_lines()[0]
+    beat = Record.objects.get(kind="heartbeat")
+    assert beat.brand.slug == "demo" and beat.instant == T0 + timedelta(minutes=1)
+
+
+def test_the_operator_commands_list_pause_resume_run_and_say_why(brand):
+    load(brand, census=("15m", "note"))
+    ticks(T0)
+
+    def run(*args):
+        out = StringIO()
+        call_command("schedules", *args, stdout=out)
+        return out.getvalue()
+
+    assert "ops.census" in run("list") and "every 15m" in run("list")
+    run("pause", "ops.census")
+    with clock.fixed(T0):
+        assert "it is paused" in run("why", "ops.census")
+    ticks(T0 + timedelta(minutes=15))
+    assert "skipped (paused)" in run("history", "ops.census")
+    run("resume", "ops.census")
+    run("run", "ops.census")
+    with clock.fixed(T0 + timedelta(minutes=16)):
+        said = run("why", "ops.census")
+    assert "a run by hand is asked for" in said and "its last skip was due" in said
+    assert said.endswith("14:15:00Z: paused.\n")
+
+
+def test_it_warns_when_ticks_stopped(brand):
+    assert "No tick has run yet" in operate.ticks_stopped(T0)
+    ticks(T0)
+    assert operate.ticks_stopped(T0 + timedelta(minutes=2)) is None
+    assert "Ticks stopped" in operate.ticks_stopped(T0 + timedelta(minutes=4))
+
+
+@needs_postgres
+def test_four_tick_processes_give_one_run_per_due_time(brand):
+    manifests.load(brand, {"schedules": {"demo": {"beat": {"every": "1m", "run": "heartbeat"}}}})
+    now = datetime.now(UTC)  # noqa: DTZ005 - the child processes tick on the real clock
+    ticks(now)
+    due = now - timedelta(seconds=5)
+    Schedule.objects.filter(name="demo.beat").update(next_due=due)
+    processes = [start_manage("tick") for _ in range(4)]
+    for process in processes:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+    runs = ScheduleRun.objects.filter(schedule__name="demo.beat")
+    assert [(r.due, r.outcome) for r in runs] == [(due, "succeeded")]
+    assert Record.objects.filter(kind="heartbeat", brand=brand).count() == 1
+
+
+def test_a_replica_pulse_is_not_called_again_while_it_runs():
+    from timekeeping import pulses
+
+    calls = []
+    gate = threading.Event()
+
+    @pulses.pulse("cache.refresh", every="1s", scope="replica")
+    def refresh():
+        calls.append(1)
+        gate.wait(2)
+
+    pulses.run_replica_pulses(T0)  # arms it
+    worker = threading.Thread(target=pulses.run_replica_pulses, args=(T0 + timedelta(seconds=1),))
+    worker.start()
+    time.sleep(0.2)
+    assert pulses.run_replica_pulses(T0 + timedelta(seconds=2)) == []
+    gate.set()
+    worker.join()
+    assert calls == [1]
