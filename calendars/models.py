@@ -152,6 +152,9 @@ class Postponement(models.Model):
         help_text='Which subjects it covers, e.g. {"state": "CA"}; empty: all.',
     )
     notice = models.CharField(max_length=500, help_text="The notice that moved the dates.")
+    test_clock = models.CharField(
+        max_length=48, blank=True, default="",
+        help_text="The test clock whose world it moves (tc_…); empty: the real clock.")
 
     class Meta:
         ordering = ["from_date"]

@@ -5,10 +5,15 @@ from django.contrib import admin, messages
 from timekeeping import timers
 from timekeeping.models import (
     Brand,
+    Clock,
     Delivery,
+    Job,
+    Manifest,
+    Occurrence,
     Record,
     Schedule,
     ScheduleRun,
+    Subject,
     TestClock,
     TickRun,
     Timer,
@@ -154,3 +159,54 @@ class ScheduleRunAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(Manifest)
+class ManifestAdmin(admin.ModelAdmin):
+    list_display = ["brand", "version", "bundle", "created"]
+    list_filter = ["brand"]
+    readonly_fields = ["brand", "version", "bundle", "document", "created"]
+
+    def has_add_permission(self, request):
+        return False  # versions come from `manifest load` or the API, checked
+
+
+@admin.register(Subject)
+class SubjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "id", "kind", "key", "zone", "brand", "test_clock"]
+    list_filter = ["brand", "kind"]
+    search_fields = ["id", "name", "key"]
+    exclude = ["feed_token"]
+
+
+class ClockInline(admin.TabularInline):
+    model = Clock
+    fields = ["name", "title", "owner", "hard", "lives_on_subject"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = ["id", "service", "period", "subject", "state", "opened", "test_clock"]
+    list_filter = ["state", "service", "brand"]
+    search_fields = ["id", "subject__name", "subject__id"]
+    inlines = [ClockInline]
+
+
+class OccurrenceInline(admin.TabularInline):
+    model = Occurrence
+    fields = ["item", "seq", "rule_due", "due", "rolled_from", "moved_from", "late_from",
+              "status", "settled_by"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Clock)
+class ClockAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "title", "subject", "job", "hard", "lives_on_subject"]
+    list_filter = ["hard", "lives_on_subject", "brand"]
+    search_fields = ["id", "name", "title"]
+    inlines = [OccurrenceInline]

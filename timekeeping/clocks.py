@@ -61,11 +61,13 @@ def now_for(brand: Brand, test_clock: TestClock | None) -> datetime:
 # -- opening a job ----------------------------------------------------------------------------
 
 def order(*, brand: Brand, service: str, subject: Subject, period: str = "", input: dict | None
-          = None, test_clock: TestClock | None = None, by: str = "") -> Job:
-    """Open a job of `service` for `subject` and `period`, and open its clocks.
+          = None, by: str = "") -> Job:
+    """Open a job of `service` for `subject` and `period`, and open its clocks, on the
+    subject's clock (its test clock, if it was made on one).
 
     A second order for the same subject, Service and period raises PeriodTaken and changes
     nothing (it charges nothing)."""
+    test_clock = subject.test_clock
     version = Manifest.objects.filter(brand=brand).order_by("-version").first()
     if version is None:
         raise OrderRefused("service", "the brand has no manifest yet")
@@ -136,7 +138,8 @@ def _rule_due(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int) -> d
     job = row.job
     service = services_of(row.bundle)[job.service]
     context = dues.DueContext(
-        period_end=service.period.end_of(job.period, job.input), job_input=job.input,
+        period_end=service.period.end_of(job.period, job.input),
+        job_input={**job.subject.input, **job.input},
         item=item, job=job, other_clock=lambda name, other_item: _other_due(job, name,
                                                                             other_item))
     found = dues.evaluate(rule, context)
@@ -213,21 +216,39 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
     """Satisfy the open occurrences this step keeps. With `each`, only an item's own step
     satisfies it (the step names the item)."""
     kept = []
-    for occurrence in open_occurrences(job).select_related("clock"):
+    # A lapsed date is still kept by its step, late: the record says so.
+    for occurrence in Occurrence.objects.filter(
+            clock__job=job, status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED]
+    ).select_related("clock"):
         spec = spec_of(occurrence.clock)
         if step not in spec.satisfied_by:
             continue
         if occurrence.item and occurrence.item not in items:
             continue
-        occurrence.status = Occurrence.Status.SATISFIED
-        occurrence.settled, occurrence.settled_by = at, step
-        occurrence.save(update_fields=["status", "settled", "settled_by"])
-        _end_timers(occurrence, f"satisfied by {step}")
-        _record(occurrence, "clock.satisfied", {"by": step, "due": occurrence.due})
+        _settle(occurrence, spec, by=step, at=at)
         kept.append(f"{occurrence.clock.name} {occurrence.item or ''}".strip())
-        if spec.every:
-            _open_occurrence(occurrence.clock, spec, occurrence.item, occurrence.seq + 1)
     return kept
+
+
+def _settle(occurrence: Occurrence, spec: ClockSpec, *, by: str, at: datetime) -> None:
+    late = occurrence.status == Occurrence.Status.LAPSED
+    occurrence.status = Occurrence.Status.SATISFIED
+    occurrence.settled, occurrence.settled_by = at, by
+    occurrence.save(update_fields=["status", "settled", "settled_by"])
+    _end_timers(occurrence, f"satisfied by {by}")
+    _record(occurrence, "clock.satisfied", {"by": by, "due": occurrence.due, "late": late})
+    if spec.every:
+        _open_occurrence(occurrence.clock, spec, occurrence.item, occurrence.seq + 1)
+
+
+def mark_done(occurrence: Occurrence, *, by: str) -> None:
+    """Its owner marks a date kept by hand: the way to keep a date that outlived its job,
+    or one no step of the Service covers."""
+    if occurrence.status not in (Occurrence.Status.OPEN, Occurrence.Status.LAPSED):
+        raise OrderRefused("item", f"the date is {occurrence.status}; only an open or lapsed "
+                                   "date can be marked done")
+    at = now_for(occurrence.clock.brand, occurrence.clock.test_clock)
+    _settle(occurrence, spec_of(occurrence.clock), by=f"marked done by {by}", at=at)
 
 
 def move(job: Job, step: str, items: list[str]) -> list[str]:
@@ -235,13 +256,13 @@ def move(job: Job, step: str, items: list[str]) -> list[str]:
     moved = []
     for occurrence in open_occurrences(job, hard=False).select_related("clock"):
         spec = spec_of(occurrence.clock)
-        if step not in spec.moves or (occurrence.item and items and occurrence.item not in
-                                      items):
+        # With `each`, a step moves only the items it names (as it satisfies only those).
+        if step not in spec.moves or (occurrence.item and occurrence.item not in items):
             continue
         new_day = _rule_due(occurrence.clock, spec, spec.moves[step], occurrence.item,
                             occurrence.seq)
-        if new_day is None:
-            continue
+        if new_day is None or new_day in (occurrence.due, occurrence.rolled_from):
+            continue  # already there: a step taken again moves nothing
         moved.append(_move_to(occurrence, spec, new_day, by=step, roll=True))
     return moved
 
@@ -255,6 +276,7 @@ def _move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, rol
         occurrence.due, occurrence.rolled_from, occurrence.roll_reasons = day, None, []
         occurrence.late_from = calendar_for(occurrence.clock.subject).late_from(day)
     occurrence.moved_from, occurrence.moved_by = before, by
+    occurrence.acknowledged = None  # a new date is acknowledged anew
     occurrence.save()
     data = {"by": by, "from": before, "to": occurrence.due, "rolled_from":
             occurrence.rolled_from}
@@ -314,6 +336,7 @@ def postpone(brand: Brand, postponement: Postponement) -> list[str]:
     moved = []
     for occurrence in Occurrence.objects.filter(
             clock__brand=brand, status=Occurrence.Status.OPEN,
+            clock__test_clock_id=postponement.test_clock or None,
             due__gte=postponement.from_date, due__lte=postponement.through,
     ).select_related("clock", "clock__subject", "clock__job"):
         if not _matches(occurrence.clock.subject, postponement.where):
@@ -328,6 +351,7 @@ def _apply_postponements(occurrence: Occurrence) -> None:
     if calendar_id is None:
         return
     for notice in Postponement.objects.filter(calendar_id=calendar_id,
+                                              test_clock=occurrence.clock.test_clock_id or "",
                                               from_date__lte=occurrence.due,
                                               through__gte=occurrence.due):
         if _matches(occurrence.clock.subject, notice.where):

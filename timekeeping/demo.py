@@ -30,7 +30,8 @@ def demo_load() -> DemoLogin:
     """Create (or find) the demo login and the demo brand it owns."""
     user_model = get_user_model()
     user, _ = user_model.objects.get_or_create(
-        username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True}
+        username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True,
+                                          "email": "demo@keeping-time.example"}
     )
     # The demo's password is printed by `make demo`; set it each time so it stays true.
     user.set_password(DEMO_PASSWORD)
@@ -82,14 +83,15 @@ def demo_tax(user) -> Job:
         id=TAX_CLOCK, defaults={"brand": brand, "name": "the 2027 return",
                                 "frozen_time": TAX_START})
     subject, _ = Subject.objects.get_or_create(
-        id=TAX_SUBJECT, defaults={"brand": brand, "kind": "taxpayer", "key": "98-7654321",
+        id=TAX_SUBJECT, defaults={"brand": brand, "test_clock": test_clock,
+                                  "kind": "taxpayer", "key": "98-7654321",
                                   "name": "Harbor Robotics", "zone": "America/New_York",
                                   "owner_name": "Grace Okafor",
                                   "contact_email": "finance@harbor.example"})
     job = Job.objects.filter(subject=subject, service="annual-return", period="2027").first()
     if job is None:
         job = clocks.order(brand=brand, service="annual-return", subject=subject,
-                           period="2027", test_clock=test_clock, by="demo",
+                           period="2027", by="demo",
                            input={"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"],
                                   "earliest_credit_expiry": "2046-12-31"})
     return job

@@ -10,7 +10,7 @@ from datetime import date, datetime
 
 from calendars import ical
 from calendars.moments import day_in_zone
-from timekeeping.models import Occurrence, Subject, TestClock
+from timekeeping.models import Occurrence, Subject
 
 
 @dataclass(frozen=True)
@@ -27,22 +27,20 @@ class Line:
                 "answers_for": self.answers_for, "status": self.status, "uid": self.uid}
 
 
-ANY_CLOCK = "any"
-
-
-def lines(subject: Subject, *, test_clock: TestClock | None | str = ANY_CLOCK,
-          start: date | None = None, end: date | None = None) -> list[Line]:
-    """The subject's dates; `test_clock` limits them to one brand clock (None: the real one)."""
+def lines(subject: Subject, *, start: date | None = None, end: date | None = None,
+          grouped: bool = True) -> list[Line]:
+    """The subject's dates, on its own clock (its test clock's world, or the real one).
+    `grouped` joins the items of one clock that share a date and status into one line."""
     found = Occurrence.objects.filter(clock__subject=subject).select_related("clock")
-    if test_clock != ANY_CLOCK:
-        found = found.filter(clock__test_clock=test_clock)
     if start:
         found = found.filter(due__gte=start)
     if end:
         found = found.filter(due__lte=end)
     groups: dict[tuple, list[Occurrence]] = {}
     for occurrence in found:
-        key = (occurrence.due, occurrence.clock_id, _status(subject, occurrence))
+        status = _status(subject, occurrence)
+        key = (occurrence.due, occurrence.clock_id, status) if grouped else (
+            occurrence.due, occurrence.label, status)
         groups.setdefault(key, []).append(occurrence)
     result = []
     for (due, _, status), group in groups.items():
@@ -73,7 +71,7 @@ def _status(subject: Subject, occurrence: Occurrence) -> str:
     if occurrence.rolled_from:
         notes.append(f"rolled from {occurrence.rolled_from:%m-%d}")
     if occurrence.status == Occurrence.Status.SATISFIED:
-        kept = day_in_zone(occurrence.settled, subject.zone or "UTC")
+        kept = day_in_zone(occurrence.settled, zone_of_subject(subject))
         head = f"kept {kept}"
     else:
         head = {"open": "open", "lapsed": "lapsed", "closed": "closed with its job"}[
@@ -81,10 +79,18 @@ def _status(subject: Subject, occurrence: Occurrence) -> str:
     return " · ".join([head, *notes])
 
 
+def zone_of_subject(subject: Subject) -> str:
+    """The zone its dates are judged and printed in: its own, else its brand calendar's."""
+    from timekeeping.clocks import calendar_for
+
+    return calendar_for(subject).zone_name
+
+
 def feed(subject: Subject, *, stamp: datetime) -> bytes:
+    """One event per date kept (not grouped), so each keeps its UID whatever its neighbours do."""
     entries = [ical.Entry(line.date, line.what, line.uid,
                           f"{line.kind} · answers for it: {line.answers_for} · {line.status}")
-               for line in lines(subject)]
+               for line in lines(subject, grouped=False)]
     return ical.render(entries, name=f"{subject.name}: dates kept", stamp=stamp)
 
 

@@ -22,8 +22,9 @@ def tax(brand, actors):
     manifests.load(brand, copy.deepcopy(TAX))
     brand.refresh_from_db()
     clock = TestClock.objects.create(brand=brand, name="2027", frozen_time=START)
-    subject = Subject.objects.create(brand=brand, kind="taxpayer", key="11-1111111",
-                                     name="Fernhill Tools", zone="America/New_York",
+    subject = Subject.objects.create(brand=brand, test_clock=clock, kind="taxpayer",
+                                     key="11-1111111", name="Fernhill Tools",
+                                     zone="America/New_York",
                                      contact_email="books@fernhill.example")
     return brand, clock, subject
 
@@ -31,7 +32,7 @@ def tax(brand, actors):
 def order(tax, period="2027", **input):
     brand, clock, subject = tax
     return clocks.order(brand=brand, service="annual-return", subject=subject, period=period,
-                        test_clock=clock, input={"jurisdictions": JURISDICTIONS,
+                        input={"jurisdictions": JURISDICTIONS,
                                                  "earliest_credit_expiry": "2046-12-31",
                                                  **input})
 
@@ -143,6 +144,7 @@ def test_it_moves_a_hard_date_only_by_a_postponement(tax, client, actors):
     answer = client.post("/api/owner/calendar/postponements", {
         "from": "2028-04-01", "through": "2028-04-30", "to": "2028-06-15",
         "where": {"zone": "America/New_York"}, "notice": "Relief notice NY-2028-03",
+        "test_clock": tax[1].pk,
     }, content_type="application/json")
     assert answer.status_code == 201, answer.content
     assert due(job, "pay").due == date(2028, 6, 15)
@@ -153,8 +155,14 @@ def test_it_moves_a_hard_date_only_by_a_postponement(tax, client, actors):
     elsewhere = client.post("/api/owner/calendar/postponements", {
         "from": "2028-05-01", "through": "2028-05-31", "to": "2028-07-01",
         "where": {"zone": "America/Chicago"}, "notice": "Relief notice IL",
+        "test_clock": tax[1].pk,
     }, content_type="application/json")
     assert elsewhere.json()["moved"] == []
+    real = client.post("/api/owner/calendar/postponements", {
+        "from": "2028-05-01", "through": "2028-05-31", "to": "2028-07-01",
+        "notice": "Relief for the real world only"}, content_type="application/json")
+    assert real.json()["moved"] == []  # the test clock's world is its own
+    assert due(job, "file", "US-NJ").due == date(2028, 5, 15)
     bad = client.post("/api/owner/calendar/postponements", {
         "from": "2028-05-31", "through": "2028-05-01", "to": "2028-07-01", "notice": "x"},
         content_type="application/json")
@@ -212,12 +220,11 @@ SMALL = {
 def test_it_counts_an_every_clock_from_the_first_so_it_never_drifts(brand):
     manifests.load(brand, copy.deepcopy(SMALL))
     brand.refresh_from_db()
-    subject = Subject.objects.create(brand=brand, kind="company", key="0001", name="Tern Ltd",
-                                     zone="Europe/London")
     test_clock = TestClock.objects.create(brand=brand, name="q", frozen_time=datetime(
         2027, 1, 1, tzinfo=UTC))
-    job = clocks.order(brand=brand, service="bookkeeping", subject=subject, period="2026-Q4",
-                       test_clock=test_clock)
+    subject = Subject.objects.create(brand=brand, test_clock=test_clock, kind="company",
+                                     key="0001", name="Tern Ltd", zone="Europe/London")
+    job = clocks.order(brand=brand, service="bookkeeping", subject=subject, period="2026-Q4")
     kept = []
     for _ in range(4):
         occurrence = Occurrence.objects.get(clock__job=job, status="open")
@@ -297,3 +304,65 @@ def test_it_reads_each_form_of_due_rule(brand):
                            period="2028-06", input={})
     assert not Occurrence.objects.filter(clock__job=missing, clock__name="reply").exists()
     assert Record.objects.filter(kind="clock.no_date", job=missing.pk).count() == 2
+
+
+def test_a_rung_that_runs_its_step_again_after_a_move_moves_nothing_more(tax):
+    job = order(tax)
+    advance(tax, datetime(2028, 12, 1, tzinfo=UTC))  # the tentative rung rings again in October
+    federal = due(job, "file", "US")
+    assert (federal.due, federal.moved_from, federal.status) == (date(2028, 10, 16),
+                                                                 date(2028, 4, 18), "lapsed")
+    moved = Record.objects.filter(kind="clock.moved", job=job.pk, data__item="US")
+    assert moved.count() == 1
+
+
+def test_a_date_that_outlived_its_job_is_marked_done_by_its_owner(tax, client, actors):
+    job = order(tax)
+    clocks.end_job(job)
+    expiry = due(job, "credit-expiry")
+    client.force_login(actors["owner"])
+    done = client.post(f"/api/clocks/{expiry.clock_id}/done", {},
+                       content_type="application/json")
+    assert done.status_code == 200 and done.json()["status"] == "satisfied"
+    again = client.post(f"/api/clocks/{expiry.clock_id}/done", {},
+                        content_type="application/json")
+    assert again.status_code == 409 and "satisfied" in again.json()["item"][0]
+    assert not Timer.objects.filter(owner_id=expiry.label, state="armed").exists()
+
+
+def test_a_lapsed_date_is_kept_late_by_its_step(tax):
+    job = order(tax)
+    advance(tax, datetime(2028, 4, 20, tzinfo=UTC))
+    assert gate.propose(job=job, step="pay").committed
+    pay = due(job, "pay")
+    assert pay.status == "satisfied" and pay.settled_by == "pay"
+    assert Record.objects.get(kind="clock.satisfied", data__name="pay").data["late"] is True
+
+
+def test_it_reads_an_input_date_from_the_subject_when_the_job_has_none(brand):
+    manifests.load(brand, copy.deepcopy(FORMS))
+    subject = Subject.objects.create(brand=brand, kind="taxpayer", key="4", name="Quay",
+                                     input={"reply_by": "2028-06-20"})
+    job = clocks.order(brand=brand, service="notice-response", subject=subject,
+                       period="2028-05")
+    assert Occurrence.objects.get(clock__job=job, clock__name="reply").due == date(2028, 6, 20)
+
+
+def test_loading_an_older_manifest_again_makes_it_current(brand):
+    first = manifests.load(brand, copy.deepcopy(SMALL))
+    manifests.load(brand, copy.deepcopy(FORMS))
+    again = manifests.load(brand, copy.deepcopy(SMALL))
+    assert again.version == 3 and again.bundle == first.bundle
+    assert manifests.current(brand).pk == again.pk
+
+
+def test_a_subject_without_a_zone_is_judged_and_listed_in_the_calendar_zone(brand):
+    from timekeeping import subject_calendar
+
+    manifests.load(brand, copy.deepcopy(SMALL))
+    brand.refresh_from_db()
+    subject = Subject.objects.create(brand=brand, kind="company", key="5", name="Wren Ltd")
+    job = clocks.order(brand=brand, service="bookkeeping", subject=subject, period="2026-Q4")
+    occurrence = Occurrence.objects.get(clock__job=job)
+    assert occurrence.late_from == datetime(2027, 1, 8, tzinfo=UTC)  # London is on GMT then
+    assert subject_calendar.zone_of_subject(subject) == "Europe/London"

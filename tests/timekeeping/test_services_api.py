@@ -26,13 +26,15 @@ def owner(client, actors):
 def ordered(owner, brand):
     assert owner.post(f"/api/brands/{brand.pk}/manifests", copy.deepcopy(TAX),
                       content_type=JSON).status_code == 201
-    subject = owner.post("/api/subjects", {"kind": "taxpayer", "key": "22-2222222",
-                                           "name": "Lumen Labs", "zone": "America/New_York"},
-                         content_type=JSON).json()
     clock = TestClock.objects.create(brand=brand, name="t",
                                      frozen_time=datetime(2028, 2, 1, 14, tzinfo=UTC))
+    subject = owner.post("/api/subjects", {"kind": "taxpayer", "key": "22-2222222",
+                                           "name": "Lumen Labs", "zone": "America/New_York",
+                                           "test_clock": clock.pk},
+                         content_type=JSON).json()
+    assert subject["test_clock"] == clock.pk
     job = owner.post("/api/jobs", {"service": "annual-return", "subject": subject["id"],
-                                   "period": "2027", "test_clock": clock.pk,
+                                   "period": "2027",
                                    "input": {"jurisdictions": ["US", "US-NJ"],
                                              "earliest_credit_expiry": "2046-12-31"}},
                      content_type=JSON)
@@ -56,7 +58,7 @@ def test_it_loads_a_manifest_or_lists_every_problem(owner, brand):
 def test_it_answers_period_taken_with_409_and_opens_nothing(owner, ordered):
     subject, job, clock = ordered
     again = owner.post("/api/jobs", {"service": "annual-return", "subject": subject,
-                                     "period": "2027", "test_clock": clock.pk},
+                                     "period": "2027"},
                        content_type=JSON)
     assert again.status_code == 409 and again.json()["code"] == "period_taken"
     assert Job.objects.count() == 1
@@ -107,6 +109,7 @@ def test_it_serves_the_feed_only_with_the_subject_token_and_rotates_it(owner, or
     assert answer.status_code == 200 and answer["Content-Type"].startswith("text/calendar")
     events = icalendar.Calendar.from_ical(answer.content).walk("VEVENT")
     assert len(events) == 5
+    assert sum("#US" in str(e["uid"]) for e in events) == 2  # one event per jurisdiction
     uids = sorted(str(e["uid"]) for e in events)
     assert uids == sorted(str(e["uid"]) for e in icalendar.Calendar.from_ical(
         client.get(feed).content).walk("VEVENT"))  # stable

@@ -52,6 +52,8 @@ class SubjectIn(serializers.Serializer):
     input = serializers.DictField(required=False, default=dict)
     contact_email = serializers.EmailField(required=False, allow_blank=True, default="")
     owner_name = serializers.CharField(required=False, allow_blank=True, default="")
+    test_clock = serializers.CharField(required=False, help_text="Make it in a test clock's "
+                                       "world: its jobs and dates run on that clock.")
 
     def validate_zone(self, value):
         if value:
@@ -67,8 +69,8 @@ class SubjectIn(serializers.Serializer):
 class SubjectOut(serializers.ModelSerializer):
     class Meta:
         model = Subject
-        fields = ["id", "brand", "kind", "key", "name", "zone", "input", "contact_email",
-                  "owner_name"]
+        fields = ["id", "brand", "test_clock", "kind", "key", "name", "zone", "input",
+                  "contact_email", "owner_name"]
 
 
 class SubjectList(APIView):
@@ -78,7 +80,9 @@ class SubjectList(APIView):
         given.is_valid(raise_exception=True)
         data = dict(given.validated_data)
         brand = brand_for(request, data.pop("brand", None))
-        if Subject.objects.filter(brand=brand, kind=data["kind"], key=data["key"]).exists():
+        data["test_clock"] = _test_clock(brand, data.pop("test_clock", None))
+        if Subject.objects.filter(brand=brand, kind=data["kind"], key=data["key"],
+                                  test_clock=data["test_clock"]).exists():
             raise ValidationError({"key": [f"the brand has a {data['kind']} {data['key']!r} "
                                            "already"]})
         current = manifests.current(brand)
@@ -89,10 +93,10 @@ class SubjectList(APIView):
 
 class JobIn(serializers.Serializer):
     service = serializers.CharField()
-    subject = serializers.CharField(help_text="The subject's id (sbj_…).")
+    subject = serializers.CharField(help_text="The subject's id (sbj_…); the job runs on the "
+                                    "subject's clock.")
     period = serializers.CharField(required=False, allow_blank=True, default="")
     input = serializers.DictField(required=False, default=dict)
-    test_clock = serializers.CharField(required=False, help_text="Open it on a test clock.")
 
 
 class JobOut(serializers.ModelSerializer):
@@ -108,19 +112,12 @@ class JobList(APIView):
         given = JobIn(data=request.data)
         given.is_valid(raise_exception=True)
         data = given.validated_data
-        subject = kept(request, Subject.objects.select_related("brand"), data["subject"],
-                       "subject")
-        test_clock = None
-        if data.get("test_clock"):
-            test_clock = TestClock.objects.filter(pk=data["test_clock"],
-                                                  brand=subject.brand).first()
-            if test_clock is None:
-                raise ValidationError({"test_clock": [f"no test clock {data['test_clock']!r}"
-                                                      " of the subject's brand"]})
+        subject = kept(request, Subject.objects.select_related("brand", "test_clock"),
+                       data["subject"], "subject")
         try:
             job = clocks.order(brand=subject.brand, service=data["service"], subject=subject,
                                period=data["period"], input=data["input"],
-                               test_clock=test_clock, by=f"api {request.user.pk}")
+                               by=f"api {request.user.pk}")
         except clocks.PeriodTaken as taken:
             return Response({"code": "period_taken", "detail": str(taken)},
                             status=status.HTTP_409_CONFLICT)
@@ -164,6 +161,8 @@ class PostponementIn(serializers.Serializer):
     to = serializers.DateField()
     where = serializers.DictField(required=False, default=dict)
     notice = serializers.CharField(max_length=500)
+    test_clock = serializers.CharField(required=False, help_text="Move a test clock's world "
+                                       "instead of the real one.")
 
     def get_fields(self):
         fields = super().get_fields()
@@ -191,6 +190,7 @@ class Postponements(APIView):
         if brand.calendar_id is None:
             raise ValidationError({"brand": ["the brand has no calendar; load a manifest "
                                              "with a calendar section first"]})
+        data["test_clock"] = getattr(_test_clock(brand, data.pop("test_clock", None)), "pk", "")
         postponement = Postponement.objects.create(calendar=brand.calendar, **data)
         moved = clocks.postpone(brand, postponement)
         return Response({"id": postponement.pk, "moved": moved},
@@ -210,16 +210,10 @@ class SubjectCalendar(APIView):
     @extend_schema(responses=CalendarLineOut(many=True))
     def get(self, request, subject_id: str):
         subject = kept(request, Subject.objects.all(), subject_id, "subject")
-        test_clock = subject_calendar.ANY_CLOCK
-        if request.query_params.get("test_clock"):
-            test_clock = TestClock.objects.filter(pk=request.query_params["test_clock"],
-                                                  brand=subject.brand_id).first()
-            if test_clock is None:
-                raise ValidationError({"test_clock": ["no such test clock of the subject's "
-                                                      "brand"]})
-        found = subject_calendar.lines(subject, test_clock=test_clock,
-                                       start=_date(request, "from"), end=_date(request, "to"))
-        return Response({"subject": subject.pk, "zone": subject.zone or "UTC",
+        found = subject_calendar.lines(subject, start=_date(request, "from"),
+                                       end=_date(request, "to"))
+        return Response({"subject": subject.pk, "test_clock": subject.test_clock_id,
+                         "zone": subject_calendar.zone_of_subject(subject),
                          "feed": f"{subject_calendar.feed_path(subject)}?token="
                                  f"{subject.feed_token}",
                          "dates": CalendarLineOut(found, many=True).data})
@@ -233,6 +227,15 @@ class SubjectFeedToken(APIView):
         subject.save(update_fields=["feed_token"])
         return Response({"feed": f"{subject_calendar.feed_path(subject)}?token="
                                  f"{subject.feed_token}"})
+
+
+def _test_clock(brand, clock_id: str | None) -> TestClock | None:
+    if not clock_id:
+        return None
+    found = TestClock.objects.filter(pk=clock_id, brand=brand).first()
+    if found is None:
+        raise ValidationError({"test_clock": [f"no test clock {clock_id!r} of the brand"]})
+    return found
 
 
 def _date(request, name: str):
@@ -289,6 +292,19 @@ class ClockAcknowledge(APIView):
         occurrence = _occurrence(request, clock_id, given.validated_data["item"])
         clocks.acknowledge(occurrence, by=f"api {request.user.pk}")
         return Response({"acknowledged": occurrence.acknowledged})
+
+
+class ClockDone(APIView):
+    @extend_schema(request=OccurrenceIn, responses={200: dict})
+    def post(self, request, clock_id: str):
+        given = OccurrenceIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        occurrence = _occurrence(request, clock_id, given.validated_data["item"])
+        try:
+            clocks.mark_done(occurrence, by=f"api {request.user.pk}")
+        except clocks.OrderRefused as refused:
+            return Response({refused.field: [refused.message]}, status=status.HTTP_409_CONFLICT)
+        return Response({"status": occurrence.status, "settled": occurrence.settled})
 
 
 class ClockChoose(APIView):

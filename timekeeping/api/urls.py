@@ -21,6 +21,7 @@ urlpatterns = [
     path("clocks/<str:clock_id>/acknowledge", services.ClockAcknowledge.as_view(),
          name="clock-acknowledge"),
     path("clocks/<str:clock_id>/choose", services.ClockChoose.as_view(), name="clock-choose"),
+    path("clocks/<str:clock_id>/done", services.ClockDone.as_view(), name="clock-done"),
     path("owner/calendar/postponements", services.Postponements.as_view(),
          name="postponements"),
 ]

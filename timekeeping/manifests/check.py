@@ -7,6 +7,7 @@ Sections: `calendar` and `services` (this module), `schedules` (timekeeping.sche
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 
@@ -22,7 +23,8 @@ SERVICE_KEYS = ("subject", "steps", "clocks")
 SUBJECT_KEYS = ("kind", "key", "period")
 CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars",
               "satisfied_by", "choices", "every", "lives_on", "exposure", "guarantee")
-NAME = "a name of lowercase letters, digits, '-' and '_'"
+NAME = "a name of lowercase letters a-z, digits, '-' and '_', starting with a letter"
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,7 @@ def check(document: object) -> list[Problem]:
 
 
 def _name_ok(name: object) -> bool:
-    return isinstance(name, str) and bool(name) and all(
-        ch.islower() or ch.isdigit() or ch in "-_" for ch in name) and name[0].isalpha()
+    return isinstance(name, str) and NAME_PATTERN.match(name) is not None
 
 
 # -- calendar ---------------------------------------------------------------------------------
@@ -272,6 +273,8 @@ def _due(checker: Checker, rule: object, clocks: dict, own: str, path: str) -> N
     per_item = rule.get("items", {})
     forms = [form for form in dues.FORMS if form in rule]
     extra = [key for key in rule if key not in (*dues.FORMS, "items", "days")]
+    if "days" in rule and "clock" not in rule:
+        extra.append("days")  # days shift only a date read from another clock
     if len(forms) != 1 or extra:
         checker.add("clock.due_invalid", path, "a due rule has exactly one of " + _forms())
         return

@@ -1,8 +1,9 @@
 """Keeping manifest versions and compiling them.
 
 `load` checks a document, keeps it as a new version (its bundle is the sha256 of its
-canonical JSON; loading the same content again returns the version already kept), and applies
-its calendar to the brand. A document that fails its check changes nothing.
+canonical JSON; loading the current content again returns the current version; loading an
+older content again makes it a new, current version), and applies its calendar to the brand.
+A document that fails its check changes nothing.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ def load(brand: Brand, document: object) -> Manifest:
     if problems:
         raise ManifestInvalid(problems)
     bundle = bundle_of(document)
-    kept = Manifest.objects.filter(brand=brand, bundle=bundle).first()
-    if kept is not None:
-        return kept
     last = Manifest.objects.select_for_update().filter(brand=brand).order_by("-version").first()
+    if last is not None and last.bundle == bundle:
+        return last  # already the current version
+    # Content equal to an older version becomes a new version: the latest is what is used.
     version = Manifest.objects.create(brand=brand, bundle=bundle, document=document,
                                       version=(last.version + 1) if last else 1)
     if "calendar" in document:
@@ -80,7 +81,7 @@ def _apply_calendar(brand: Brand, spec: dict) -> None:
     for notice in spec.get("postpone", []):
         postponement, created = Postponement.objects.get_or_create(
             calendar=brand.calendar, from_date=notice["from"], through=notice["through"],
-            to=notice["to"], notice=notice["notice"], defaults={"where": notice.get("where", {})},
+            to=notice["to"], notice=notice["notice"], where=notice.get("where", {}),
         )
         if created:
             clocks.postpone(brand, postponement)

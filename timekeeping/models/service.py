@@ -30,7 +30,6 @@ class Manifest(models.Model):
         ordering = ["brand", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["brand", "version"], name="manifest_version"),
-            models.UniqueConstraint(fields=["brand", "bundle"], name="manifest_bundle"),
         ]
 
     def __str__(self) -> str:
@@ -50,14 +49,24 @@ class Subject(models.Model):
     contact_email = models.EmailField(blank=True, default="")
     owner_name = models.CharField(max_length=200, blank=True, default="",
                                   help_text="Who answers for the subject's own dates.")
+    test_clock = models.ForeignKey(
+        TestClock, null=True, blank=True, on_delete=models.CASCADE, related_name="subjects",
+        help_text="A subject made on a test clock lives in that clock's world: its jobs and "
+                  "dates run on it.")
     bundle = models.CharField(max_length=64, blank=True, default="")
     feed_token = models.CharField(max_length=64, default=new_feed_token)
     created = models.DateTimeField(default=clock.wall_now)
 
     class Meta:
         ordering = ["brand", "name"]
-        constraints = [models.UniqueConstraint(fields=["brand", "kind", "key"],
-                                               name="subject_kind_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["brand", "kind", "key"],
+                                    condition=models.Q(test_clock__isnull=True),
+                                    name="subject_kind_key"),
+            models.UniqueConstraint(fields=["test_clock", "kind", "key"],
+                                    condition=models.Q(test_clock__isnull=False),
+                                    name="subject_kind_key_test"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.kind} {self.key})"

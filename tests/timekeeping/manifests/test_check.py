@@ -136,3 +136,10 @@ def test_the_commands_check_and_load_a_file(brand, tmp_path):
     with pytest.raises(CommandError, match="is not JSON"):
         (tmp_path / "broken.json").write_text("{")
         call_command("manifest", "check", str(tmp_path / "broken.json"))
+
+
+def test_it_refuses_names_outside_ascii_and_days_beside_a_fixed_date():
+    document = changed(["services", "annual-return", "steps", "révise"], {})
+    assert [p.code for p in manifests.check(document)] == ["step.name_invalid"]
+    document = changed([*FILE, "due"], {"date": "2028-04-15", "days": 3})
+    assert "clock.due_invalid" in [p.code for p in manifests.check(document)]

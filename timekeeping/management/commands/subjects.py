@@ -5,7 +5,7 @@ from datetime import date
 from django.core.management.base import BaseCommand, CommandError
 
 from timekeeping import subject_calendar
-from timekeeping.models import Subject, TestClock
+from timekeeping.models import Subject
 
 
 class Command(BaseCommand):
@@ -23,15 +23,12 @@ class Command(BaseCommand):
         subject = Subject.objects.filter(pk=options["subject_id"]).first()
         if subject is None:
             raise CommandError(f"subject_id: no subject {options['subject_id']!r}")
-        test_clock = subject_calendar.ANY_CLOCK
-        if options["test_clock"]:
-            test_clock = TestClock.objects.filter(pk=options["test_clock"],
-                                                  brand=subject.brand).first()
-            if test_clock is None:
-                raise CommandError(f"--test-clock: no test clock {options['test_clock']!r} of "
-                                   f"the subject's brand")
-        found = subject_calendar.lines(subject, test_clock=test_clock,
-                                       start=_date(options["start"], "--from"),
+        if options["test_clock"] and options["test_clock"] != subject.test_clock_id:
+            lives = f"test clock {subject.test_clock_id}" if subject.test_clock_id else \
+                "the real clock"
+            raise CommandError(f"--test-clock: {subject.pk} lives on {lives}, not on "
+                               f"{options['test_clock']!r}")
+        found = subject_calendar.lines(subject, start=_date(options["start"], "--from"),
                                        end=_date(options["end"], "--to"))
         self.stdout.write(render(subject, found))
 
@@ -47,7 +44,7 @@ def _date(text, field):
 
 def render(subject, found) -> str:
     header = (f"{subject.pk} · {subject.kind} {subject.key} · {subject.name} · "
-              f"{subject.zone or 'UTC'} · {len(found)} dates · webcal at "
+              f"{subject_calendar.zone_of_subject(subject)} · {len(found)} dates · webcal at "
               f"{subject_calendar.feed_path(subject)}")
     what = max([len("what"), *(len(line.what) for line in found)])
     kind = max([len("kind"), *(len(line.kind) for line in found)])
