@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from django.db import close_old_connections, connection
+from django.db import connection
 from django.db.models import F, OuterRef, Q, Subquery
 
 from timekeeping import clock, leases
@@ -256,7 +256,6 @@ def run_side_by_side(claims: list[Claim], *, tick: datetime, deadline: float) ->
             # whatever it does later cannot change the record.
             _finish(claim.run, ScheduleRun.Outcome.FAILED, reason="deadline_exceeded")
             leases.give_back(Schedule, claim.schedule.pk, holder=claim.run.holder)
-    close_old_connections()
 
 
 def run_inline(claims: list[Claim], *, tick: datetime) -> None:
