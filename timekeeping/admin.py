@@ -116,6 +116,9 @@ class ScheduleAdmin(admin.ModelAdmin):
     readonly_fields = ["key", "why"]
     actions = ["pause_schedules", "resume_schedules", "run_now"]
 
+    def has_add_permission(self, request):
+        return False  # schedules are declared in code or in a manifest
+
     @admin.display(description="every")
     def every(self, obj):
         return operate.every_text(obj.every_s)
