@@ -35,6 +35,7 @@ from django.db.models import Exists, F, Min, OuterRef
 from timekeeping import clock, housekeeping, leases, outbox
 from timekeeping.firing import Firing, TraceRow
 from timekeeping.models import Brand, Heartbeat, Record, ScheduleRun, TestClock, TickRun, Timer
+from timekeeping.moves import job as moves
 from timekeeping.schedules import engine as schedules
 from timekeeping.timers import clock_timers
 
@@ -66,6 +67,7 @@ class TickResult:
     unreached: list[str] = field(default_factory=list)
     schedule_runs: list[ScheduleRun] = field(default_factory=list)
     schedule_skips: list[ScheduleRun] = field(default_factory=list)
+    moves: list[moves.Minute] = field(default_factory=list)
     sweep: outbox.SweepResult | None = None
     housekeeping: housekeeping.Pass | None = None
 
@@ -90,6 +92,10 @@ class TickResult:
         if self.schedule_runs or self.schedule_skips:
             parts.append(f"{len(self.schedule_runs)} schedule run(s), "
                          f"{len(self.schedule_skips)} skipped")
+        moved = sum(len(minute.moved) for minute in self.moves)
+        if moved or any(minute.set_aside for minute in self.moves):
+            parts.append(f"{moved} row(s) moved, "
+                         f"{sum(m.set_aside for m in self.moves)} set aside")
         if self.sweep is not None:
             parts.append(f"outbox {self.sweep.sent} sent, {self.sweep.retried} retried, "
                          f"{self.sweep.failed} failed")
@@ -310,6 +316,8 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
     if phases and time.monotonic() < deadline:
         done = schedules.run_due(now=instant, deadline=deadline, holder=holder)
         result.schedule_runs, result.schedule_skips = done.runs, done.skips
+    if phases and time.monotonic() < deadline:
+        result.moves = moves.run_all(now=instant, holder=holder)
     if sweep and time.monotonic() < deadline:
         result.sweep = outbox.sweep()
     if phases and time.monotonic() < deadline:

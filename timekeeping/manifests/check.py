@@ -1,8 +1,8 @@
 """Checking a manifest: every problem at once, each with a code, a JSON path and a sentence
 naming the rule (DESIGN decision 7). A manifest with any problem is never used.
 
-Sections: `calendar` and `services` (this module), `schedules` (timekeeping.schedules);
-`tables` and `settings` are accepted as sections and checked by their own features.
+Sections: `calendar` and `services` (this module), `schedules` (timekeeping.schedules),
+`tables` (timekeeping.moves.spec); `settings` is accepted and not yet read.
 """
 
 from __future__ import annotations
@@ -64,6 +64,10 @@ def check(document: object) -> list[Problem]:
     calendar = document.get("calendar")
     if calendar is not None:
         _calendar(checker, calendar, "$.calendar")
+    if "tables" in document:
+        from timekeeping.moves.spec import check_section as check_tables
+
+        check_tables(document["tables"], checker.add)
     if "schedules" in document:
         from timekeeping.schedules.declare import check_section
 

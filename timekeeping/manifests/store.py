@@ -31,11 +31,29 @@ def bundle_of(document: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-@transaction.atomic
 def load(brand: Brand, document: object) -> Manifest:
     problems = check(document)
     if problems:
         raise ManifestInvalid(problems)
+    if document.get("tables"):
+        # Tables first, outside the version's transaction (SQLite builds tables only there);
+        # building them is additive and idempotent, so a failure after it loses nothing.
+        _apply_tables(brand, document)
+    return _keep(brand, document)
+
+
+def _apply_tables(brand: Brand, document: dict) -> None:
+    from timekeeping.models import Connection
+    from timekeeping.moves import tables
+    from timekeeping.moves.spec import compile_tables
+
+    zone = (document.get("calendar") or {}).get("zone", "")
+    link, _ = Connection.objects.get_or_create(brand=brand, defaults={"zone": zone})
+    tables.ensure(link, compile_tables(document["tables"]))
+
+
+@transaction.atomic
+def _keep(brand: Brand, document: dict) -> Manifest:
     bundle = bundle_of(document)
     last = Manifest.objects.select_for_update().filter(brand=brand).order_by("-version").first()
     if last is not None and last.bundle == bundle:

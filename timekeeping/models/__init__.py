@@ -1,4 +1,5 @@
 from timekeeping.models.brand import Brand, TestClock, brands_kept_by
+from timekeeping.models.moves import Connection, RowAudit, SetAside
 from timekeeping.models.outbox import Delivery
 from timekeeping.models.record import Record
 from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
@@ -6,7 +7,7 @@ from timekeeping.models.service import Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.models.timer import TickRun, Timer
 
 __all__ = [
-    "Brand", "Clock", "Delivery", "Heartbeat", "Job", "Manifest", "Occurrence", "Record",
-    "Schedule", "ScheduleRun", "Subject",
-    "TestClock", "TickRun", "Timer", "brands_kept_by",
+    "Brand", "Clock", "Connection", "Delivery", "Heartbeat", "Job", "Manifest", "Occurrence",
+    "Record", "RowAudit", "Schedule", "ScheduleRun", "SetAside", "Subject", "TestClock",
+    "TickRun", "Timer", "brands_kept_by",
 ]

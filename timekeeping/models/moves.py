@@ -1,0 +1,64 @@
+"""Timed moves on table rows (SPEC A1-A8): connections, rows set aside, and the audit."""
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+
+from timekeeping import clock
+from timekeeping.models.brand import Brand
+from timekeeping.public_ids import PublicIdField
+
+
+class Connection(models.Model):
+    """Where a brand's manifest tables live (a database alias) and the venue's clock (zone)."""
+
+    id = PublicIdField(prefix="con")
+    brand = models.OneToOneField(Brand, on_delete=models.CASCADE, related_name="connection")
+    database = models.CharField(max_length=64, default="default",
+                                help_text="The Django database alias the tables live in.")
+    zone = models.CharField(max_length=64, blank=True, default="",
+                            help_text="The venue's clock; empty means UTC.")
+    paused = models.BooleanField(default=False, help_text="Paused: the job skips it.")
+    lease_holder = models.CharField(max_length=200, blank=True, default="", editable=False)
+    lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+    last_run = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.brand} ({self.database})"
+
+
+class SetAside(models.Model):
+    """A due row whose timed move was refused: left alone for an hour (A8)."""
+
+    connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="set_aside")
+    table = models.CharField(max_length=64)
+    row = models.BigIntegerField()
+    rule = models.PositiveSmallIntegerField(help_text="The timed move's number, from 1.")
+    code = models.CharField(max_length=200)
+    until = models.DateTimeField()
+    created = models.DateTimeField(default=clock.wall_now)
+
+    class Meta:
+        indexes = [models.Index(fields=["connection", "table", "until"], name="setaside_until")]
+
+    def __str__(self) -> str:
+        return f"{self.table} #{self.row} rule {self.rule}: {self.code}"
+
+
+class RowAudit(models.Model):
+    """Every change of a manifest table's row: who, when, before, after (A7)."""
+
+    connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="audit")
+    table = models.CharField(max_length=64)
+    row = models.BigIntegerField()
+    kind = models.CharField(max_length=32, help_text="create, update, move, timed move")
+    who = models.CharField(max_length=200)
+    at = models.DateTimeField()
+    before = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
+    after = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [models.Index(fields=["connection", "table", "row"], name="audit_row")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.table} #{self.row} by {self.who}"

@@ -1,0 +1,186 @@
+"""The once-a-minute job that makes timed moves (SPEC A6-A8).
+
+For each connection whose tables list timed moves (one at a time per connection: its lease;
+a paused connection is skipped):
+
+1. candidates per timed move: rows still in `from`, prefiltered in SQL on the (state, moment
+   column) index, and rows set aside within the hour left out; each moment judged exactly in
+   Python on the venue's clock;
+2. the longest due first across every rule, at most 500 rows a minute;
+3. each move its own transaction: the row re-read FOR UPDATE (NOWAIT), moved only if still in
+   `from` with its moment still passed; `set` applied, the audit written ("timed move");
+4. a refused move sets the row aside for an hour and logs it (connection, table, key, rule,
+   code), never holding newer rows up; a row another writer holds is tried next minute; a lost
+   database ends the minute.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import DatabaseError, IntegrityError, OperationalError, transaction
+
+from calendars.moments import day_in_zone
+from timekeeping import leases
+from timekeeping.models import Connection, SetAside
+from timekeeping.moves import moments
+from timekeeping.moves.rows import Venue, as_dict, audit
+from timekeeping.moves.spec import Table, Timed
+
+log = logging.getLogger("timekeeping.moves")
+CAP = 500
+SET_ASIDE_FOR = timedelta(hours=1)
+LEASE = timedelta(minutes=5)
+JUDGE_CHUNK = 1000
+
+
+@dataclass
+class Due:
+    moment: datetime
+    table: str
+    rule: Timed
+    pk: int
+
+
+@dataclass
+class Minute:
+    connection: str
+    ran: bool = False
+    due: int = 0
+    moved: list[tuple[str, int]] = field(default_factory=list)
+    left: int = 0
+    set_aside: int = 0
+    busy: int = 0
+    stopped: str = ""
+
+
+def run_all(*, now: datetime, holder: str, cap: int = CAP) -> list[Minute]:
+    minutes = []
+    for link in Connection.objects.select_related("brand").filter(paused=False):
+        if link.last_run and link.last_run.replace(second=0, microsecond=0) == now.replace(
+                second=0, microsecond=0):
+            continue  # once a minute per connection
+        minutes.append(run_connection(link, now=now, holder=holder, cap=cap))
+    return minutes
+
+
+def run_connection(link: Connection, *, now: datetime, holder: str, cap: int = CAP) -> Minute:
+    minute = Minute(link.pk)
+    if link.paused or not leases.take(Connection, link.pk, holder=holder, now=now,
+                                      until=now + LEASE):
+        return minute
+    minute.ran = True
+    try:
+        venue = Venue.of(link)
+        due = candidates(venue, now, cap)
+        minute.due = len(due)
+        for item in due[:cap]:
+            outcome = move_one(venue, item, now)
+            if outcome == "lost":
+                minute.stopped = "the database went away"
+                break
+            if outcome == "moved":
+                minute.moved.append((item.table, item.pk))
+            else:
+                setattr(minute, outcome, getattr(minute, outcome) + 1)
+    finally:
+        leases.give_back(Connection, link.pk, holder=holder, extra={"last_run": now})
+    return minute
+
+
+def candidates(venue: Venue, now: datetime, cap: int) -> list[Due]:
+    found: list[Due] = []
+    for name, table in venue.tables.items():
+        for rule in table.states.timed if table.states else ():
+            found += _due_by_rule(venue, name, table, rule, now, cap)
+    return sorted(found, key=lambda due: (due.moment, due.table, due.pk))
+
+
+def _due_by_rule(venue: Venue, name: str, table: Table, rule: Timed, now: datetime,
+                 cap: int) -> list[Due]:
+    model = venue.model(name)
+    db = venue.link.database
+    aside = SetAside.objects.filter(connection=venue.link, table=name, rule=rule.number,
+                                    until__gt=now).values_list("row", flat=True)
+    rows = model.objects.using(db).filter(**{table.states.column: rule.from_state}).exclude(
+        pk__in=list(aside))
+    column = rule.at["column"]
+    bound = _bound(table.columns[column].type, rule.at, now, venue.zone)
+    if bound is not None:
+        rows = rows.filter(**{f"{column}__lte": bound})
+    due: list[Due] = []
+    start = 0
+    while len(due) < cap:
+        chunk = list(rows.order_by(column, "pk")[start:start + JUDGE_CHUNK])
+        for row in chunk:
+            moment = venue.moment(row, rule.at)
+            if moment is not None and moment <= now:  # no value: never fires (A3)
+                due.append(Due(moment, name, rule, row.pk))
+        if len(chunk) < JUDGE_CHUNK:
+            break
+        start += JUDGE_CHUNK
+    return due
+
+
+def _bound(kind: str, spec: dict, now: datetime, zone: str) -> datetime | date | None:
+    """The latest column value whose moment may have passed: the prefilter the index serves."""
+    reach = moments.reach(spec)
+    if reach is None:
+        return None
+    if kind == "date":
+        return day_in_zone(now, zone) + timedelta(days=reach.days + 1)
+    return now + reach
+
+
+def move_one(venue: Venue, item: Due, now: datetime) -> str:
+    db = venue.link.database
+    table = venue.tables[item.table]
+    try:
+        with transaction.atomic(using=db):
+            row = venue.model(item.table).objects.using(db).select_for_update(
+                nowait=True).filter(pk=item.pk).first()
+            if row is None or getattr(row, table.states.column) != item.rule.from_state:
+                return "left"  # moved by a person meanwhile
+            moment = venue.moment(row, item.rule.at)
+            if moment is None or moment > now:
+                return "left"  # re-dated meanwhile: due again when its new moment passes
+            before = as_dict(row)
+            setattr(row, table.states.column, item.rule.to)
+            for column, value in item.rule.set.items():
+                setattr(row, column, value)
+            row.full_clean()
+            row.save(using=db)
+            audit(venue, item.table, row, kind="timed move", who="timed move", at=now,
+                  before=before)
+        return "moved"
+    except OperationalError as error:
+        if _lock_busy(error):
+            return "busy"  # another writer holds it: the next minute tries again
+        if _connection_lost(error):
+            return "lost"
+        return _set_aside(venue, item, now, error)
+    except (ValidationError, IntegrityError, DatabaseError) as error:
+        return _set_aside(venue, item, now, error)
+
+
+def _lock_busy(error: Exception) -> bool:
+    cause = error.__cause__
+    return getattr(cause, "sqlstate", "") == "55P03" or "locked" in str(error).lower()
+
+
+def _connection_lost(error: Exception) -> bool:
+    cause = error.__cause__
+    return getattr(cause, "sqlstate", "") in ("08000", "08003", "08006", "57P01") or (
+        "closed" in str(error).lower())
+
+
+def _set_aside(venue: Venue, item: Due, now: datetime, error: Exception) -> str:
+    code = f"{type(error).__name__}: {error}"[:200]
+    SetAside.objects.create(connection=venue.link, table=item.table, row=item.pk,
+                            rule=item.rule.number, code=code, until=now + SET_ASIDE_FOR)
+    log.warning("timed move refused; left alone for an hour: connection=%s table=%s key=%s "
+                "rule=%s code=%s", venue.link.pk, item.table, item.pk, item.rule.number, code)
+    return "set_aside"

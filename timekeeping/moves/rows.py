@@ -1,0 +1,162 @@
+"""Rows of a brand's manifest tables: reading settings and hours, writing with an audit,
+and moves a person makes (listed moves, moves that wait for a time; SPEC A1, A10)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+
+from django.db import transaction
+from django.forms.models import model_to_dict
+
+from calendars.hours import HoursRow
+from timekeeping.manifests import current
+from timekeeping.models import Brand, Connection, Manifest, RowAudit
+from timekeeping.moves.moments import Reader, moment_of
+from timekeeping.moves.spec import Table, compile_tables
+from timekeeping.moves.tables import model_for
+
+
+class MoveRefused(Exception):
+    """A refused write: its code (STATE_MOVE_REFUSED, …) and details, for a 409."""
+
+    def __init__(self, code: str, message: str, details: dict | None = None):
+        super().__init__(message)
+        self.code, self.message, self.details = code, message, details or {}
+
+
+@lru_cache(maxsize=64)
+def _tables(bundle: str) -> dict[str, Table]:
+    document = Manifest.objects.filter(bundle=bundle).values_list("document", flat=True).first()
+    return compile_tables((document or {}).get("tables", {}))
+
+
+def tables_of(brand: Brand) -> dict[str, Table]:
+    version = current(brand)
+    return _tables(version.bundle) if version else {}
+
+
+@dataclass
+class Venue:
+    """A brand's tables on its connection, with what moments read."""
+
+    link: Connection
+    tables: dict[str, Table]
+
+    @classmethod
+    def of(cls, link: Connection) -> Venue:
+        return cls(link, tables_of(link.brand))
+
+    def model(self, table: str):
+        return model_for(self.link.brand, self.tables[table])
+
+    @property
+    def zone(self) -> str:
+        return self.link.zone or "UTC"
+
+    def reader(self) -> Reader:
+        return Reader(zone=self.zone, setting=self._setting, hours_rows=self._hours,
+                      linked=self._linked)
+
+    def _setting(self, table: str, column: str):
+        # Two rows in a settings table say two things: no setting is read from it.
+        rows = list(self.model(table).objects.using(self.link.database).values(column)[:2])
+        return rows[0][column] if len(rows) == 1 else None
+
+    def _hours(self, spec: dict) -> list[HoursRow]:
+        rows = self.model(spec["table"]).objects.using(self.link.database).values()
+        return [HoursRow(row[spec.get("weekday", "weekday")], row.get(spec.get("opens", "opens")),
+                         row.get(spec.get("closes", "closes")),
+                         row.get(spec.get("open", "open"), True) is not False) for row in rows]
+
+    def _linked(self, row, column: str):
+        table = self._table_of(row)
+        target = table.columns[column].references if table else None
+        value = getattr(row, column, None)
+        if not target or value is None:
+            return None
+        return self.model(target).objects.using(self.link.database).filter(pk=value).first()
+
+    def _table_of(self, row) -> Table | None:
+        return next((t for name, t in self.tables.items()
+                     if self.model(name) is type(row)), None)
+
+    def moment(self, row, spec: dict) -> datetime | None:
+        return moment_of(row, spec, self.reader())
+
+
+def as_dict(row) -> dict:
+    return model_to_dict(row) | {"id": row.pk}
+
+
+def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
+          before: dict | None) -> None:
+    RowAudit.objects.create(connection=venue.link, table=table, row=row.pk, kind=kind, who=who,
+                            at=at, before=before, after=as_dict(row))
+
+
+def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime):
+    spec = venue.tables[table]
+    model = venue.model(table)
+    if spec.states:
+        values = {**values, spec.states.column: spec.states.initial}
+    with transaction.atomic(using=venue.link.database):
+        row = model(**values)
+        row.full_clean()
+        row.save(using=venue.link.database)
+        audit(venue, table, row, kind="create", who=who, at=at, before=None)
+    return row
+
+
+def update(venue: Venue, table: str, pk: int, values: dict, *, who: str, at: datetime):
+    spec = venue.tables[table]
+    if spec.states and spec.states.column in values:
+        raise MoveRefused("STATE_MOVE_REFUSED", "the state changes only by a move",
+                          {"reason": "use the move endpoint"})
+    model = venue.model(table)
+    with transaction.atomic(using=venue.link.database):
+        row = model.objects.using(venue.link.database).select_for_update().get(pk=pk)
+        before = as_dict(row)
+        for key, value in values.items():
+            setattr(row, key, value)
+        row.full_clean()
+        row.save(using=venue.link.database)
+        audit(venue, table, row, kind="update", who=who, at=at, before=before)
+    return row
+
+
+def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime):
+    """A person's move: listed, and inside the time it waits for (judged under the lock)."""
+    spec = venue.tables[table]
+    if not spec.states:
+        raise MoveRefused("STATE_MOVE_REFUSED", f"{table} keeps no states")
+    model = venue.model(table)
+    with transaction.atomic(using=venue.link.database):
+        row = model.objects.using(venue.link.database).select_for_update().get(pk=pk)
+        state = getattr(row, spec.states.column)
+        listed = spec.states.moves.get(state, {}).get(to)
+        if listed is None:
+            raise MoveRefused("STATE_MOVE_REFUSED", f"{table} lists no move from {state!r} to "
+                              f"{to!r}", {"reason": "not-listed", "from": state, "to": to})
+        _check_time(venue, row, listed.requires_time, at)
+        before = as_dict(row)
+        setattr(row, spec.states.column, to)
+        row.save(using=venue.link.database)
+        audit(venue, table, row, kind="move", who=who, at=at, before=before)
+    return row
+
+
+def _check_time(venue: Venue, row, requires: dict, at: datetime) -> None:
+    for bound in ("after", "before"):
+        if bound not in requires:
+            continue
+        moment = venue.moment(row, requires[bound])
+        details = {"requires": "time", "bound": bound, "at": moment}
+        if moment is None:
+            raise MoveRefused("STATE_MOVE_REFUSED", "the moment it waits for has no value",
+                              {**details, "reason": "no-moment"})
+        if (bound == "after" and at < moment) or (bound == "before" and at >= moment):
+            raise MoveRefused("STATE_MOVE_REFUSED",
+                              f"the move opens {'from' if bound == 'after' else 'until'} "
+                              f"{moment:%Y-%m-%dT%H:%M:%SZ}", details)
