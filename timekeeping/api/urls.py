@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from timekeeping.api import services, test_clocks
+from timekeeping.api import rows, services, test_clocks
 
 urlpatterns = [
     path("test_clocks", test_clocks.TestClockList.as_view(), name="test-clocks"),
@@ -22,6 +22,9 @@ urlpatterns = [
          name="clock-acknowledge"),
     path("clocks/<str:clock_id>/choose", services.ClockChoose.as_view(), name="clock-choose"),
     path("clocks/<str:clock_id>/done", services.ClockDone.as_view(), name="clock-done"),
+    path("tables/<str:table>/rows", rows.RowList.as_view(), name="rows"),
+    path("tables/<str:table>/rows/<int:pk>", rows.RowDetail.as_view(), name="row"),
+    path("tables/<str:table>/rows/<int:pk>/move", rows.RowMove.as_view(), name="row-move"),
     path("owner/calendar/postponements", services.Postponements.as_view(),
          name="postponements"),
 ]

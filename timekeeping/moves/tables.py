@@ -47,11 +47,18 @@ def model_for(brand: Brand, table: Table) -> type[models.Model]:
     """The model of a table, one class per table definition (a changed manifest, a new one)."""
     key = (brand.pk, db_table(brand, table.name), repr(table))
     if key not in _models:
-        _models[key] = _model(key[1], table)
+        _models[key] = _model(brand.pk, key[1], table)
     return _models[key]
 
 
-def _model(name: str, table: Table) -> type[models.Model]:
+def forget() -> None:
+    """Drop the built classes (after tables were dropped, as the tests do)."""
+    _models.clear()
+    _registry.all_models.clear()
+    _registry.clear_cache()
+
+
+def _model(brand_pk: str, name: str, table: Table) -> type[models.Model]:
     indexes = []
     if table.states:
         state = table.states.column
@@ -67,7 +74,7 @@ def _model(name: str, table: Table) -> type[models.Model]:
                               else _field(column))
     meta = type("Meta", (), {"app_label": "timedmoves", "db_table": name, "apps": _registry,
                              "indexes": list({i.name: i for i in indexes}.values())})
-    digest = hashlib.sha1(repr(table).encode()).hexdigest()[:10]
+    digest = hashlib.sha1(f"{brand_pk}:{table!r}".encode()).hexdigest()[:12]
     attrs = {"__module__": "timekeeping.moves.dynamic", "Meta": meta, **fields}
     return type(f"T{digest}{name.title().replace('_', '')}", (models.Model,), attrs)
 

@@ -1,0 +1,261 @@
+"""Timed moves on real SQL tables built from a manifest. The tables are made by DDL, so these
+tests commit (transactional)."""
+
+import copy
+import json
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from tests.processes import needs_postgres, start_manage
+from timekeeping import clock, manifests, tick
+from timekeeping.models import Brand, Connection, RowAudit, SetAside
+from timekeeping.moves import job
+from timekeeping.moves.rows import MoveRefused, Venue, move
+
+pytestmark = pytest.mark.django_db(transaction=True)
+VENUE = json.loads((Path(__file__).resolve().parents[3] / "timekeeping" / "manifests" /
+                    "examples" / "venue.json").read_text())
+HOURS = [("mon", "11:00", "21:00", False), ("tue", "11:00", "21:00", True),
+         ("wed", "11:00", "21:00", True), ("thu", "11:00", "21:00", True),
+         ("fri", "11:00", "21:00", True), ("sat", "18:00", "02:00", True),
+         ("sun", "12:00", "20:00", True)]
+
+
+@pytest.fixture(autouse=True)
+def drop_venue_tables():
+    """The manifest's tables are real tables outside Django's own: drop them after each test."""
+    yield
+    from django.db import connection
+
+    from timekeeping.moves import tables
+
+    with connection.cursor() as cursor:
+        for name in connection.introspection.table_names(cursor):
+            if name.startswith("tm_"):
+                cursor.execute(f"DROP TABLE {connection.ops.quote_name(name)}")
+    tables.forget()
+
+
+def utc(*parts):
+    return datetime(*parts, tzinfo=UTC)
+
+
+@pytest.fixture
+def venue():
+    return make_venue("Corner Kitchen", "corner", VENUE)
+
+
+def make_venue(name, slug, document, zone=None):
+    brand = Brand.objects.create(name=name, slug=slug)
+    document = copy.deepcopy(document)
+    if zone:
+        document["calendar"]["zone"] = zone
+    manifests.load(brand, document)
+    found = Venue.of(Connection.objects.select_related("brand").get(brand=brand))
+    found.model("settings").objects.create(no_show_at="10:00", offer_hours=24)
+    for weekday, opens, closes, is_open in HOURS:
+        found.model("opening_hours").objects.create(weekday=weekday, opens=opens, closes=closes,
+                                                    open=is_open)
+    return found
+
+
+def order(venue, pickup, status="placed"):
+    return venue.model("orders").objects.create(customer="Ines", pickup_at=pickup,
+                                                status=status)
+
+
+def run(venue, now, cap=job.CAP):
+    venue.link.refresh_from_db()
+    return job.run_connection(venue.link, now=now, holder="test:1:x", cap=cap)
+
+
+def state(venue, table, pk):
+    return venue.model(table).objects.get(pk=pk)
+
+
+def test_it_cancels_an_order_still_placed_at_the_closing_hour_of_its_day(venue):
+    friday = order(venue, utc(2026, 10, 23, 11, 30))  # 12:30 BST on Friday 23 October
+    assert run(venue, utc(2026, 10, 23, 19, 59)).moved == []  # 20:59 BST: still open
+    minute = run(venue, utc(2026, 10, 23, 20))  # 21:00 BST
+    assert minute.moved == [("orders", friday.pk)]
+    row = state(venue, "orders", friday.pk)
+    assert (row.status, row.cancel_code) == ("cancelled", "closed")
+    trail = RowAudit.objects.get(table="orders", row=friday.pk)
+    assert (trail.kind, trail.who) == ("timed move", "timed move")
+    assert trail.before["status"] == "placed" and trail.after["status"] == "cancelled"
+
+
+def test_it_reads_a_21_00_closing_as_21_00_in_winter_too(venue):
+    winter = order(venue, utc(2026, 11, 27, 12, 30))  # a Friday in GMT
+    assert run(venue, utc(2026, 11, 27, 20, 59)).moved == []
+    assert run(venue, utc(2026, 11, 27, 21)).moved == [("orders", winter.pk)]
+
+
+def test_it_ends_a_closed_monday_at_midnight_and_a_saturday_past_midnight(venue):
+    monday = order(venue, utc(2026, 10, 26, 12))  # closed on Mondays
+    saturday = order(venue, utc(2026, 10, 24, 19))  # closes 02:00 Sunday, after the change
+    assert run(venue, utc(2026, 10, 25, 1, 59)).moved == []
+    assert run(venue, utc(2026, 10, 25, 2)).moved == [("orders", saturday.pk)]
+    assert run(venue, utc(2026, 10, 27, 0)).moved == [("orders", monday.pk)]
+
+
+def test_it_makes_a_guest_a_no_show_at_ten_the_calendar_day_after(venue):
+    stays = venue.model("stays")
+    guest = stays.objects.create(guest="Ola", arrive=date(2026, 10, 24), status="booked")
+    assert run(venue, utc(2026, 10, 25, 9, 59)).moved == []  # 09:00Z would be 10:00 BST
+    assert run(venue, utc(2026, 10, 25, 10)).moved == [("stays", guest.pk)]
+    assert state(venue, "stays", guest.pk).status == "no_show"
+
+
+def test_it_gives_a_lapsed_offer_back_and_empties_the_friend(venue):
+    tickets = venue.model("tickets")
+    ticket = tickets.objects.create(holder="Ana", pending_email="friend@example.test",
+                                    offer_until=utc(2026, 11, 30, 18), doors_at=utc(2026, 12, 5),
+                                    valid_to=utc(2026, 12, 6), status="offered")
+    run(venue, utc(2026, 11, 30, 18))
+    row = state(venue, "tickets", ticket.pk)
+    assert (row.status, row.pending_email) == ("valid", None)
+
+
+def test_it_never_fires_a_moment_with_no_value(venue):
+    tickets = venue.model("tickets")
+    ticket = tickets.objects.create(holder="Ana", offer_until=None, doors_at=utc(2026, 12, 5),
+                                    valid_to=utc(2026, 12, 6), status="offered")
+    assert run(venue, utc(2030, 1, 1)).moved == []
+    assert state(venue, "tickets", ticket.pk).status == "offered"
+
+
+def test_it_closes_at_the_venue_hour_in_new_york_across_the_spring_change():
+    kitchen = make_venue("Bodega", "bodega", VENUE, zone="America/New_York")
+    before = order(kitchen, utc(2026, 3, 6, 17))  # Friday, EST
+    after = order(kitchen, utc(2026, 3, 13, 16))  # Friday, EDT
+    assert run(kitchen, utc(2026, 3, 7, 1, 59)).moved == []
+    assert run(kitchen, utc(2026, 3, 7, 2)).moved == [("orders", before.pk)]  # 21:00 EST
+    assert run(kitchen, utc(2026, 3, 14, 0, 59)).moved == []
+    assert run(kitchen, utc(2026, 3, 14, 1)).moved == [("orders", after.pk)]  # 21:00 EDT
+
+
+def test_it_moves_at_most_500_a_minute_oldest_first_and_drains_the_backlog(venue):
+    orders = venue.model("orders")
+    orders.objects.bulk_create([
+        orders(customer=f"c{n}", pickup_at=utc(2026, 10, 1) + timedelta(hours=n),
+               status="placed") for n in range(1200)])
+    first = run(venue, utc(2026, 12, 1), cap=500)
+    assert len(first.moved) == 500
+    moved_first = {pk for _, pk in first.moved}
+    oldest = set(orders.objects.order_by("pickup_at").values_list("pk", flat=True)[:500])
+    assert moved_first == oldest
+    second = run(venue, utc(2026, 12, 1, 0, 1), cap=500)
+    third = run(venue, utc(2026, 12, 1, 0, 2), cap=500)
+    assert (len(second.moved), len(third.moved)) == (500, 200)
+    assert not orders.objects.filter(status="placed").exists()
+
+
+def test_it_leaves_a_row_moved_or_re_dated_by_a_person_after_the_prefilter(venue):
+    moved = order(venue, utc(2026, 10, 23, 11))
+    re_dated = order(venue, utc(2026, 10, 23, 12))
+    now = utc(2026, 10, 23, 21)
+    due = job.candidates(venue, now, job.CAP)
+    assert {item.pk for item in due} == {moved.pk, re_dated.pk}
+    move(venue, "orders", moved.pk, "confirmed", who="staff", at=now)
+    orders = venue.model("orders")
+    orders.objects.filter(pk=re_dated.pk).update(pickup_at=utc(2026, 10, 30, 12))
+    assert [job.move_one(venue, item, now) for item in due] == ["left", "left"]
+    assert state(venue, "orders", moved.pk).status == "confirmed"
+    assert state(venue, "orders", re_dated.pk).status == "placed"
+
+
+def test_it_sets_a_refused_row_aside_for_an_hour_and_never_holds_newer_rows_up(venue):
+    document = copy.deepcopy(VENUE)
+    document["tables"]["orders"]["states"]["timed"][0]["set"] = {"cancel_code": "x" * 40}
+    document["tables"]["orders"]["columns"].append({"ref": "note", "type": "text",
+                                                    "nullable": True})
+    manifests.load(venue.link.brand, document)
+    refused = Venue.of(venue.link)
+    stuck = order(refused, utc(2026, 10, 23, 11))
+    minute = run(refused, utc(2026, 10, 23, 21))
+    assert minute.set_aside == 1 and minute.moved == []
+    aside = SetAside.objects.get(row=stuck.pk)
+    assert aside.rule == 1 and "cancel_code" in aside.code
+    assert aside.until == utc(2026, 10, 23, 22)
+    assert run(refused, utc(2026, 10, 23, 21, 30)).set_aside == 0  # left alone for the hour
+    assert run(refused, utc(2026, 10, 23, 22, 1)).set_aside == 1  # tried again after it
+
+
+def test_it_skips_a_paused_connection(venue):
+    order(venue, utc(2026, 10, 23, 11))
+    Connection.objects.filter(pk=venue.link.pk).update(paused=True)
+    with clock.fixed(utc(2026, 10, 23, 21)):
+        result = tick.run_once(now=utc(2026, 10, 23, 21))
+    assert result.moves == []
+    Connection.objects.filter(pk=venue.link.pk).update(paused=False)
+    with clock.fixed(utc(2026, 10, 23, 21, 1)):
+        result = tick.run_once(now=utc(2026, 10, 23, 21, 1))
+    assert sum(len(m.moved) for m in result.moves) == 1  # every row already due moves
+
+
+def test_a_person_moves_only_by_listed_moves_and_inside_their_time(venue):
+    tickets = venue.model("tickets")
+    ticket = tickets.objects.create(holder="Ana", doors_at=utc(2026, 12, 5, 19),
+                                    valid_to=utc(2026, 12, 5, 23), status="valid")
+    with pytest.raises(MoveRefused) as refused:
+        move(venue, "tickets", ticket.pk, "no_show", who="staff", at=utc(2026, 12, 5, 19))
+    assert refused.value.details["reason"] == "not-listed"
+    with pytest.raises(MoveRefused) as early:
+        move(venue, "tickets", ticket.pk, "checked_in", who="staff", at=utc(2026, 12, 5, 18, 29))
+    assert early.value.code == "STATE_MOVE_REFUSED"
+    assert early.value.details == {"requires": "time", "bound": "after",
+                                   "at": utc(2026, 12, 5, 18, 30)}
+    with pytest.raises(MoveRefused) as late:
+        move(venue, "tickets", ticket.pk, "checked_in", who="staff", at=utc(2026, 12, 5, 23))
+    assert late.value.details["bound"] == "before"
+    move(venue, "tickets", ticket.pk, "checked_in", who="staff", at=utc(2026, 12, 5, 18, 30))
+    assert state(venue, "tickets", ticket.pk).status == "checked_in"
+
+
+def test_the_rows_api_creates_moves_refuses_and_audits(venue, client):
+    owner = get_user_model().objects.create_user("chef", password="pw")
+    Brand.objects.filter(pk=venue.link.brand_id).update(owner=owner)
+    client.force_login(owner)
+    made = client.post("/api/tables/orders/rows", {"customer": "Rui",
+                                                   "pickup_at": "2026-12-04T12:30:00Z"},
+                       content_type="application/json")
+    assert made.status_code == 201 and made.json()["status"] == "placed"
+    pk = made.json()["id"]
+    refused = client.post(f"/api/tables/orders/rows/{pk}/move", {"to": "ready"},
+                          content_type="application/json")
+    assert refused.status_code == 409 and refused.json()["code"] == "STATE_MOVE_REFUSED"
+    state_patch = client.patch(f"/api/tables/orders/rows/{pk}", {"status": "ready"},
+                               content_type="application/json")
+    assert state_patch.status_code == 409
+    moved = client.post(f"/api/tables/orders/rows/{pk}/move", {"to": "confirmed"},
+                        content_type="application/json")
+    assert moved.status_code == 200 and moved.json()["status"] == "confirmed"
+    listed = client.get("/api/tables/orders/rows?state=confirmed").json()["rows"]
+    assert [row["id"] for row in listed] == [pk]
+    kinds = list(RowAudit.objects.filter(row=pk).values_list("kind", flat=True))
+    assert kinds == ["create", "move"]
+    bad = client.post("/api/tables/orders/rows", {"customer": "x" * 200,
+                                                  "pickup_at": "2026-12-04T12:30:00Z"},
+                      content_type="application/json")
+    assert bad.status_code == 400 and "customer" in bad.json()
+    stranger = get_user_model().objects.create_user("stranger", password="pw")
+    client.force_login(stranger)
+    assert client.get(f"/api/tables/orders/rows/{pk}").status_code == 404
+
+
+@needs_postgres
+def test_two_ticks_at_once_move_each_row_once(venue):
+    orders = venue.model("orders")
+    orders.objects.bulk_create([orders(customer=f"c{n}", pickup_at=utc(2026, 10, 1, 12),
+                                       status="placed") for n in range(300)])
+    processes = [start_manage("tick") for _ in range(2)]
+    for process in processes:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+    assert orders.objects.filter(status="cancelled").count() == 300
+    trails = RowAudit.objects.filter(table="orders", kind="timed move")
+    assert trails.count() == 300 and trails.values("row").distinct().count() == 300
