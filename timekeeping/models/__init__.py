@@ -1,5 +1,5 @@
 from timekeeping.models.brand import Brand, TestClock, brands_kept_by
-from timekeeping.models.moves import Connection, RowAudit, SetAside
+from timekeeping.models.moves import Connection, RowAudit, SampleRow, SetAside
 from timekeeping.models.outbox import Delivery
 from timekeeping.models.record import Record
 from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
@@ -8,6 +8,6 @@ from timekeeping.models.timer import TickRun, Timer
 
 __all__ = [
     "Brand", "Clock", "Connection", "Delivery", "Heartbeat", "Job", "Manifest", "Occurrence",
-    "Record", "RowAudit", "Schedule", "ScheduleRun", "SetAside", "Subject", "TestClock",
-    "TickRun", "Timer", "brands_kept_by",
+    "Record", "RowAudit", "SampleRow", "Schedule", "ScheduleRun", "SetAside", "Subject",
+    "TestClock", "TickRun", "Timer", "brands_kept_by",
 ]

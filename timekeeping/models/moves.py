@@ -62,3 +62,18 @@ class RowAudit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.table} #{self.row} by {self.who}"
+
+
+class SampleRow(models.Model):
+    """A row written as sample data: moved like any row, never judged late, removable (A14)."""
+
+    connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="samples")
+    table = models.CharField(max_length=64)
+    row = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["connection", "table", "row"],
+                                               name="sample_row")]
+
+    def __str__(self) -> str:
+        return f"sample {self.table} #{self.row}"

@@ -79,6 +79,11 @@ def _at_time(row, day: date, time, reader: Reader) -> datetime | None:
     return None if parsed is None else wall_time(day, parsed, reader.zone)
 
 
+def shift_by(instant: datetime, spec: dict, sign: int, reader: Reader) -> datetime | None:
+    """Move an instant by a shift spec (a number or a setting); None when it cannot be read."""
+    return _shift(instant, spec, sign, reader)
+
+
 def _shift(instant: datetime, spec: dict, sign: int, reader: Reader) -> datetime | None:
     unit, amount = next(iter(spec.items()))
     if isinstance(amount, dict):

@@ -126,8 +126,11 @@ def update(venue: Venue, table: str, pk: int, values: dict, *, who: str, at: dat
     return row
 
 
-def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime):
-    """A person's move: listed, and inside the time it waits for (judged under the lock)."""
+def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime,
+         audience: str = "staff"):
+    """A person's move: listed, inside the time it waits for, and judged against its late
+    rule, all under the row's lock. `audience` "public" is a guest through the public API:
+    its refusals are PUBLIC_TOO_EARLY and PUBLIC_TOO_LATE."""
     spec = venue.tables[table]
     if not spec.states:
         raise MoveRefused("STATE_MOVE_REFUSED", f"{table} keeps no states")
@@ -139,15 +142,16 @@ def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime):
         if listed is None:
             raise MoveRefused("STATE_MOVE_REFUSED", f"{table} lists no move from {state!r} to "
                               f"{to!r}", {"reason": "not-listed", "from": state, "to": to})
-        _check_time(venue, row, listed.requires_time, at)
+        _check_time(venue, row, listed.requires_time, at, audience)
         before = as_dict(row)
+        _judge_late(venue, table, row, state, to, at, audience)
         setattr(row, spec.states.column, to)
         row.save(using=venue.link.database)
         audit(venue, table, row, kind="move", who=who, at=at, before=before)
     return row
 
 
-def _check_time(venue: Venue, row, requires: dict, at: datetime) -> None:
+def _check_time(venue: Venue, row, requires: dict, at: datetime, audience: str) -> None:
     for bound in ("after", "before"):
         if bound not in requires:
             continue
@@ -156,7 +160,45 @@ def _check_time(venue: Venue, row, requires: dict, at: datetime) -> None:
         if moment is None:
             raise MoveRefused("STATE_MOVE_REFUSED", "the moment it waits for has no value",
                               {**details, "reason": "no-moment"})
-        if (bound == "after" and at < moment) or (bound == "before" and at >= moment):
+        early, late = bound == "after" and at < moment, bound == "before" and at >= moment
+        if audience == "public" and early:
+            base = _get_column(row, requires[bound])
+            raise MoveRefused("PUBLIC_TOO_EARLY", f"the move opens at {moment:%Y-%m-%dT%H:%MZ}",
+                              {"from": moment, "at": base})
+        if audience == "public" and late:
+            raise MoveRefused("PUBLIC_TOO_LATE", f"the move closed at {moment:%Y-%m-%dT%H:%MZ}",
+                              {"at": moment})
+        if early or late:
             raise MoveRefused("STATE_MOVE_REFUSED",
                               f"the move opens {'from' if bound == 'after' else 'until'} "
                               f"{moment:%Y-%m-%dT%H:%M:%SZ}", details)
+
+
+def _get_column(row, spec: dict):
+    return getattr(row, spec["column"], None)
+
+
+def _judge_late(venue: Venue, table: str, row, state: str, to: str, at: datetime,
+                audience: str) -> None:
+    """A move is late when its moment, read from the row as stored, is less than `within`
+    away or has passed. Sample rows are never late."""
+    from timekeeping.moves import samples
+    from timekeeping.moves.moments import shift_by
+
+    spec = venue.tables[table].states
+    rule = next((late for late in spec.late if late.to == to
+                 and (not late.from_states or state in late.from_states)), None)
+    if rule is None or samples.is_sample(venue, table, row.pk):
+        return
+    moment = venue.moment(row, rule.moment)
+    opens = shift_by(moment, rule.within, -1, venue.reader()) if moment else None
+    if opens is None or at < opens:
+        if rule.mode == "flag":
+            setattr(row, rule.flag, False)  # the flag is ours: a writer's value is dropped
+        return
+    if rule.mode == "flag":
+        setattr(row, rule.flag, True)
+    elif audience == "public":
+        raise MoveRefused("PUBLIC_TOO_LATE", f"too late to move to {to!r}", {"at": moment})
+    elif rule.refuse == "everyone":
+        raise MoveRefused("STATE_TOO_LATE", f"too late to move to {to!r}", {"at": moment})

@@ -62,11 +62,25 @@ class Timed:
 
 
 @dataclass(frozen=True)
+class Late:
+    """A move made close to a moment: flagged, or refused (A11)."""
+
+    to: str
+    from_states: tuple[str, ...]
+    moment: dict
+    within: dict
+    mode: str  # flag or refuse
+    flag: str = ""
+    refuse: str = "public"  # public or everyone
+
+
+@dataclass(frozen=True)
 class States:
     column: str
     initial: str
     moves: dict[str, dict[str, Move]]
     timed: tuple[Timed, ...] = ()
+    late: tuple[Late, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,7 +112,10 @@ def compile_tables(section: dict) -> dict[str, Table]:
                     moves[origin][move.to] = move
             timed = tuple(Timed(n, t["from"], t["to"], t["at"], dict(t.get("set", {})))
                           for n, t in enumerate(spec.get("timed", []), start=1))
-            states = States(spec["column"], spec["initial"], moves, timed)
+            late = tuple(Late(rule["to"], tuple(rule.get("from", ())), rule["moment"],
+                              rule["within"], rule["mode"], rule.get("flag", ""),
+                              rule.get("refuse", "public")) for rule in spec.get("late", []))
+            states = States(spec["column"], spec["initial"], moves, timed, late)
         tables[name] = Table(name, columns, states, bool(raw.get("settings")))
     return tables
 
@@ -173,6 +190,11 @@ def _check_states(table: str, states: object, columns: dict, section: dict, path
     for number, rule in enumerate(timed, start=1):
         _check_timed(table, number, rule, states, listed, columns, section, seen_from,
                      f"{path}.timed[{number - 1}]", add)
+    seen_to: set[str] = set()
+    flags: set[str] = set()
+    for number, rule in enumerate(states.get("late", []), start=1):
+        _check_late(table, number, rule, states, listed, columns, section, seen_to, flags,
+                    f"{path}.late[{number - 1}]", add)
 
 
 def _listed(moves: dict) -> dict[str, dict[str, dict]]:
@@ -227,6 +249,41 @@ def _check_timed(table, number, rule, states, listed, columns, section, seen_fro
             f"{label}: the move waits until after {after.get('column')} "
             f"{'plus' if after.get('plus') else ''} a shift, so a timed move at "
             f"{at.get('column')} would be refused every time")
+
+
+def _check_late(table, number, rule, states, listed, columns, section, seen_to, flags, path,
+                add):
+    label = f"table '{table}', late rule {number}"
+    if not isinstance(rule, dict):
+        add("late.invalid", path, f"{label} is an object with to, moment, within and mode")
+        return
+    to = rule.get("to")
+    if to in seen_to:
+        add("late.twice", f"{path}.to", f"{label}: one late rule per move; '{to}' has two")
+    seen_to.add(to)
+    origins = rule.get("from") or [o for o, targets in listed.items() if to in targets]
+    for origin in origins:
+        if to not in listed.get(origin, {}):
+            add("late.move_unlisted", f"{path}.from", f"{label}: the table lists no move from "
+                                                      f"{origin!r} to {to!r}")
+    if not origins:
+        add("late.move_unlisted", f"{path}.to", f"{label}: no listed move goes to {to!r}")
+    _check_moment(label, rule.get("moment"), columns, section, f"{path}.moment", add)
+    _check_shift(label, rule.get("within"), section, f"{path}.within", add)
+    mode = rule.get("mode")
+    if mode not in ("flag", "refuse"):
+        add("late.mode_invalid", f"{path}.mode", f"{label}: the mode is flag or refuse")
+    if mode == "flag":
+        flag = rule.get("flag")
+        column = columns.get(flag)
+        if column is None or column.get("type") != "boolean" or flag == states.get("column") \
+                or flag in flags:
+            add("late.flag_invalid", f"{path}.flag",
+                f"{label}: the flag is a yes/no column of the row, not the state column and not "
+                "another late rule's flag")
+        flags.add(flag)
+    if mode == "refuse" and rule.get("refuse", "public") not in ("public", "everyone"):
+        add("late.refuse_invalid", f"{path}.refuse", f"{label}: refuse is public or everyone")
 
 
 def _check_moment(label, moment, columns, section, path, add, *, timed=False, depth=0):

@@ -55,7 +55,8 @@ def make_venue(name, slug, document, zone=None):
         document["calendar"]["zone"] = zone
     manifests.load(brand, document)
     found = Venue.of(Connection.objects.select_related("brand").get(brand=brand))
-    found.model("settings").objects.create(no_show_at="10:00", offer_hours=24)
+    found.model("settings").objects.create(no_show_at="10:00", offer_hours=24,
+                                           arrive_from="15:00", cancel_hours=48)
     for weekday, opens, closes, is_open in HOURS:
         found.model("opening_hours").objects.create(weekday=weekday, opens=opens, closes=closes,
                                                     open=is_open)
@@ -259,3 +260,62 @@ def test_two_ticks_at_once_move_each_row_once(venue):
     assert orders.objects.filter(status="cancelled").count() == 300
     trails = RowAudit.objects.filter(table="orders", kind="timed move")
     assert trails.count() == 300 and trails.values("row").distinct().count() == 300
+
+
+def test_it_flags_a_cancellation_inside_48_hours_of_the_arrival(venue):
+    stays = venue.model("stays")
+    early = stays.objects.create(guest="Ana", arrive=date(2026, 12, 10), status="booked")
+    late = stays.objects.create(guest="Bea", arrive=date(2026, 12, 10), status="booked")
+    move(venue, "stays", early.pk, "cancelled", who="guest", at=utc(2026, 12, 8, 14, 59))
+    move(venue, "stays", late.pk, "cancelled", who="guest", at=utc(2026, 12, 8, 15))
+    assert state(venue, "stays", early.pk).late_cancel is False
+    assert state(venue, "stays", late.pk).late_cancel is True  # 15:00 GMT on the 10th, -48h
+
+
+def test_a_guest_hears_public_codes_and_staff_hear_state_codes(venue):
+    tickets = venue.model("tickets")
+    ticket = tickets.objects.create(holder="Ana", doors_at=utc(2026, 12, 5, 19),
+                                    valid_to=utc(2026, 12, 5, 23), status="valid")
+    with pytest.raises(MoveRefused) as early:
+        move(venue, "tickets", ticket.pk, "checked_in", who="guest", at=utc(2026, 12, 5, 18),
+             audience="public")
+    assert early.value.code == "PUBLIC_TOO_EARLY"
+    assert early.value.details == {"from": utc(2026, 12, 5, 18, 30), "at": utc(2026, 12, 5, 19)}
+    with pytest.raises(MoveRefused) as late:
+        move(venue, "tickets", ticket.pk, "checked_in", who="guest", at=utc(2026, 12, 6),
+             audience="public")
+    assert (late.value.code, late.value.details) == ("PUBLIC_TOO_LATE",
+                                                     {"at": utc(2026, 12, 5, 23)})
+
+
+def test_sample_rows_are_written_relative_to_now_moved_like_others_and_removed(venue):
+    from timekeeping.moves import samples
+
+    now = utc(2026, 10, 23, 11)
+    made = samples.add(venue, "orders", [{"customer": "sample", "pickup_at": {"@in": "PT20M"}},
+                                         {"customer": "old", "pickup_at": {"@in": "-P1D"}}],
+                       now=now)
+    orders = venue.model("orders")
+    assert orders.objects.get(pk=made[0]).pickup_at == now + timedelta(minutes=20)
+    assert run(venue, utc(2026, 10, 23, 20)).moved == [("orders", made[1]), ("orders", made[0])]
+    assert samples.remove(venue) == 2
+    assert not orders.objects.exists()
+    assert not RowAudit.objects.filter(table="orders").exists()
+    with pytest.raises(ValueError, match="@in: 'soon'"):
+        samples.resolve({"@in": "soon"}, now)
+
+
+def test_operators_see_the_backlog_what_is_set_aside_and_what_moves_next(venue):
+    from timekeeping.moves import operate
+
+    order(venue, utc(2026, 10, 22, 11))
+    order(venue, utc(2026, 10, 23, 11))
+    tomorrow = order(venue, utc(2026, 10, 24, 11))
+    lines = operate.backlog(venue.link, now=utc(2026, 10, 23, 21))
+    orders = next(line for line in lines if line.table == "orders")
+    assert (orders.due, orders.oldest, orders.move) == (2, utc(2026, 10, 22, 20),
+                                                         "placed → cancelled")
+    ahead = operate.preview(venue.link, now=utc(2026, 10, 23, 21), hours=30)
+    assert ahead == [f"2026-10-25 02:00Z  orders #{tomorrow.pk}  placed → cancelled  "
+                     "(timed move 1: pickup_at at the closing hour)"]
+    assert operate.set_aside(venue.link, now=utc(2026, 10, 23, 21)) == []

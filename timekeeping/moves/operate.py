@@ -1,0 +1,71 @@
+"""What operators see of a connection's timed moves: the backlog, the rows set aside, and a
+preview of what will move in the next hours and why (A6-A8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from timekeeping.models import Connection, SetAside
+from timekeeping.moves import job
+from timekeeping.moves.rows import Venue
+
+SCAN = 100_000
+
+
+@dataclass(frozen=True)
+class Backlog:
+    table: str
+    rule: int
+    move: str
+    due: int
+    oldest: datetime | None
+
+
+def backlog(link: Connection, *, now: datetime) -> list[Backlog]:
+    venue = Venue.of(link)
+    found = job.candidates(venue, now, SCAN)
+    lines = []
+    for name, table in venue.tables.items():
+        for rule in table.states.timed if table.states else ():
+            mine = [due for due in found if due.table == name and due.rule.number == rule.number]
+            lines.append(Backlog(name, rule.number, f"{rule.from_state} → {rule.to}", len(mine),
+                                 min((due.moment for due in mine), default=None)))
+    return lines
+
+
+def set_aside(link: Connection, *, now: datetime) -> list[SetAside]:
+    return list(SetAside.objects.filter(connection=link, until__gt=now).order_by("until"))
+
+
+def preview(link: Connection, *, now: datetime, hours: int) -> list[str]:
+    """What will move in the next `hours`, in order, each with its rule and its moment."""
+    venue = Venue.of(link)
+    until = now + timedelta(hours=hours)
+    lines = []
+    for due in job.candidates(venue, until, SCAN):
+        if due.moment <= now:
+            continue
+        at = due.rule.at
+        lines.append(f"{due.moment:%Y-%m-%d %H:%M}Z  {due.table} #{due.pk}  "
+                     f"{due.rule.from_state} → {due.rule.to}  (timed move {due.rule.number}: "
+                     f"{_said(at)})")
+    return lines
+
+
+def _said(at: dict) -> str:
+    text = at["column"]
+    time = at.get("time")
+    if isinstance(time, str):
+        text += f" at {time}"
+    elif isinstance(time, dict) and "hours" in time:
+        text += f" at the {'closing' if time.get('edge') == 'closes' else 'opening'} hour"
+    elif isinstance(time, dict) and "table" in time:
+        text += f" at {time['table']}.{time['column']}"
+    for key in ("plus", "minus"):
+        if key in at:
+            unit, amount = next(iter(at[key].items()))
+            amount = f"{amount['table']}.{amount['column']}" if isinstance(amount, dict) \
+                else amount
+            text += f" {key} {amount} {unit}"
+    return text

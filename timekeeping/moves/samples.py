@@ -1,0 +1,64 @@
+"""Sample data (SPEC A14): rows written relative to now, moved like any row, removable.
+
+A value `{"@in": "PT20M"}` (an ISO 8601 duration: days, hours, minutes) is now plus that
+much; `{"@in": "-P1D"}` is before now. Sample rows are remembered in `SampleRow`, so
+`remove` takes every one of them (and their audit) in one call. They are never judged late.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from django.db import transaction
+
+from timekeeping.models import RowAudit, SampleRow
+from timekeeping.moves.rows import Venue, audit
+
+DURATION = re.compile(r"^(?P<sign>-)?P(?:(?P<d>\d+)D)?(?:T(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?)?$")
+
+
+def resolve(value, now: datetime):
+    if isinstance(value, dict) and "@in" in value:
+        match = DURATION.match(str(value["@in"]))
+        if match is None or match.group(0) in ("P", "-P", "PT", "-PT"):
+            raise ValueError(f"@in: {value['@in']!r} is not a duration such as PT20M or P1DT2H")
+        span = timedelta(days=int(match["d"] or 0), hours=int(match["h"] or 0),
+                         minutes=int(match["m"] or 0))
+        return now - span if match["sign"] else now + span
+    return value
+
+
+@transaction.atomic
+def add(venue: Venue, table: str, rows: list[dict], *, now: datetime) -> list[int]:
+    spec = venue.tables[table]
+    model = venue.model(table)
+    made = []
+    for values in rows:
+        values = {key: resolve(value, now) for key, value in values.items()}
+        if spec.states:
+            values.setdefault(spec.states.column, spec.states.initial)
+        row = model(**values)
+        row.full_clean()
+        row.save(using=venue.link.database)
+        SampleRow.objects.create(connection=venue.link, table=table, row=row.pk)
+        audit(venue, table, row, kind="sample", who="sample data", at=now, before=None)
+        made.append(row.pk)
+    return made
+
+
+@transaction.atomic
+def remove(venue: Venue) -> int:
+    removed = 0
+    for sample in SampleRow.objects.filter(connection=venue.link):
+        if sample.table in venue.tables:
+            removed += venue.model(sample.table).objects.using(venue.link.database).filter(
+                pk=sample.row).delete()[0]
+        RowAudit.objects.filter(connection=venue.link, table=sample.table,
+                                row=sample.row).delete()
+    SampleRow.objects.filter(connection=venue.link).delete()
+    return removed
+
+
+def is_sample(venue: Venue, table: str, pk: int) -> bool:
+    return SampleRow.objects.filter(connection=venue.link, table=table, row=pk).exists()
