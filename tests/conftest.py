@@ -40,6 +40,22 @@ def test_clock(brand):
 
 
 @pytest.fixture
+def drop_venue_tables():
+    """A manifest's tables are real tables outside Django's own, which a transactional test's
+    flush does not empty: drop them after the test."""
+    yield
+    from django.db import connection
+
+    from timekeeping.moves import tables
+
+    with connection.cursor() as cursor:
+        for name in connection.introspection.table_names(cursor):
+            if name.startswith("tm_"):
+                cursor.execute(f"DROP TABLE {connection.ops.quote_name(name)}")
+    tables.forget()
+
+
+@pytest.fixture
 def admin_client_logged_in(client, db):
     user = get_user_model().objects.create_superuser("root", password="pw-root")
     client.force_login(user)

@@ -1,16 +1,20 @@
 from datetime import timedelta
 
 from django.contrib import admin, messages
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
-from timekeeping import timers
+from timekeeping import clock, timers
 from timekeeping.models import (
     Brand,
     Clock,
+    Connection,
     Delivery,
     Job,
     Manifest,
     Occurrence,
     Record,
+    RowAudit,
     Schedule,
     ScheduleRun,
     Subject,
@@ -18,6 +22,7 @@ from timekeeping.models import (
     TickRun,
     Timer,
 )
+from timekeeping.moves import operate as moves_operate
 from timekeeping.schedules import operate
 
 
@@ -213,3 +218,43 @@ class ClockAdmin(admin.ModelAdmin):
     list_filter = ["hard", "lives_on_subject", "brand"]
     search_fields = ["id", "name", "title"]
     inlines = [OccurrenceInline]
+
+
+@admin.register(Connection)
+class ConnectionAdmin(admin.ModelAdmin):
+    """Per connection: the backlog, the rows set aside, and what moves in the next 24 hours."""
+
+    list_display = ["brand", "database", "zone", "paused", "last_run"]
+    list_filter = ["paused"]
+    readonly_fields = ["backlog", "rows_set_aside", "next_24_hours", "last_run"]
+    exclude = ["lease_holder", "lease_until"]
+
+    @admin.display(description="backlog (rows due, not yet moved)")
+    def backlog(self, obj):
+        lines = moves_operate.backlog(obj, now=clock.wall_now())
+        return format_html_join(mark_safe("<br>"), "{} · timed move {} ({}): {} due, oldest {}", (
+            (b.table, b.rule, b.move, b.due, b.oldest or "—") for b in lines)) or "—"
+
+    @admin.display(description="set aside")
+    def rows_set_aside(self, obj):
+        rows = moves_operate.set_aside(obj, now=clock.wall_now())
+        return format_html_join(mark_safe("<br>"), "{} #{} · timed move {} · until {} · {}", (
+            (r.table, r.row, r.rule, r.until, r.code) for r in rows)) or "—"
+
+    @admin.display(description="what moves in the next 24 hours")
+    def next_24_hours(self, obj):
+        lines = moves_operate.preview(obj, now=clock.wall_now(), hours=24)
+        return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines)) or "—"
+
+
+@admin.register(RowAudit)
+class RowAuditAdmin(admin.ModelAdmin):
+    list_display = ["at", "table", "row", "kind", "who", "connection"]
+    list_filter = ["kind", "table"]
+    search_fields = ["table", "who"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -25,9 +25,17 @@ class DemoLogin:
     brand: Brand
 
 
-@transaction.atomic
 def demo_load() -> DemoLogin:
-    """Create (or find) the demo login and the demo brand it owns."""
+    """Create (or find) the demo login, the demo brand it owns, and the other demo worlds.
+    Each part commits on its own: the venue builds real tables, which SQLite builds only
+    outside a transaction."""
+    with transaction.atomic():
+        login = _demo_brand()
+    demo_venue(login.brand.owner)
+    return login
+
+
+def _demo_brand() -> DemoLogin:
     user_model = get_user_model()
     user, _ = user_model.objects.get_or_create(
         username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True,
@@ -95,3 +103,43 @@ def demo_tax(user) -> Job:
                            input={"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"],
                                   "earliest_credit_expiry": "2046-12-31"})
     return job
+
+
+VENUE_MANIFEST = Path(__file__).parent / "manifests" / "examples" / "venue.json"
+VENUE_HOURS = [("mon", "11:00", "21:00", False), ("tue", "11:00", "21:00", True),
+               ("wed", "11:00", "21:00", True), ("thu", "11:00", "21:00", True),
+               ("fri", "11:00", "22:00", True), ("sat", "18:00", "02:00", True),
+               ("sun", "12:00", "20:00", True)]
+
+
+def demo_venue(user) -> None:
+    """A venue on London's clock with the three timed moves: orders still placed at closing
+    are cancelled, ticket offers lapse back to the buyer, guests not arrived by 10:00 the next
+    day are no-shows. Sample rows are written relative to now, once."""
+    from timekeeping.models import Connection, SampleRow
+    from timekeeping.moves import samples
+    from timekeeping.moves.rows import Venue
+
+    brand, _ = Brand.objects.get_or_create(
+        slug="demo-venue", defaults={"name": "Demo venue", "owner": user})
+    manifests.load(brand, json.loads(VENUE_MANIFEST.read_text()))
+    venue = Venue.of(Connection.objects.select_related("brand").get(brand=brand))
+    if not venue.model("settings").objects.exists():
+        venue.model("settings").objects.create(no_show_at="10:00", offer_hours=24,
+                                               arrive_from="15:00", cancel_hours=48)
+    if not venue.model("opening_hours").objects.exists():
+        for weekday, opens, closes, is_open in VENUE_HOURS:
+            venue.model("opening_hours").objects.create(weekday=weekday, opens=opens,
+                                                        closes=closes, open=is_open)
+    if SampleRow.objects.filter(connection=venue.link).exists():
+        return
+    now = clock.wall_now()
+    samples.add(venue, "orders", [{"customer": "Ines (sample)", "pickup_at": {"@in": "PT20M"}},
+                                  {"customer": "Rui (sample)", "pickup_at": {"@in": "-P1D"}}],
+                now=now)
+    samples.add(venue, "tickets", [{"holder": "Ana (sample)", "status": "offered",
+                                    "pending_email": "friend@example.test",
+                                    "offer_until": {"@in": "PT5M"}, "doors_at": {"@in": "P2D"},
+                                    "valid_to": {"@in": "P2DT4H"}}], now=now)
+    samples.add(venue, "stays", [{"guest": "Ola (sample)", "arrive": (now - timedelta(
+        days=2)).date()}], now=now)

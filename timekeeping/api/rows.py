@@ -52,7 +52,7 @@ class MoveIn(serializers.Serializer):
 
 
 class RowList(APIView):
-    @extend_schema(request=dict, responses={200: dict, 201: dict})
+    @extend_schema(operation_id="rows_list", responses={200: dict})
     def get(self, request, table: str):
         venue = _venue(request, table)
         found = venue.model(table).objects.using(venue.link.database).order_by("pk")
@@ -61,7 +61,7 @@ class RowList(APIView):
             found = found.filter(**{spec.states.column: request.query_params["state"]})
         return Response({"rows": [rows.as_dict(row) for row in found[:100]]})
 
-    @extend_schema(request=dict, responses={201: dict})
+    @extend_schema(operation_id="rows_create", request=dict, responses={201: dict})
     def post(self, request, table: str):
         venue = _venue(request, table)
         try:
@@ -75,12 +75,12 @@ class RowList(APIView):
 
 
 class RowDetail(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(operation_id="rows_read", responses=dict)
     def get(self, request, table: str, pk: int):
         venue = _venue(request, table)
         return Response(rows.as_dict(_row(venue, table, pk)))
 
-    @extend_schema(request=dict, responses=dict)
+    @extend_schema(operation_id="rows_update", request=dict, responses=dict)
     def patch(self, request, table: str, pk: int):
         venue = _venue(request, table)
         _row(venue, table, pk)
@@ -95,7 +95,7 @@ class RowDetail(APIView):
 
 
 class RowMove(APIView):
-    @extend_schema(request=MoveIn, responses={200: dict, 409: dict})
+    @extend_schema(operation_id="rows_move", request=MoveIn, responses={200: dict, 409: dict})
     def post(self, request, table: str, pk: int):
         venue = _venue(request, table)
         _row(venue, table, pk)

@@ -15,28 +15,13 @@ from timekeeping.models import Brand, Connection, RowAudit, SetAside
 from timekeeping.moves import job
 from timekeeping.moves.rows import MoveRefused, Venue, move
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 VENUE = json.loads((Path(__file__).resolve().parents[3] / "timekeeping" / "manifests" /
                     "examples" / "venue.json").read_text())
 HOURS = [("mon", "11:00", "21:00", False), ("tue", "11:00", "21:00", True),
          ("wed", "11:00", "21:00", True), ("thu", "11:00", "21:00", True),
          ("fri", "11:00", "21:00", True), ("sat", "18:00", "02:00", True),
          ("sun", "12:00", "20:00", True)]
-
-
-@pytest.fixture(autouse=True)
-def drop_venue_tables():
-    """The manifest's tables are real tables outside Django's own: drop them after each test."""
-    yield
-    from django.db import connection
-
-    from timekeeping.moves import tables
-
-    with connection.cursor() as cursor:
-        for name in connection.introspection.table_names(cursor):
-            if name.startswith("tm_"):
-                cursor.execute(f"DROP TABLE {connection.ops.quote_name(name)}")
-    tables.forget()
 
 
 def utc(*parts):

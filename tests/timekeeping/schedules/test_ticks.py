@@ -150,6 +150,7 @@ def test_it_keeps_house_hourly_within_its_caps(brand):
     assert list(Delivery.objects.values_list("idempotency_key", flat=True)) == ["b"]
 
 
+@pytest.mark.usefixtures("drop_venue_tables")
 def test_the_demo_shows_a_heartbeat_each_minute():
     call_command("demo", stdout=StringIO())
     first, second = ticks(T0, T0 + timedelta(minutes=1))
