@@ -26,7 +26,7 @@ from django.db import DatabaseError, IntegrityError, OperationalError, connectio
 from calendars.moments import day_in_zone
 from timekeeping import leases
 from timekeeping.models import Connection, SetAside
-from timekeeping.moves import moments
+from timekeeping.moves import effects, moments
 from timekeeping.moves.rows import Venue, as_dict, audit
 from timekeeping.moves.spec import Table, Timed
 
@@ -152,7 +152,9 @@ def move_one(venue: Venue, item: Due, now: datetime) -> str:
             setattr(row, table.states.column, item.rule.to)
             for column, value in item.rule.set.items():
                 setattr(row, column, value)
-            changed = [table.states.column, *item.rule.set]
+            effects.apply(venue, item.table, row, before, now)  # stamps, code renewals
+            changed = [f.name for f in row._meta.fields if f.name != "id"
+                       and before.get(f.name) != getattr(row, f.name)]
             # The values `set` writes are checked as any write's (a length, a null); the
             # database refuses the rest. Either refusal sets the row aside.
             row.clean_fields(exclude=[f.name for f in row._meta.fields if f.name not in changed])

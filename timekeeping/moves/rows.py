@@ -13,6 +13,7 @@ from django.forms.models import model_to_dict
 from calendars.hours import HoursRow
 from timekeeping.manifests import current
 from timekeeping.models import Brand, Connection, Manifest, RowAudit
+from timekeeping.moves import effects
 from timekeeping.moves.moments import Reader, moment_of
 from timekeeping.moves.spec import Table, compile_tables
 from timekeeping.moves.tables import model_for
@@ -27,9 +28,14 @@ class MoveRefused(Exception):
 
 
 @lru_cache(maxsize=64)
-def _tables(bundle: str) -> dict[str, Table]:
+def _section(bundle: str) -> dict:
     document = Manifest.objects.filter(bundle=bundle).values_list("document", flat=True).first()
-    return compile_tables((document or {}).get("tables", {}))
+    return (document or {}).get("tables", {})
+
+
+@lru_cache(maxsize=64)
+def _tables(bundle: str) -> dict[str, Table]:
+    return compile_tables(_section(bundle))
 
 
 def tables_of(brand: Brand) -> dict[str, Table]:
@@ -43,10 +49,16 @@ class Venue:
 
     link: Connection
     tables: dict[str, Table]
+    bundle: str = ""
 
     @classmethod
     def of(cls, link: Connection) -> Venue:
-        return cls(link, tables_of(link.brand))
+        version = current(link.brand)
+        bundle = version.bundle if version else ""
+        return cls(link, _tables(bundle) if bundle else {}, bundle)
+
+    def raw_table(self, table: str) -> dict:
+        return _section(self.bundle).get(table, {}) if self.bundle else {}
 
     def model(self, table: str):
         return model_for(self.link.brand, self.tables[table])
@@ -92,6 +104,10 @@ def as_dict(row) -> dict:
 
 def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
           before: dict | None) -> None:
+    """The audit entry, and the emails the change sets off (in the same transaction)."""
+    from timekeeping.moves import effects, samples
+
+    effects.emails(venue, table, row, before, sample=samples.is_sample(venue, table, row.pk))
     RowAudit.objects.create(connection=venue.link, table=table, row=row.pk, kind=kind, who=who,
                             at=at, before=before, after=as_dict(row))
 
@@ -103,6 +119,7 @@ def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime):
         values = {**values, spec.states.column: spec.states.initial}
     with transaction.atomic(using=venue.link.database):
         row = model(**values)
+        effects.apply(venue, table, row, None, at)
         row.full_clean()
         row.save(using=venue.link.database)
         audit(venue, table, row, kind="create", who=who, at=at, before=None)
@@ -120,6 +137,7 @@ def update(venue: Venue, table: str, pk: int, values: dict, *, who: str, at: dat
         before = as_dict(row)
         for key, value in values.items():
             setattr(row, key, value)
+        effects.apply(venue, table, row, before, at)
         row.full_clean()
         row.save(using=venue.link.database)
         audit(venue, table, row, kind="update", who=who, at=at, before=before)
@@ -146,6 +164,7 @@ def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime,
         before = as_dict(row)
         _judge_late(venue, table, row, state, to, at, audience)
         setattr(row, spec.states.column, to)
+        effects.apply(venue, table, row, before, at)
         row.save(using=venue.link.database)
         audit(venue, table, row, kind="move", who=who, at=at, before=before)
     return row

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from timekeeping.models import RowAudit, SampleRow
+from timekeeping.moves import effects
 from timekeeping.moves.rows import Venue, audit
 
 DURATION = re.compile(r"^(?P<sign>-)?P(?:(?P<d>\d+)D)?(?:T(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?)?$")
@@ -39,6 +40,7 @@ def add(venue: Venue, table: str, rows: list[dict], *, now: datetime) -> list[in
         if spec.states:
             values.setdefault(spec.states.column, spec.states.initial)
         row = model(**values)
+        effects.apply(venue, table, row, None, now)
         row.full_clean()
         row.save(using=venue.link.database)
         SampleRow.objects.create(connection=venue.link, table=table, row=row.pk)

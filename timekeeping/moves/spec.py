@@ -135,9 +135,10 @@ def check_section(section: object, add: Add) -> None:
             add("table.invalid", where, f"table '{name}' is an object with 'columns'")
             continue
         for key in raw:
-            if key not in ("columns", "states", "settings"):
+            if key not in ("columns", "states", "settings", "emails"):
                 add("table.key_unknown", f"{where}.{key}",
-                    f"table '{name}': '{key}' is not a key here (columns, states, settings)")
+                    f"table '{name}': '{key}' is not a key here (columns, states, settings, "
+                    "emails)")
         columns = _check_columns(name, raw.get("columns", []), section, f"{where}.columns", add)
         if raw.get("states") is not None:
             _check_states(name, raw["states"], columns, section, f"{where}.states", add)
@@ -162,6 +163,10 @@ def _check_columns(table: str, columns: object, section: dict, path: str, add: A
             add("column.references_unknown", f"{where}.references",
                 f"table '{table}', column '{ref}' references '{column['references']}', which "
                 "is not a table of this manifest")
+        for rule in column.get("rules") or {}:
+            if rule not in ("code", "stamp"):
+                add("column.rules_invalid", f"{where}.rules.{rule}",
+                    f"table '{table}', column '{ref}': a column rule is code or stamp")
         found[ref] = column
     return found
 

@@ -32,10 +32,11 @@ def _field(column: Column) -> models.Field:
             return models.CharField(max_length=column.max_length, null=null, blank=null)
         return models.TextField(null=null, blank=null)
     return {
-        "integer": lambda: models.BigIntegerField(null=null),
-        "boolean": lambda: models.BooleanField(null=null, default=None if null else False),
-        "date": lambda: models.DateField(null=null),
-        "timestamptz": lambda: models.DateTimeField(null=null),
+        "integer": lambda: models.BigIntegerField(null=null, blank=null),
+        "boolean": lambda: models.BooleanField(null=null, blank=True,
+                                               default=None if null else False),
+        "date": lambda: models.DateField(null=null, blank=null),
+        "timestamptz": lambda: models.DateTimeField(null=null, blank=null),
         "enum": lambda: models.CharField(max_length=64, null=null, blank=null),
     }[column.type]()
 

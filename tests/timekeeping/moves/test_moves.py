@@ -304,3 +304,37 @@ def test_operators_see_the_backlog_what_is_set_aside_and_what_moves_next(venue):
     assert ahead == [f"2026-10-25 02:00Z  orders #{tomorrow.pk}  placed → cancelled  "
                      "(timed move 1: pickup_at at the closing hour)"]
     assert operate.set_aside(venue.link, now=utc(2026, 10, 23, 21)) == []
+
+
+def test_a_lapsed_offer_renews_the_link_code_and_an_offer_stamps_its_end(venue):
+    tickets = venue.model("tickets")
+    made = tickets.objects.create(holder="Ana", doors_at=utc(2026, 12, 5),
+                                  valid_to=utc(2026, 12, 6), status="valid")
+    from timekeeping.moves.rows import update
+
+    row = update(venue, "tickets", made.pk, {"pending_email": "friend@example.test"},
+                 who="Ana", at=utc(2026, 11, 30, 9))
+    first_code = row.link_token
+    assert first_code and len(first_code) == 16
+    offered = move(venue, "tickets", made.pk, "offered", who="Ana", at=utc(2026, 11, 30, 9))
+    assert offered.offer_until == utc(2026, 12, 1, 9)  # now plus the setting's 24 hours
+    run(venue, utc(2026, 12, 1, 9))
+    lapsed = state(venue, "tickets", made.pk)
+    assert (lapsed.status, lapsed.pending_email) == ("valid", None)
+    assert lapsed.link_token != first_code  # the friend's old link opens nothing now
+
+
+def test_a_timed_cancellation_queues_its_email_but_a_sample_row_sends_none(venue):
+    from timekeeping.models import Delivery
+    from timekeeping.moves import samples
+
+    real = venue.model("orders").objects.create(customer="Rui", email="rui@example.test",
+                                                pickup_at=utc(2026, 10, 23, 11), status="placed")
+    samples.add(venue, "orders", [{"customer": "Sam", "email": "sam@example.test",
+                                   "pickup_at": utc(2026, 10, 23, 11)}], now=utc(2026, 10, 23))
+    assert len(run(venue, utc(2026, 10, 23, 20)).moved) == 2
+    mail = Delivery.objects.get()
+    assert mail.payload["to"] == ["rui@example.test"]
+    assert mail.payload["subject"] == "Your order was cancelled"
+    assert "Sorry Rui" in mail.payload["body"] and "code: closed" in mail.payload["body"]
+    assert str(real.pk) in mail.idempotency_key

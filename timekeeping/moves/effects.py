@@ -1,0 +1,98 @@
+"""What any change of a row sets off (SPEC A7): stamps, code renewals and emails.
+
+Column rules, in the manifest:
+
+    {"ref": "link_token", "type": "text", "maxLength": 16, "nullable": true,
+     "rules": {"code": {"length": 16, "renew": {"on": {"column": "pending_email",
+                                                        "changed": true}}}}}
+    {"ref": "offer_until", "type": "timestamptz", "nullable": true,
+     "rules": {"stamp": {"on": {"column": "status", "values": ["offered"]},
+                         "set": {"addMinutes": {"hours": {"table": "settings",
+                                                          "column": "offer_hours"}}}}}}
+
+A code is written when the row is made and renewed when its watched column changes; a stamp is
+written when the state enters one of its values (now, or now shifted by `addMinutes`). Emails
+come from the table's `emails`: `{"on": {"column": "status", "values": [...]}, "to": {"column":
+"email"}, "subject": "…", "body": "… {customer} …"}`, queued in the outbox in the change's
+transaction; sample rows send none.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from datetime import datetime
+
+from timekeeping import outbox
+from timekeeping.moves.moments import shift_by
+
+ALPHABET = string.ascii_letters + string.digits
+
+
+def new_code(length: int) -> str:
+    return "".join(secrets.choice(ALPHABET) for _ in range(length))
+
+
+def apply(venue, table: str, row, before: dict | None, now: datetime) -> None:
+    """Stamps and codes for a row about to be saved; `before` is None for a new row."""
+    spec = venue.raw_table(table)
+    for column in spec.get("columns", []):
+        rules = column.get("rules") or {}
+        if "code" in rules:
+            _code(row, column["ref"], rules["code"], before)
+        if "stamp" in rules:
+            _stamp(venue, row, column["ref"], rules["stamp"], before, now)
+
+
+def _changed(row, before: dict | None, column: str) -> bool:
+    return before is not None and before.get(column) != getattr(row, column, None)
+
+
+def _code(row, ref: str, rule: dict, before: dict | None) -> None:
+    watched = ((rule.get("renew") or {}).get("on") or {}).get("column")
+    if before is None and not getattr(row, ref, None):
+        setattr(row, ref, new_code(rule.get("length", 16)))
+    elif watched and _changed(row, before, watched):
+        setattr(row, ref, new_code(rule.get("length", 16)))
+
+
+def _stamp(venue, row, ref: str, rule: dict, before: dict | None, now: datetime) -> None:
+    on = rule.get("on") or {}
+    column, values = on.get("column"), on.get("values", [])
+    entered = getattr(row, column, None) in values and (
+        before is None or before.get(column) != getattr(row, column, None))
+    if not entered:
+        return
+    value = now
+    add = (rule.get("set") or {}).get("addMinutes")
+    if add:
+        value = shift_by(now, add, 1, venue.reader())
+    setattr(row, ref, value)
+
+
+def emails(venue, table: str, row, before: dict | None, *, sample: bool) -> int:
+    """Queue the emails that watch this change; none for sample rows."""
+    if sample:
+        return 0
+    queued = 0
+    for number, spec in enumerate(venue.raw_table(table).get("emails", []), start=1):
+        on = spec.get("on") or {}
+        column = on.get("column")
+        now_value = getattr(row, column, None)
+        if now_value not in on.get("values", []) or (before or {}).get(column) == now_value:
+            continue
+        to = getattr(row, (spec.get("to") or {}).get("column", ""), None)
+        if not to:
+            continue
+        fields = {f.name: getattr(row, f.name) for f in row._meta.fields}
+        outbox.enqueue_email(
+            brand=venue.link.brand, to=[to], subject=spec["subject"].format_map(_Safe(fields)),
+            body=spec.get("body", "").format_map(_Safe(fields)),
+            key=f"{venue.link.pk}:{table}:{row.pk}:email{number}:{now_value}")
+        queued += 1
+    return queued
+
+
+class _Safe(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
