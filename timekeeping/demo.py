@@ -126,7 +126,8 @@ def demo_venue(user) -> None:
     venue = Venue.of(Connection.objects.select_related("brand").get(brand=brand))
     if not venue.model("settings").objects.exists():
         venue.model("settings").objects.create(no_show_at="10:00", offer_hours=24,
-                                               arrive_from="15:00", cancel_hours=48)
+                                               arrive_from="15:00", cancel_hours=48,
+                                               reminder_hours=24)
     if not venue.model("opening_hours").objects.exists():
         for weekday, opens, closes, is_open in VENUE_HOURS:
             venue.model("opening_hours").objects.create(weekday=weekday, opens=opens,

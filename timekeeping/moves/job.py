@@ -1,4 +1,4 @@
-"""The once-a-minute job that makes timed moves (SPEC A6-A8).
+"""The once-a-minute job that makes timed moves (SPEC A6-A8), and sends reminders (A12).
 
 For each connection whose tables list timed moves (one at a time per connection: its lease;
 a paused connection is skipped):
@@ -26,7 +26,7 @@ from django.db import DatabaseError, IntegrityError, OperationalError, connectio
 from calendars.moments import day_in_zone
 from timekeeping import leases
 from timekeeping.models import Connection, SetAside
-from timekeeping.moves import effects, moments
+from timekeeping.moves import effects, moments, reminders
 from timekeeping.moves.rows import Venue, as_dict, audit
 from timekeeping.moves.spec import Table, Timed
 
@@ -54,6 +54,7 @@ class Minute:
     left: int = 0
     set_aside: int = 0
     busy: int = 0
+    reminders: int = 0
     stopped: str = ""
 
 
@@ -75,6 +76,7 @@ def run_connection(link: Connection, *, now: datetime, holder: str, cap: int = C
     minute.ran = True
     try:
         venue = Venue.of(link)
+        minute.reminders = reminders.run(venue, now)
         due = candidates(venue, now, cap)
         minute.due = len(due)
         for item in due[:cap]:

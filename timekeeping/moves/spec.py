@@ -135,13 +135,26 @@ def check_section(section: object, add: Add) -> None:
             add("table.invalid", where, f"table '{name}' is an object with 'columns'")
             continue
         for key in raw:
-            if key not in ("columns", "states", "settings", "emails"):
+            if key not in ("columns", "states", "settings", "emails", "reminders"):
                 add("table.key_unknown", f"{where}.{key}",
                     f"table '{name}': '{key}' is not a key here (columns, states, settings, "
-                    "emails)")
+                    "emails, reminders)")
         columns = _check_columns(name, raw.get("columns", []), section, f"{where}.columns", add)
         if raw.get("states") is not None:
             _check_states(name, raw["states"], columns, section, f"{where}.states", add)
+        for number, spec in enumerate(raw.get("reminders", []), start=1):
+            label = f"table '{name}', reminder {number}"
+            here = f"{where}.reminders[{number - 1}]"
+            _check_moment(label, spec.get("at") if isinstance(spec, dict) else None, columns,
+                          section, f"{here}.at", add)
+            lead = spec.get("lead") if isinstance(spec, dict) else None
+            if not isinstance(lead, dict) or not ({"hours", "column"} & set(lead)):
+                add("reminder.lead_invalid", f"{here}.lead",
+                    f"{label}: a lead gives hours, a column, or a setting, with an optional "
+                    "fallback, max and at")
+            elif "at" in lead and parse_time_of_day(lead["at"]) is None:
+                add("reminder.lead_invalid", f"{here}.lead.at",
+                    f"{label}: {lead['at']!r} is not a time of day (HH:MM)")
 
 
 def _check_columns(table: str, columns: object, section: dict, path: str, add: Add) -> dict:

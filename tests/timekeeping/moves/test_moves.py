@@ -338,3 +338,30 @@ def test_a_timed_cancellation_queues_its_email_but_a_sample_row_sends_none(venue
     assert mail.payload["subject"] == "Your order was cancelled"
     assert "Sorry Rui" in mail.payload["body"] and "code: closed" in mail.payload["body"]
     assert str(real.pk) in mail.idempotency_key
+
+
+@pytest.mark.parametrize(
+    ("hours", "at", "sent"),
+    [(24, "09:00", utc(2026, 11, 27, 9)),   # 24 h before Saturday 20:00 reaches Friday: 09:00
+     (3, "09:00", utc(2026, 11, 28, 9)),    # 3 h reaches Saturday itself: 09:00 Saturday
+     (3, None, utc(2026, 11, 28, 17))],     # without a wall time: the hour itself
+)
+def test_it_reminds_at_a_wall_time_on_the_day_the_lead_reaches(venue, hours, at, sent):
+    from timekeeping.models import Delivery
+
+    document = copy.deepcopy(VENUE)
+    lead = document["tables"]["orders"]["reminders"][0]["lead"]
+    lead["hours"] = hours
+    if at is None:
+        lead.pop("at")
+    else:
+        lead["at"] = at
+    manifests.load(venue.link.brand, document)
+    here = Venue.of(venue.link)
+    here.model("orders").objects.create(customer="Rui", email="rui@example.test",
+                                        pickup_at=utc(2026, 11, 28, 20), status="confirmed")
+    assert run(here, sent - timedelta(minutes=1)).reminders == 0
+    assert run(here, sent).reminders == 1
+    run(here, sent + timedelta(minutes=1))  # the next minute queues nothing new
+    assert Delivery.objects.filter(idempotency_key__contains="reminder1").count() == 1
+    assert run(here, utc(2026, 11, 28, 20)).reminders == 0  # never once the moment is here
