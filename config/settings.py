@@ -78,6 +78,11 @@ ASGI_APPLICATION = "config.asgi.application"
 DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
+# More databases for the tables of timed moves, registered by URL: "venue=postgres://…,…".
+for _alias, _, _url in (item.partition("=") for item in env.list("EXTRA_DATABASES", default=[])):
+    if not _alias or not _url:
+        raise ImproperlyConfigured("EXTRA_DATABASES: write alias=URL pairs, comma-separated")
+    DATABASES[_alias] = env.db_url_config(_url)
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The demo's web server and its tick share one SQLite file: wait for a lock

@@ -46,3 +46,16 @@ def test_it_lets_a_proxy_take_over_the_https_redirect():
     done = manage("check", "--deploy", "--fail-level", "WARNING", env=env)
     assert done.returncode != 0
     assert "security.W008" in done.stdout + done.stderr
+
+
+def test_it_names_a_malformed_extra_database():
+    done = manage("check", env={**PRODUCTION, "EXTRA_DATABASES": "postgres://nowhere/x"})
+    assert done.returncode != 0
+    assert "EXTRA_DATABASES: write alias=URL pairs" in done.stderr
+
+
+def test_it_registers_extra_databases_and_asks_for_the_schedules_store():
+    extra = {**PRODUCTION, "EXTRA_DATABASES": "venue=sqlite:////tmp/keeping-time-venue.sqlite3"}
+    done = manage("check", env=extra)
+    assert done.returncode != 0 and "schedule.store_required" in done.stderr + done.stdout
+    assert manage("check", env={**extra, "SCHEDULES_STORE": "default"}).returncode == 0

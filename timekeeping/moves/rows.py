@@ -112,7 +112,10 @@ def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
                             at=at, before=before, after=as_dict(row))
 
 
-def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime):
+def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime,
+           audience: str = "staff"):
+    """A new row, in the initial state; a creation that waits for a time (`states.create.
+    requires.time`) is judged on the new row's own values."""
     spec = venue.tables[table]
     model = venue.model(table)
     if spec.states:
@@ -121,6 +124,8 @@ def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime):
         row = model(**values)
         effects.apply(venue, table, row, None, at)
         row.full_clean()
+        if spec.states and spec.states.create_requires:
+            _check_time(venue, row, spec.states.create_requires, at, audience)
         row.save(using=venue.link.database)
         audit(venue, table, row, kind="create", who=who, at=at, before=None)
     return row

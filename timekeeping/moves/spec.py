@@ -81,6 +81,7 @@ class States:
     moves: dict[str, dict[str, Move]]
     timed: tuple[Timed, ...] = ()
     late: tuple[Late, ...] = ()
+    create_requires: dict = field(default_factory=dict)  # {"after": moment, "before": moment}
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ def compile_tables(section: dict) -> dict[str, Table]:
             late = tuple(Late(rule["to"], tuple(rule.get("from", ())), rule["moment"],
                               rule["within"], rule["mode"], rule.get("flag", ""),
                               rule.get("refuse", "public")) for rule in spec.get("late", []))
-            states = States(spec["column"], spec["initial"], moves, timed, late)
+            create = ((spec.get("create") or {}).get("requires") or {}).get("time", {})
+            states = States(spec["column"], spec["initial"], moves, timed, late, create)
         tables[name] = Table(name, columns, states, bool(raw.get("settings")))
     return tables
 
@@ -208,6 +210,14 @@ def _check_states(table: str, states: object, columns: dict, section: dict, path
     for number, rule in enumerate(timed, start=1):
         _check_timed(table, number, rule, states, listed, columns, section, seen_from,
                      f"{path}.timed[{number - 1}]", add)
+    waits = ((states.get("create") or {}).get("requires") or {}).get("time", {})
+    for bound, moment in waits.items() if isinstance(waits, dict) else []:
+        if bound not in ("after", "before"):
+            add("states.create_invalid", f"{path}.create.requires.time.{bound}",
+                f"table '{table}': a creation waits 'after' or 'before' a moment")
+            continue
+        _check_moment(f"table '{table}', creation", moment, columns, section,
+                      f"{path}.create.requires.time.{bound}", add)
     seen_to: set[str] = set()
     flags: set[str] = set()
     for number, rule in enumerate(states.get("late", []), start=1):

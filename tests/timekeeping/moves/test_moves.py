@@ -365,3 +365,21 @@ def test_it_reminds_at_a_wall_time_on_the_day_the_lead_reaches(venue, hours, at,
     run(here, sent + timedelta(minutes=1))  # the next minute queues nothing new
     assert Delivery.objects.filter(idempotency_key__contains="reminder1").count() == 1
     assert run(here, utc(2026, 11, 28, 20)).reminders == 0  # never once the moment is here
+
+
+def test_a_creation_that_waits_for_a_time_is_judged_on_the_new_row(venue):
+    from timekeeping.moves.rows import create
+
+    document = copy.deepcopy(VENUE)
+    document["tables"]["orders"]["states"]["create"] = {"requires": {"time": {
+        "before": {"column": "pickup_at", "minus": {"minutes": 30}}}}}
+    manifests.load(venue.link.brand, document)
+    here = Venue.of(venue.link)
+    made = create(here, "orders", {"customer": "Rui", "pickup_at": utc(2026, 12, 4, 12)},
+                  who="guest", at=utc(2026, 12, 4, 11, 29))
+    assert made.status == "placed"
+    with pytest.raises(MoveRefused) as late:
+        create(here, "orders", {"customer": "Rui", "pickup_at": utc(2026, 12, 4, 12)},
+               who="guest", at=utc(2026, 12, 4, 11, 30), audience="public")
+    assert late.value.code == "PUBLIC_TOO_LATE"
+    assert here.model("orders").objects.count() == 1  # nothing was written
