@@ -26,6 +26,16 @@ from timekeeping.moves import operate as moves_operate
 from timekeeping.schedules import operate
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """For what the product writes and people only read: records, runs, the audit."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Brand)
 class BrandAdmin(admin.ModelAdmin):
     list_display = ["name", "id", "slug", "owner", "created"]
@@ -91,17 +101,11 @@ class TimerAdmin(admin.ModelAdmin):
 
 
 @admin.register(TickRun)
-class TickRunAdmin(admin.ModelAdmin):
+class TickRunAdmin(ReadOnlyAdmin):
     list_display = ["started", "brand", "test_clock", "instant", "passes", "fired", "armed",
                     "held", "failed", "dropped", "runaway", "unfinished", "finished"]
     list_filter = ["runaway", "unfinished", "brand"]
     date_hierarchy = "started"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Delivery)
@@ -155,18 +159,12 @@ class ScheduleAdmin(admin.ModelAdmin):
 
 
 @admin.register(ScheduleRun)
-class ScheduleRunAdmin(admin.ModelAdmin):
+class ScheduleRunAdmin(ReadOnlyAdmin):
     list_display = ["schedule", "due", "tick", "outcome", "reason", "items", "by_hand",
                     "finished"]
     list_filter = ["outcome", "by_hand"]
     search_fields = ["schedule__name", "reason"]
     date_hierarchy = "tick"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Manifest)
@@ -248,13 +246,7 @@ class ConnectionAdmin(admin.ModelAdmin):
 
 
 @admin.register(RowAudit)
-class RowAuditAdmin(admin.ModelAdmin):
+class RowAuditAdmin(ReadOnlyAdmin):
     list_display = ["at", "table", "row", "kind", "who", "connection"]
     list_filter = ["kind", "table"]
     search_fields = ["table", "who"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False

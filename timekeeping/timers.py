@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 
 from timekeeping import clock, firing, kinds
 from timekeeping.models import Brand, TestClock, Timer
+from timekeeping.spans import span_text
 
 
 def clock_timers(brand: Brand, test_clock: TestClock | None) -> QuerySet[Timer]:
@@ -129,11 +130,12 @@ def explain(timer: Timer) -> str:
     owed = _at(timer.owed)
     if timer.state == Timer.State.FIRED:
         return (f"{timer.id} fired at {_at(timer.fired)}, owed {owed}, late by "
-                f"{_span(timer.late_by or timedelta(0))}.")
+                f"{span_text(timer.late_by or timedelta(0))}.")
     if timer.state == Timer.State.ARMED:
         if timer.owed > now:
-            return (f"{timer.id} is armed and owed {owed}, {_span(timer.owed - now)} from now on "
-                    f"{on}; the first tick at or after then fires it.")
+            ahead = span_text(timer.owed - now)
+            return (f"{timer.id} is armed and owed {owed}, {ahead} from now on {on}; the first "
+                    "tick at or after then fires it.")
         failed = ""
         if timer.attempts:
             failed = (f" Its handler failed {timer.attempts} time(s), last with: "
@@ -152,13 +154,3 @@ def _at(instant: datetime | None) -> str:
     if instant is None:
         return "—"
     return instant.strftime("%Y-%m-%d %H:%M:%SZ")
-
-
-def _span(span: timedelta) -> str:
-    seconds = int(span.total_seconds())
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    parts = [f"{days}d" if days else "", f"{hours}h" if hours else "",
-             f"{minutes}m" if minutes else "", f"{seconds}s" if seconds else ""]
-    return " ".join(part for part in parts if part) or "0s"

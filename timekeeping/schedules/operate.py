@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from timekeeping import clock
 from timekeeping.models import Heartbeat, Schedule, ScheduleRun
+from timekeeping.spans import span_text
 
 TICKS_STOPPED_AFTER = timedelta(minutes=3)
 
@@ -65,7 +66,7 @@ def why(row: Schedule, *, now: datetime | None = None) -> str:
         parts.append("no tick has seen it yet; its first run is one interval after the first")
     else:
         wait = row.next_due - now
-        when = "now, at the next tick" if wait.total_seconds() <= 0 else f"in {_span(wait)}"
+        when = "now, at the next tick" if wait.total_seconds() <= 0 else f"in {span_text(wait)}"
         parts.append(f"it runs next at {row.next_due:%Y-%m-%d %H:%M:%SZ} ({when}), on its grid "
                      "of UTC times")
     if row.run_requested:
@@ -85,15 +86,5 @@ def ticks_stopped(now: datetime | None = None) -> str | None:
         return "No tick has run yet: add the cron line (see docs/operating.md)."
     if now - last > TICKS_STOPPED_AFTER:
         return (f"Ticks stopped: the last tick ran at {last:%Y-%m-%d %H:%M:%SZ}, "
-                f"{_span(now - last)} ago.")
+                f"{span_text(now - last)} ago.")
     return None
-
-
-def _span(span: timedelta) -> str:
-    seconds = int(span.total_seconds())
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    text = " ".join(f"{n}{u}" for n, u in ((days, "d"), (hours, "h"), (minutes, "m"),
-                                           (seconds, "s")) if n)
-    return text or "0s"
