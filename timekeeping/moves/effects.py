@@ -96,3 +96,45 @@ def emails(venue, table: str, row, before: dict | None, *, sample: bool) -> int:
 class _Safe(dict):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
+
+
+def linked(venue, table: str, row, before: dict | None, *, who: str, at: datetime) -> int:
+    """Moves of linked rows (A7): `states.effects` of the moved row's table,
+
+        "effects": [{"when": "cancelled", "table": "tickets", "link": "order_id", "to": "void"}]
+
+    moves each row of `table` whose `link` column points at this row to `to`, by that table's
+    declared move: a linked row whose state lists no move to `to` is left as it is. A sample
+    row's effects make their rows sample rows too, so removing the samples takes them."""
+    from timekeeping.models import SampleRow
+    from timekeeping.moves import samples
+    from timekeeping.moves.rows import as_dict, audit
+
+    states = (venue.raw_table(table).get("states") or {})
+    column = states.get("column")
+    entered = getattr(row, column, None) if column else None
+    if before is None or entered is None or before.get(column) == entered:
+        return 0
+    moved = 0
+    sample = samples.is_sample(venue, table, row.pk)
+    for effect in states.get("effects", []):
+        if effect.get("when") != entered:
+            continue
+        target = venue.tables[effect["table"]]
+        model = venue.model(effect["table"])
+        for child in model.objects.using(venue.link.database).select_for_update().filter(
+                **{effect["link"]: row.pk}):
+            state = getattr(child, target.states.column)
+            if effect["to"] not in target.states.moves.get(state, {}):
+                continue
+            child_before = as_dict(child)
+            setattr(child, target.states.column, effect["to"])
+            apply(venue, effect["table"], child, child_before, at)
+            child.save(using=venue.link.database)
+            audit(venue, effect["table"], child, kind="effect", who=who, at=at,
+                  before=child_before)
+            if sample:
+                SampleRow.objects.get_or_create(connection=venue.link, table=effect["table"],
+                                                row=child.pk)
+            moved += 1
+    return moved

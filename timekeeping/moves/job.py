@@ -163,6 +163,7 @@ def move_one(venue: Venue, item: Due, now: datetime) -> str:
             row.save(using=db, update_fields=changed)
             audit(venue, item.table, row, kind="timed move", who="timed move", at=now,
                   before=before)
+            effects.linked(venue, item.table, row, before, who="timed move", at=now)
         return "moved"
     except OperationalError as error:
         if _lock_busy(error):

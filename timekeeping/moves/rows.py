@@ -172,6 +172,7 @@ def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime,
         effects.apply(venue, table, row, before, at)
         row.save(using=venue.link.database)
         audit(venue, table, row, kind="move", who=who, at=at, before=before)
+        effects.linked(venue, table, row, before, who=who, at=at)
     return row
 
 

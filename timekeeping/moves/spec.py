@@ -210,6 +210,8 @@ def _check_states(table: str, states: object, columns: dict, section: dict, path
     for number, rule in enumerate(timed, start=1):
         _check_timed(table, number, rule, states, listed, columns, section, seen_from,
                      f"{path}.timed[{number - 1}]", add)
+    for index, effect in enumerate(states.get("effects", [])):
+        _check_effect(table, index, effect, section, f"{path}.effects[{index}]", add)
     waits = ((states.get("create") or {}).get("requires") or {}).get("time", {})
     for bound, moment in waits.items() if isinstance(waits, dict) else []:
         if bound not in ("after", "before"):
@@ -277,6 +279,24 @@ def _check_timed(table, number, rule, states, listed, columns, section, seen_fro
             f"{label}: the move waits until after {after.get('column')} "
             f"{'plus' if after.get('plus') else ''} a shift, so a timed move at "
             f"{at.get('column')} would be refused every time")
+
+
+def _check_effect(table, index, effect, section, path, add):
+    label = f"table '{table}', effect {index + 1}"
+    other = section.get(effect.get("table")) if isinstance(effect, dict) else None
+    if not isinstance(other, dict) or not other.get("states"):
+        add("effect.table_invalid", path, f"{label}: 'table' names a table of this manifest "
+                                          "that keeps states")
+        return
+    link = next((c for c in other.get("columns", []) if c.get("ref") == effect.get("link")),
+                None)
+    if link is None or link.get("references") != table:
+        add("effect.link_invalid", f"{path}.link",
+            f"{label}: 'link' is a column of '{effect.get('table')}' that references '{table}'")
+    targets = _listed(other["states"].get("moves", {}))
+    if not any(effect.get("to") in moves for moves in targets.values()):
+        add("effect.move_unlisted", f"{path}.to",
+            f"{label}: '{effect.get('table')}' lists no move to {effect.get('to')!r}")
 
 
 def _check_late(table, number, rule, states, listed, columns, section, seen_to, flags, path,

@@ -383,3 +383,23 @@ def test_a_creation_that_waits_for_a_time_is_judged_on_the_new_row(venue):
                who="guest", at=utc(2026, 12, 4, 11, 30), audience="public")
     assert late.value.code == "PUBLIC_TOO_LATE"
     assert here.model("orders").objects.count() == 1  # nothing was written
+
+
+def test_a_timed_cancellation_voids_the_order_lines_by_their_own_move(venue):
+    from timekeeping.moves import samples
+
+    placed = order(venue, utc(2026, 10, 23, 11))
+    lines = venue.model("order_lines")
+    open_line = lines.objects.create(order_id=placed.pk, item="soup", status="open")
+    served = lines.objects.create(order_id=placed.pk, item="bread", status="served")
+    run(venue, utc(2026, 10, 23, 20))
+    assert state(venue, "order_lines", open_line.pk).status == "void"
+    assert state(venue, "order_lines", served.pk).status == "served"  # no listed move to void
+    trail = RowAudit.objects.get(table="order_lines", row=open_line.pk)
+    assert (trail.kind, trail.who) == ("effect", "timed move")
+    made = samples.add(venue, "orders", [{"customer": "Sam", "pickup_at": utc(2026, 10, 30, 11)}],
+                       now=utc(2026, 10, 29))
+    lines.objects.create(order_id=made[0], item="tea", status="open")
+    run(venue, utc(2026, 10, 30, 21))  # Friday's 21:00 closing, on GMT by then
+    assert samples.remove(venue) == 2  # the sample order and the line its move touched
+    assert lines.objects.count() == 2
