@@ -9,6 +9,7 @@ from django.db import OperationalError
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -110,3 +111,39 @@ class RowMove(APIView):
             return _refused(MoveRefused("WRITE_CONFLICT", "another writer holds the row; "
                                         "try again"))
         return Response(rows.as_dict(row))
+
+
+class PublicRowMove(APIView):
+    """The public API: a guest moves a row it holds the link code of (a column with a `code`
+    rule). No sign-in: the code is the key, and a wrong code answers 404. Refusals are
+    PUBLIC_TOO_EARLY (details.from, details.at) and PUBLIC_TOO_LATE (details.at)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(operation_id="public_rows_move", request=MoveIn, responses={200: dict,
+                                                                              409: dict})
+    def post(self, request, brand_id: str, table: str, code: str):
+        link = Connection.objects.filter(brand_id=brand_id).select_related("brand").first()
+        venue = Venue.of(link) if link else None
+        column = _code_column(venue, table) if venue else None
+        found = venue.model(table).objects.using(venue.link.database).filter(
+            **{column: code}).first() if column and code else None
+        if found is None:
+            raise NotFound("no such link")
+        given = MoveIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            row = rows.move(venue, table, found.pk, given.validated_data["to"],
+                            who=f"guest with the link of {table} #{found.pk}",
+                            at=clock.wall_now(), audience="public")
+        except MoveRefused as refused:
+            return _refused(refused)
+        return Response({"id": row.pk, "status": getattr(row, venue.tables[table].states.column)})
+
+
+def _code_column(venue: Venue, table: str) -> str | None:
+    for column in venue.raw_table(table).get("columns", []):
+        if "code" in (column.get("rules") or {}):
+            return column["ref"]
+    return None

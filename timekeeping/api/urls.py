@@ -25,6 +25,8 @@ urlpatterns = [
     path("tables/<str:table>/rows", rows.RowList.as_view(), name="rows"),
     path("tables/<str:table>/rows/<int:pk>", rows.RowDetail.as_view(), name="row"),
     path("tables/<str:table>/rows/<int:pk>/move", rows.RowMove.as_view(), name="row-move"),
+    path("public/<str:brand_id>/tables/<str:table>/links/<str:code>/move",
+         rows.PublicRowMove.as_view(), name="public-row-move"),
     path("owner/calendar/postponements", services.Postponements.as_view(),
          name="postponements"),
 ]

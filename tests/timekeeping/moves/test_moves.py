@@ -403,3 +403,22 @@ def test_a_timed_cancellation_voids_the_order_lines_by_their_own_move(venue):
     run(venue, utc(2026, 10, 30, 21))  # Friday's 21:00 closing, on GMT by then
     assert samples.remove(venue) == 2  # the sample order and the line its move touched
     assert lines.objects.count() == 2
+
+
+def test_a_friend_moves_an_offered_ticket_by_its_link_and_hears_public_codes(venue, client):
+    from timekeeping.moves.rows import update
+
+    tickets = venue.model("tickets")
+    made = tickets.objects.create(holder="Ana", doors_at=utc(2030, 12, 5, 19),
+                                  valid_to=utc(2030, 12, 5, 23), status="valid")
+    code = update(venue, "tickets", made.pk, {"pending_email": "f@example.test"}, who="Ana",
+                  at=utc(2026, 11, 30)).link_token
+    url = f"/api/public/{venue.link.brand_id}/tables/tickets/links/{code}/move"
+    early = client.post(url, {"to": "checked_in"}, content_type="application/json")
+    assert early.status_code == 409 and early.json()["code"] == "PUBLIC_TOO_EARLY"
+    assert early.json()["details"]["from"] == "2030-12-05T18:30:00Z"
+    assert client.post(url.replace(code, "wrong-code"), {"to": "offered"},
+                       content_type="application/json").status_code == 404
+    offered = client.post(url, {"to": "offered"}, content_type="application/json")
+    assert offered.status_code == 200 and offered.json()["status"] == "offered"
+    assert RowAudit.objects.filter(row=made.pk, kind="move").get().who.startswith("guest")
