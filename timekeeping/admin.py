@@ -227,6 +227,9 @@ class ConnectionAdmin(admin.ModelAdmin):
     readonly_fields = ["backlog", "rows_set_aside", "next_24_hours", "last_run"]
     exclude = ["lease_holder", "lease_until"]
 
+    def has_add_permission(self, request):
+        return False  # a manifest with tables makes its brand's connection
+
     @admin.display(description="backlog (rows due, not yet moved)")
     def backlog(self, obj):
         lines = moves_operate.backlog(obj, now=clock.wall_now())
