@@ -88,3 +88,12 @@ def test_it_loses_nothing_and_doubles_nothing_when_a_tick_is_killed_mid_pass():
     assert Record.objects.filter(kind="note").count() == 30_000
     assert not Timer.objects.exclude(state="fired").exists()
     assert leases.HOST in brand.lease_holder
+
+
+def test_timer_keys_compare_byte_by_byte_whatever_the_database_collation():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT collation_name FROM information_schema.columns WHERE "
+                       "table_name = 'timekeeping_timer' AND column_name = 'key'")
+        assert cursor.fetchone() == ("C",)
