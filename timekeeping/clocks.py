@@ -355,9 +355,12 @@ def _apply_postponements(occurrence: Occurrence) -> None:
                                               from_date__lte=occurrence.due,
                                               through__gte=occurrence.due):
         if _matches(occurrence.clock.subject, notice.where):
-            occurrence.moved_from, occurrence.moved_by = occurrence.due, "calendar"
+            before = occurrence.due
+            occurrence.moved_from, occurrence.moved_by = before, "calendar"
             occurrence.due, occurrence.rolled_from, occurrence.roll_reasons = notice.to, None, []
             occurrence.late_from = calendar_for(occurrence.clock.subject).late_from(notice.to)
+            _record(occurrence, "clock.moved", {"by": "calendar", "from": before,
+                                                "to": notice.to, "notice": notice.notice})
 
 
 def _matches(subject: Subject, where: dict) -> bool:

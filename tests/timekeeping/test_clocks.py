@@ -366,3 +366,16 @@ def test_a_subject_without_a_zone_is_judged_and_listed_in_the_calendar_zone(bran
     occurrence = Occurrence.objects.get(clock__job=job)
     assert occurrence.late_from == datetime(2027, 1, 8, tzinfo=UTC)  # London is on GMT then
     assert subject_calendar.zone_of_subject(subject) == "Europe/London"
+
+
+def test_a_date_opened_inside_a_postponement_is_moved_and_says_so(tax):
+    from calendars.models import Postponement
+
+    brand, clock, _ = tax
+    Postponement.objects.create(calendar=brand.calendar, from_date=date(2028, 4, 1),
+                                through=date(2028, 4, 30), to=date(2028, 6, 15),
+                                notice="Relief notice 7", test_clock=clock.pk)
+    job = order(tax)
+    assert due(job, "pay").due == date(2028, 6, 15)
+    moved = Record.objects.get(kind="clock.moved", job=job.pk, data__name="pay")
+    assert moved.data["notice"] == "Relief notice 7" and moved.data["from"] == "2028-04-18"
