@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import secrets
 import string
-from datetime import datetime
+from datetime import UTC, datetime
 
 from timekeeping import outbox
 from timekeeping.moves.moments import shift_by
@@ -138,3 +138,43 @@ def linked(venue, table: str, row, before: dict | None, *, who: str, at: datetim
                                                 row=child.pk)
             moved += 1
     return moved
+
+
+FAR = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+def hold_reference(venue, table: str, row, number: int) -> str:
+    return f"{venue.link.pk}:{table}:{row.pk}:hold{number}"
+
+
+def holds(venue, table: str, row, before: dict | None, *, at: datetime, sample: bool) -> None:
+    """Money held by a row (A13), through the ledger:
+
+        "holds": [{"on": "placed", "amount": {"column": "total"}, "currency": "GBP",
+                   "payer": {"column": "customer"}, "until": <moment>,
+                   "takes": ["picked_up"], "gives_back": ["cancelled"]}]
+
+    Entering `on` holds the amount until the moment; entering a `takes` state earns it;
+    entering a `gives_back` state returns it. A hold nobody finishes is given back by the
+    job at its moment. Sample rows hold nothing."""
+    from money import ledger
+
+    states = venue.raw_table(table).get("states") or {}
+    column = states.get("column")
+    entered = getattr(row, column, None) if column else None
+    if sample or entered is None or (before is not None and before.get(column) == entered):
+        return
+    for number, spec in enumerate(venue.raw_table(table).get("holds", []), start=1):
+        reference = hold_reference(venue, table, row, number)
+        if entered == spec.get("on"):
+            amount = getattr(row, spec["amount"]["column"], None)
+            payer = getattr(row, spec["payer"]["column"], None)
+            if not isinstance(amount, int) or amount <= 0 or not payer:
+                continue
+            until = venue.moment(row, spec["until"]) or FAR  # no moment: never given back alone
+            ledger.hold(reference=reference, payer=f"{venue.link.brand.slug}:{payer}",
+                        amount=amount, currency=spec["currency"], until=until, at=at)
+        elif entered in spec.get("takes", []):
+            ledger.take(reference, at=at, to=f"{venue.link.brand.slug}:earned")
+        elif entered in spec.get("gives_back", []):
+            ledger.give_back(reference, at=at)

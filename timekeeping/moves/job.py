@@ -55,6 +55,7 @@ class Minute:
     set_aside: int = 0
     busy: int = 0
     reminders: int = 0
+    holds_given_back: int = 0
     stopped: str = ""
 
 
@@ -77,6 +78,7 @@ def run_connection(link: Connection, *, now: datetime, holder: str, cap: int = C
     try:
         venue = Venue.of(link)
         minute.reminders = reminders.run(venue, now)
+        minute.holds_given_back = give_back_holds(venue, now)
         due = candidates(venue, now, cap)
         minute.due = len(due)
         for item in due[:cap]:
@@ -173,6 +175,22 @@ def move_one(venue: Venue, item: Due, now: datetime) -> str:
         return _set_aside(venue, item, now, error)
     except (ValidationError, IntegrityError, DatabaseError) as error:
         return _set_aside(venue, item, now, error)
+
+
+def give_back_holds(venue: Venue, now: datetime) -> int:
+    """Holds nobody finished (A13): given back at their moment, whatever the row's state and
+    with no move of the row. A refused give-back (the ledger's floor) is tried in an hour."""
+    from money import ledger
+
+    given = 0
+    for found in ledger.due_holds(prefix=f"{venue.link.pk}:", now=now):
+        try:
+            given += ledger.give_back(found.reference, at=now)
+        except ledger.LedgerRefused as refused:
+            ledger.refused_until(found, code=refused.code, retry_after=now + SET_ASIDE_FOR)
+            log.warning("hold give-back refused; left alone for an hour: connection=%s "
+                        "hold=%s code=%s", venue.link.pk, found.reference, refused.code)
+    return given
 
 
 def _relaxed_commit(db: str) -> None:

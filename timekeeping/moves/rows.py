@@ -107,7 +107,9 @@ def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
     """The audit entry, and the emails the change sets off (in the same transaction)."""
     from timekeeping.moves import effects, samples
 
-    effects.emails(venue, table, row, before, sample=samples.is_sample(venue, table, row.pk))
+    sample = samples.is_sample(venue, table, row.pk)
+    effects.emails(venue, table, row, before, sample=sample)
+    effects.holds(venue, table, row, before, at=at, sample=sample)
     RowAudit.objects.create(connection=venue.link, table=table, row=row.pk, kind=kind, who=who,
                             at=at, before=before, after=as_dict(row))
 

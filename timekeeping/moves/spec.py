@@ -137,13 +137,26 @@ def check_section(section: object, add: Add) -> None:
             add("table.invalid", where, f"table '{name}' is an object with 'columns'")
             continue
         for key in raw:
-            if key not in ("columns", "states", "settings", "emails", "reminders"):
+            if key not in ("columns", "states", "settings", "emails", "reminders", "holds"):
                 add("table.key_unknown", f"{where}.{key}",
                     f"table '{name}': '{key}' is not a key here (columns, states, settings, "
-                    "emails, reminders)")
+                    "emails, reminders, holds)")
         columns = _check_columns(name, raw.get("columns", []), section, f"{where}.columns", add)
         if raw.get("states") is not None:
             _check_states(name, raw["states"], columns, section, f"{where}.states", add)
+        for number, spec in enumerate(raw.get("holds", []), start=1):
+            label = f"table '{name}', hold {number}"
+            here = f"{where}.holds[{number - 1}]"
+            amount = (spec.get("amount") or {}).get("column") if isinstance(spec, dict) else None
+            if columns.get(amount, {}).get("type") != "integer":
+                add("hold.amount_invalid", f"{here}.amount",
+                    f"{label}: the amount is an integer column of minor units")
+            currency = spec.get("currency") if isinstance(spec, dict) else None
+            if not (isinstance(currency, str) and len(currency) == 3 and currency.isupper()):
+                add("hold.currency_invalid", f"{here}.currency",
+                    f"{label}: the currency is a three-letter code such as GBP")
+            _check_moment(label, spec.get("until") if isinstance(spec, dict) else None,
+                          columns, section, f"{here}.until", add)
         for number, spec in enumerate(raw.get("reminders", []), start=1):
             label = f"table '{name}', reminder {number}"
             here = f"{where}.reminders[{number - 1}]"

@@ -422,3 +422,51 @@ def test_a_friend_moves_an_offered_ticket_by_its_link_and_hears_public_codes(ven
     offered = client.post(url, {"to": "offered"}, content_type="application/json")
     assert offered.status_code == 200 and offered.json()["status"] == "offered"
     assert RowAudit.objects.filter(row=made.pk, kind="move").get().who.startswith("guest")
+
+
+def test_money_held_by_an_order_is_taken_given_back_or_returned_at_its_moment(venue):
+    from money import ledger
+    from money.models import Hold
+
+    orders = venue.model("orders")
+    from timekeeping.moves.rows import create
+
+    at = utc(2026, 10, 20, 9)
+    kept = create(venue, "orders", {"customer": "Ines", "pickup_at": utc(2026, 10, 20, 12),
+                                    "total": 1250}, who="Ines", at=at)
+    dropped = create(venue, "orders", {"customer": "Rui", "pickup_at": utc(2026, 10, 20, 12),
+                                       "total": 900}, who="Rui", at=at)
+    forgotten = create(venue, "orders", {"customer": "Ola", "pickup_at": utc(2026, 10, 20, 12),
+                                         "total": 700}, who="Ola", at=at)
+    assert ledger.balance("corner:Ines") == -1250
+    for step in ("confirmed", "preparing", "ready", "picked_up"):
+        move(venue, "orders", kept.pk, step, who="staff", at=at)
+    move(venue, "orders", dropped.pk, "cancelled", who="Rui", at=at)
+    move(venue, "orders", forgotten.pk, "confirmed", who="staff", at=at)
+    states = dict(Hold.objects.values_list("amount", "state"))
+    assert states == {1250: "taken", 900: "given_back", 700: "held"}
+    assert run(venue, utc(2026, 10, 20, 13, 59)).holds_given_back == 0
+    minute = run(venue, utc(2026, 10, 20, 14))  # pickup plus two hours
+    assert minute.holds_given_back == 1
+    assert ledger.balance("corner:Ola") == 0
+    assert orders.objects.get(pk=forgotten.pk).status == "confirmed"  # the row is not moved
+
+
+def test_a_refused_give_back_waits_an_hour(venue):
+    from money import ledger
+    from money.models import Account, Hold
+
+    from timekeeping.moves.rows import create
+
+    create(venue, "orders", {"customer": "Ola", "pickup_at": utc(2026, 10, 20, 12),
+                             "total": 700, "status": "placed"}, who="Ola",
+           at=utc(2026, 10, 20, 9))
+    Account.objects.filter(key="held:corner:Ola").update(floor=701)
+    assert run(venue, utc(2026, 10, 20, 14)).holds_given_back == 0
+    hold = Hold.objects.get()
+    assert (hold.state, hold.last_refusal) == ("held", "floor")
+    assert hold.retry_after == utc(2026, 10, 20, 15)
+    assert run(venue, utc(2026, 10, 20, 14, 30)).holds_given_back == 0
+    Account.objects.filter(key="held:corner:Ola").update(floor=None)
+    assert run(venue, utc(2026, 10, 20, 15)).holds_given_back == 1
+    assert ledger.balance("corner:Ola") == 0
