@@ -127,7 +127,7 @@ def demo_venue(user) -> None:
     if not venue.model("settings").objects.exists():
         venue.model("settings").objects.create(no_show_at="10:00", offer_hours=24,
                                                arrive_from="15:00", cancel_hours=48,
-                                               reminder_hours=24)
+                                               reminder_hours=24, door_on=True)
     if not venue.model("opening_hours").objects.exists():
         for weekday, opens, closes, is_open in VENUE_HOURS:
             venue.model("opening_hours").objects.create(weekday=weekday, opens=opens,
@@ -135,7 +135,8 @@ def demo_venue(user) -> None:
     if SampleRow.objects.filter(connection=venue.link).exists():
         return
     now = clock.wall_now()
-    samples.add(venue, "orders", [{"customer": "Ines (sample)", "pickup_at": {"@in": "PT20M"}},
+    samples.add(venue, "orders", [{"customer": "Ines (sample)", "total": 1250,
+                                   "pickup_at": {"@in": "PT20M", "@slot": "opening_hours"}},
                                   {"customer": "Rui (sample)", "pickup_at": {"@in": "-P1D"}}],
                 now=now)
     samples.add(venue, "tickets", [{"holder": "Ana (sample)", "status": "offered",

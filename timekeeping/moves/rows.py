@@ -168,6 +168,7 @@ def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime,
             raise MoveRefused("STATE_MOVE_REFUSED", f"{table} lists no move from {state!r} to "
                               f"{to!r}", {"reason": "not-listed", "from": state, "to": to})
         _check_time(venue, row, listed.requires_time, at, audience)
+        _check_settings(venue, listed.requires_settings)
         before = as_dict(row)
         _judge_late(venue, table, row, state, to, at, audience)
         setattr(row, spec.states.column, to)
@@ -199,6 +200,20 @@ def _check_time(venue: Venue, row, requires: dict, at: datetime, audience: str) 
             raise MoveRefused("STATE_MOVE_REFUSED",
                               f"the move opens {'from' if bound == 'after' else 'until'} "
                               f"{moment:%Y-%m-%dT%H:%M:%SZ}", details)
+
+
+def _check_settings(venue: Venue, conditions: tuple) -> None:
+    """A move may wait for a setting (`{"table", "column", "eq"}`); a settings table holding
+    two rows gives no setting, and the move is refused."""
+    for condition in conditions:
+        value = venue.reader().setting(condition["table"], condition["column"])
+        if value != condition.get("eq"):
+            raise MoveRefused("STATE_MOVE_REFUSED", f"the move waits for "
+                              f"{condition['table']}.{condition['column']} to be "
+                              f"{condition.get('eq')!r}",
+                              {"requires": "setting", "setting": f"{condition['table']}."
+                               f"{condition['column']}", "eq": condition.get("eq"),
+                               "found": value})
 
 
 def _get_column(row, spec: dict):

@@ -19,7 +19,9 @@ from timekeeping.moves.rows import Venue, audit
 DURATION = re.compile(r"^(?P<sign>-)?P(?:(?P<d>\d+)D)?(?:T(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?)?$")
 
 
-def resolve(value, now: datetime):
+def resolve(value, now: datetime, venue: Venue | None = None):
+    if isinstance(value, dict) and "@slot" in value and venue is not None:
+        return next_open(venue, value["@slot"], resolve({"@in": value.get("@in", "PT0M")}, now))
     if isinstance(value, dict) and "@in" in value:
         match = DURATION.match(str(value["@in"]))
         if match is None or match.group(0) in ("P", "-P", "PT", "-PT"):
@@ -36,7 +38,7 @@ def add(venue: Venue, table: str, rows: list[dict], *, now: datetime) -> list[in
     model = venue.model(table)
     made = []
     for values in rows:
-        values = {key: resolve(value, now) for key, value in values.items()}
+        values = {key: resolve(value, now, venue) for key, value in values.items()}
         if spec.states:
             values.setdefault(spec.states.column, spec.states.initial)
         row = model(**values)
@@ -60,6 +62,23 @@ def remove(venue: Venue) -> int:
                                 row=sample.row).delete()
     SampleRow.objects.filter(connection=venue.link).delete()
     return removed
+
+
+def next_open(venue: Venue, hours_table: str, at: datetime) -> datetime:
+    """The first instant at or after `at` inside the venue's opening hours (A14 `@slot`)."""
+    from calendars.hours import WeeklyHours
+    from calendars.moments import day_in_zone
+
+    week = WeeklyHours(venue.reader().hours_rows({"table": hours_table}))
+    day = day_in_zone(at, venue.zone) - timedelta(days=1)  # a night's hours began yesterday
+    for offset in range(9):
+        opens = week.opens_at(day + timedelta(days=offset), venue.zone)
+        closes = week.closes_at(day + timedelta(days=offset), venue.zone)
+        if opens is None or closes is None or closes <= opens:
+            continue
+        if at < closes:
+            return max(at, opens)
+    return at
 
 
 def is_sample(venue: Venue, table: str, pk: int) -> bool:

@@ -50,6 +50,7 @@ class Move:
     to: str
     undo: bool = False
     requires_time: dict = field(default_factory=dict)  # {"after": moment, "before": moment}
+    requires_settings: tuple = ()  # ({"table", "column", "eq"}, …)
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,10 @@ def compile_tables(section: dict) -> dict[str, Table]:
             for origin, targets in spec.get("moves", {}).items():
                 moves[origin] = {}
                 for target in targets:
+                    requires = {} if isinstance(target, str) else (target.get("requires") or {})
                     move = Move(target) if isinstance(target, str) else Move(
-                        target["to"], bool(target.get("undo")),
-                        (target.get("requires") or {}).get("time", {}))
+                        target["to"], bool(target.get("undo")), requires.get("time", {}),
+                        tuple(requires.get("setting", ())))
                     moves[origin][move.to] = move
             timed = tuple(Timed(n, t["from"], t["to"], t["at"], dict(t.get("set", {})))
                           for n, t in enumerate(spec.get("timed", []), start=1))

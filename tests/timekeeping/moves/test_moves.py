@@ -41,7 +41,7 @@ def make_venue(name, slug, document, zone=None):
     manifests.load(brand, document)
     found = Venue.of(Connection.objects.select_related("brand").get(brand=brand))
     found.model("settings").objects.create(no_show_at="10:00", offer_hours=24,
-                                           arrive_from="15:00", cancel_hours=48)
+                                           arrive_from="15:00", cancel_hours=48, door_on=True)
     for weekday, opens, closes, is_open in HOURS:
         found.model("opening_hours").objects.create(weekday=weekday, opens=opens, closes=closes,
                                                     open=is_open)
@@ -455,7 +455,6 @@ def test_money_held_by_an_order_is_taken_given_back_or_returned_at_its_moment(ve
 def test_a_refused_give_back_waits_an_hour(venue):
     from money import ledger
     from money.models import Account, Hold
-
     from timekeeping.moves.rows import create
 
     create(venue, "orders", {"customer": "Ola", "pickup_at": utc(2026, 10, 20, 12),
@@ -470,3 +469,45 @@ def test_a_refused_give_back_waits_an_hour(venue):
     Account.objects.filter(key="held:corner:Ola").update(floor=None)
     assert run(venue, utc(2026, 10, 20, 15)).holds_given_back == 1
     assert ledger.balance("corner:Ola") == 0
+
+
+@pytest.mark.parametrize(
+    ("zone", "pickup", "closing"),
+    [
+        ("Europe/London", utc(2026, 3, 27, 12), utc(2026, 3, 27, 21)),     # Friday, GMT
+        ("Europe/London", utc(2026, 4, 3, 11), utc(2026, 4, 3, 20)),       # Friday, BST
+        ("America/New_York", utc(2026, 10, 30, 16), utc(2026, 10, 31, 1)),  # Friday, EDT
+        ("America/New_York", utc(2026, 11, 6, 17), utc(2026, 11, 7, 2)),    # Friday, EST
+    ],
+)
+def test_it_closes_at_21_00_on_either_side_of_each_change(zone, pickup, closing):
+    kitchen = make_venue(f"K {zone}", zone.split("/")[1].lower().replace("_", ""), VENUE,
+                         zone=zone)
+    placed = order(kitchen, pickup)
+    assert run(kitchen, closing - timedelta(seconds=1)).moved == []
+    assert run(kitchen, closing).moved == [("orders", placed.pk)]
+
+
+def test_a_move_that_waits_for_a_setting_is_refused_until_it_holds(venue):
+    tickets = venue.model("tickets")
+    ticket = tickets.objects.create(holder="Ana", doors_at=utc(2026, 12, 5, 19),
+                                    valid_to=utc(2026, 12, 5, 23), status="valid")
+    venue.model("settings").objects.update(door_on=False)
+    with pytest.raises(MoveRefused) as refused:
+        move(venue, "tickets", ticket.pk, "checked_in", who="staff", at=utc(2026, 12, 5, 19))
+    assert refused.value.details["requires"] == "setting"
+    venue.model("settings").objects.update(door_on=True)
+    move(venue, "tickets", ticket.pk, "checked_in", who="staff", at=utc(2026, 12, 5, 19))
+
+
+def test_a_sample_order_lands_on_the_next_open_slot(venue):
+    from timekeeping.moves import samples
+
+    sunday_night = utc(2026, 11, 29, 21)  # Sunday closes 20:00; Monday is closed
+    made = samples.add(venue, "orders", [{"customer": "Sam", "pickup_at": {
+        "@in": "PT20M", "@slot": "opening_hours"}}], now=sunday_night)
+    assert venue.model("orders").objects.get(pk=made[0]).pickup_at == utc(2026, 12, 1, 11)
+    open_now = utc(2026, 12, 1, 12)  # Tuesday, open
+    made = samples.add(venue, "orders", [{"customer": "Sue", "pickup_at": {
+        "@in": "PT20M", "@slot": "opening_hours"}}], now=open_now)
+    assert venue.model("orders").objects.get(pk=made[0]).pickup_at == utc(2026, 12, 1, 12, 20)
