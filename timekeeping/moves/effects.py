@@ -116,10 +116,9 @@ def linked(venue, table: str, row, before: dict | None, *, who: str, at: datetim
     if before is None or entered is None or before.get(column) == entered:
         return 0
     moved = 0
-    sample = samples.is_sample(venue, table, row.pk)
-    for effect in states.get("effects", []):
-        if effect.get("when") != entered:
-            continue
+    wanted = [effect for effect in states.get("effects", []) if effect.get("when") == entered]
+    sample = bool(wanted) and samples.is_sample(venue, table, row.pk)
+    for effect in wanted:
         target = venue.tables[effect["table"]]
         model = venue.model(effect["table"])
         for child in model.objects.using(venue.link.database).select_for_update().filter(

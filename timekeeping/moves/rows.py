@@ -107,9 +107,11 @@ def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
     """The audit entry, and the emails the change sets off (in the same transaction)."""
     from timekeeping.moves import effects, samples
 
-    sample = samples.is_sample(venue, table, row.pk)
-    effects.emails(venue, table, row, before, sample=sample)
-    effects.holds(venue, table, row, before, at=at, sample=sample)
+    raw = venue.raw_table(table)
+    if raw.get("emails") or raw.get("holds"):  # ask whether it is a sample only when it matters
+        sample = samples.is_sample(venue, table, row.pk)
+        effects.emails(venue, table, row, before, sample=sample)
+        effects.holds(venue, table, row, before, at=at, sample=sample)
     RowAudit.objects.create(connection=venue.link, table=table, row=row.pk, kind=kind, who=who,
                             at=at, before=before, after=as_dict(row))
 
