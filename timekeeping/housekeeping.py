@@ -46,7 +46,7 @@ def targets(now: datetime):
 
 def run(*, now: datetime, holder: str) -> Pass:
     result = Pass()
-    Heartbeat.objects.get_or_create(name=NAME)
+    Heartbeat.objects.get_or_create(name=NAME)  # retries the read if another tick made it
     if Heartbeat.objects.filter(name=NAME, at__gt=now - EVERY).exists():
         return result
     if not leases.take(Heartbeat, NAME, holder=holder, now=now, until=now + timedelta(

@@ -102,10 +102,16 @@ def sync(declared: list[Declared], *, brand: Brand | None, test_clock: TestClock
     for item in declared:
         row = by_name.get(item.name) or _renamed(rows.values(), item, wanted, names)
         if row is None:
-            row = Schedule.objects.create(
-                key=f"{scope}:{item.name}", name=item.name, brand=brand, test_clock=test_clock,
-                action=item.action, every_s=item.every_s, declared_in=item.declared_in,
-                next_due=now + timedelta(seconds=item.every_s), last_tick=now)
+            # Two ticks seeing a new schedule at once: the row's unique key lets one create
+            # it, and the other finds it (get_or_create retries the read on the conflict).
+            row, created = Schedule.objects.get_or_create(
+                key=f"{scope}:{item.name}",
+                defaults={"name": item.name, "brand": brand, "test_clock": test_clock,
+                          "action": item.action, "every_s": item.every_s,
+                          "declared_in": item.declared_in, "last_tick": now,
+                          "next_due": now + timedelta(seconds=item.every_s)})
+            if not created:
+                _update(row, item, now)
         else:
             _update(row, item, now)
         wanted.add(row.key)

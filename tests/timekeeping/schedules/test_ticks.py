@@ -225,3 +225,14 @@ def test_a_replica_pulse_is_not_called_again_while_it_runs():
     gate.set()
     worker.join()
     assert calls == [1]
+
+
+@needs_postgres
+def test_ticks_that_first_see_a_schedule_at_once_make_one_state_row(brand):
+    load(brand, census=("15m", "note"))
+    processes = [start_manage("tick") for _ in range(4)]
+    for process in processes:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+    assert Schedule.objects.filter(name="TickRun.purge").count() == 1
+    assert Schedule.objects.filter(name="ops.census").count() == 1
