@@ -81,16 +81,22 @@ def emails(venue, table: str, row, before: dict | None, *, sample: bool) -> int:
         now_value = getattr(row, column, None)
         if now_value not in on.get("values", []) or (before or {}).get(column) == now_value:
             continue
-        to = getattr(row, (spec.get("to") or {}).get("column", ""), None)
-        if not to:
-            continue
-        fields = {f.name: getattr(row, f.name) for f in row._meta.fields}
-        outbox.enqueue_email(
-            brand=venue.link.brand, to=[to], subject=spec["subject"].format_map(_Safe(fields)),
-            body=spec.get("body", "").format_map(_Safe(fields)),
-            key=f"{venue.link.pk}:{table}:{row.pk}:email{number}:{now_value}")
-        queued += 1
+        queued += send(venue, row, spec,
+                       key=f"{venue.link.pk}:{table}:{row.pk}:email{number}:{now_value}")
     return queued
+
+
+def send(venue, row, spec: dict, *, key: str) -> bool:
+    """Queue a row's email (a state-change email or a reminder): to the address in the
+    spec's `to` column, its subject and body filled from the row. False with no address."""
+    to = getattr(row, (spec.get("to") or {}).get("column", ""), None)
+    if not to:
+        return False
+    fields = _Safe({f.name: getattr(row, f.name) for f in row._meta.fields})
+    outbox.enqueue_email(brand=venue.link.brand, to=[to],
+                         subject=spec["subject"].format_map(fields),
+                         body=spec.get("body", "").format_map(fields), key=key)
+    return True
 
 
 class _Safe(dict):

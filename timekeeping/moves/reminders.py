@@ -19,8 +19,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from calendars.moments import day_in_zone, parse_time_of_day, wall_time
-from timekeeping import outbox
-from timekeeping.moves.effects import _Safe
+from timekeeping.moves import effects
 
 WINDOW = timedelta(days=3)
 
@@ -74,14 +73,7 @@ def run(venue, now: datetime) -> int:
                     continue
                 if samples.is_sample(venue, name, row.pk):
                     continue
-                to = getattr(row, (spec.get("to") or {}).get("column", ""), None)
-                if not to:
-                    continue
-                fields = {f.name: getattr(row, f.name) for f in row._meta.fields}
-                outbox.enqueue_email(
-                    brand=venue.link.brand, to=[to],
-                    subject=spec["subject"].format_map(_Safe(fields)),
-                    body=spec.get("body", "").format_map(_Safe(fields)),
-                    key=f"{venue.link.pk}:{name}:{row.pk}:reminder{number}:{moment.isoformat()}")
-                queued += 1
+                queued += effects.send(venue, row, spec, key=f"{venue.link.pk}:{name}:{row.pk}"
+                                                             f":reminder{number}:"
+                                                             f"{moment.isoformat()}")
     return queued
