@@ -76,7 +76,7 @@ def run_connection(link: Connection, *, now: datetime, holder: str, cap: int = C
         return minute
     minute.ran = True
     try:
-        venue = Venue.of(link)
+        venue = Venue.of(link, remember=True)
         minute.reminders = reminders.run(venue, now)
         minute.holds_given_back = give_back_holds(venue, now)
         due = candidates(venue, now, cap)

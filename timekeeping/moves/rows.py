@@ -12,7 +12,7 @@ from django.forms.models import model_to_dict
 
 from calendars.hours import HoursRow
 from timekeeping.manifests import current
-from timekeeping.models import Brand, Connection, Manifest, RowAudit
+from timekeeping.models import Connection, Manifest, RowAudit
 from timekeeping.moves import effects
 from timekeeping.moves.moments import Reader, moment_of
 from timekeeping.moves.spec import Table, compile_tables
@@ -38,11 +38,6 @@ def _tables(bundle: str) -> dict[str, Table]:
     return compile_tables(_section(bundle))
 
 
-def tables_of(brand: Brand) -> dict[str, Table]:
-    version = current(brand)
-    return _tables(version.bundle) if version else {}
-
-
 @dataclass
 class Venue:
     """A brand's tables on its connection, with what moments read."""
@@ -50,12 +45,22 @@ class Venue:
     link: Connection
     tables: dict[str, Table]
     bundle: str = ""
+    # Within one minute's job, settings and opening hours are read once, not once per row
+    # judged; a person's write reads them afresh (`remember=False`, the default).
+    remembered: dict | None = None
 
     @classmethod
-    def of(cls, link: Connection) -> Venue:
+    def of(cls, link: Connection, *, remember: bool = False) -> Venue:
         version = current(link.brand)
         bundle = version.bundle if version else ""
-        return cls(link, _tables(bundle) if bundle else {}, bundle)
+        return cls(link, _tables(bundle) if bundle else {}, bundle, {} if remember else None)
+
+    def _once(self, key: tuple, read):
+        if self.remembered is None:
+            return read()
+        if key not in self.remembered:
+            self.remembered[key] = read()
+        return self.remembered[key]
 
     def raw_table(self, table: str) -> dict:
         return _section(self.bundle).get(table, {}) if self.bundle else {}
@@ -72,15 +77,23 @@ class Venue:
                       linked=self._linked)
 
     def _setting(self, table: str, column: str):
-        # Two rows in a settings table say two things: no setting is read from it.
-        rows = list(self.model(table).objects.using(self.link.database).values(column)[:2])
-        return rows[0][column] if len(rows) == 1 else None
+        def read():
+            # Two rows in a settings table say two things: no setting is read from it.
+            rows = list(self.model(table).objects.using(self.link.database).values(column)[:2])
+            return rows[0][column] if len(rows) == 1 else None
+
+        return self._once(("setting", table, column), read)
 
     def _hours(self, spec: dict) -> list[HoursRow]:
-        rows = self.model(spec["table"]).objects.using(self.link.database).values()
-        return [HoursRow(row[spec.get("weekday", "weekday")], row.get(spec.get("opens", "opens")),
-                         row.get(spec.get("closes", "closes")),
-                         row.get(spec.get("open", "open"), True) is not False) for row in rows]
+        def read():
+            rows = self.model(spec["table"]).objects.using(self.link.database).values()
+            return [HoursRow(row[spec.get("weekday", "weekday")],
+                             row.get(spec.get("opens", "opens")),
+                             row.get(spec.get("closes", "closes")),
+                             row.get(spec.get("open", "open"), True) is not False)
+                    for row in rows]
+
+        return self._once(("hours", repr(sorted(spec.items()))), read)
 
     def _linked(self, row, column: str):
         table = self._table_of(row)
