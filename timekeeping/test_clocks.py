@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from timekeeping import clock, leases
-from timekeeping.models import Schedule, ScheduleRun, TestClock
+from timekeeping.models import Schedule, TestClock
 from timekeeping.schedules import engine as schedules
 from timekeeping.tick import BATCH_SIZE, ClockTick, Engine
 
@@ -75,6 +75,7 @@ def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE
 
 def _walk(engine: Engine, test_clock: TestClock, to: datetime, holder: str) -> None:
     last: tuple[datetime, int] | None = None
+    schedule_steps = 0  # runs and skips taken: each moves a schedule's due time on
     rows = Schedule.objects.filter(test_clock=test_clock, active=True)
     while not engine.run.runaway:
         due = rows.filter(next_due__lte=to).order_by("next_due").values_list(
@@ -83,16 +84,16 @@ def _walk(engine: Engine, test_clock: TestClock, to: datetime, holder: str) -> N
         if owed is None:
             return
         instant = max(owed, test_clock.frozen_time)
-        progress = (engine.run.fired + engine.run.failed + engine.run.dropped
-                    + ScheduleRun.objects.filter(schedule__test_clock=test_clock).count())
+        progress = engine.run.fired + engine.run.failed + engine.run.dropped + schedule_steps
         if last == (instant, progress):
             return  # what is left at this instant is held by another process
         last = (instant, progress)
         _set_time(test_clock, instant)
         engine.fire_at(instant)
-        claims, _ = schedules.claim_due(list(rows.all()), now=instant, holder=holder,
-                                        lease_until=instant + ADVANCE_LEASE)
+        claims, skips = schedules.claim_due(list(rows.all()), now=instant, holder=holder,
+                                            lease_until=instant + ADVANCE_LEASE)
         schedules.run_inline(claims, tick=instant)
+        schedule_steps += len(claims) + len(skips)
 
 
 def _set_time(test_clock: TestClock, instant: datetime) -> None:

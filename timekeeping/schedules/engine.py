@@ -309,7 +309,8 @@ def run_due(*, now: datetime, deadline: float, holder: str) -> PhaseResult:
         claims += found
         skips += skipped
     run_side_by_side(claims, tick=now, deadline=deadline)
-    return PhaseResult([ScheduleRun.objects.get(pk=c.run.pk) for c in claims], skips)
+    finished = ScheduleRun.objects.select_related("schedule").in_bulk([c.run.pk for c in claims])
+    return PhaseResult([finished[c.run.pk] for c in claims], skips)
 
 
 def shortest_interval() -> int | None:
