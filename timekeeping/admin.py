@@ -185,12 +185,19 @@ class SubjectAdmin(admin.ModelAdmin):
     exclude = ["feed_token"]
 
 
-class ClockInline(admin.TabularInline):
-    model = Clock
-    fields = ["name", "title", "owner", "hard", "lives_on_subject"]
-    readonly_fields = fields
+class ShownInline(admin.TabularInline):
+    """Rows shown under their parent and changed only by the product."""
+
     extra = 0
     can_delete = False
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+
+class ClockInline(ShownInline):
+    model = Clock
+    fields = ["name", "title", "owner", "hard", "lives_on_subject"]
 
 
 @admin.register(Job)
@@ -201,13 +208,10 @@ class JobAdmin(admin.ModelAdmin):
     inlines = [ClockInline]
 
 
-class OccurrenceInline(admin.TabularInline):
+class OccurrenceInline(ShownInline):
     model = Occurrence
     fields = ["item", "seq", "rule_due", "due", "rolled_from", "moved_from", "late_from",
               "status", "settled_by"]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
 
 
 @admin.register(Clock)
