@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from calendars import rules
 from calendars.models import Postponement
 from timekeeping import clock as wall
-from timekeeping import dues, outbox, records, timers
+from timekeeping import dues, firing, outbox, records, timers
 from timekeeping.manifests import services_of
 from timekeeping.manifests.spec import ClockSpec, ServiceSpec, parse_every
 from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject, TestClock, Timer
@@ -50,8 +50,6 @@ def calendar_for(subject: Subject) -> rules.Calendar:
 
 
 def now_for(brand: Brand, test_clock: TestClock | None) -> datetime:
-    from timekeeping import firing
-
     batch = firing.current()
     if batch is not None and batch.brand.pk == brand.pk:
         return batch.instant

@@ -10,6 +10,7 @@ from datetime import date, datetime
 
 from calendars import ical
 from calendars.moments import day_in_zone
+from timekeeping.clocks import calendar_for
 from timekeeping.models import Occurrence, Subject
 
 
@@ -81,8 +82,6 @@ def _status(subject: Subject, occurrence: Occurrence) -> str:
 
 def zone_of_subject(subject: Subject) -> str:
     """The zone its dates are judged and printed in: its own, else its brand calendar's."""
-    from timekeeping.clocks import calendar_for
-
     return calendar_for(subject).zone_name
 
 

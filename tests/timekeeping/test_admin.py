@@ -46,3 +46,19 @@ def test_it_filters_timers_by_lateness_and_says_why_on_each(admin_client_logged_
     assert waiting in found.content.decode() and late not in found.content.decode()
     detail = admin_client_logged_in.get(f"/admin/timekeeping/timer/{late}/change/")
     assert "late by 2m" in detail.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("drop_venue_tables")
+def test_it_shows_a_job_and_a_clock_with_their_rows(admin_client_logged_in):
+    from django.core.management import call_command
+
+    from timekeeping.models import Clock, Job
+
+    call_command("demo")
+    clock = Clock.objects.get(name="file")
+    page = admin_client_logged_in.get(f"/admin/timekeeping/clock/{clock.pk}/change/")
+    assert page.status_code == 200 and "US-NJ" in page.content.decode()
+    job = Job.objects.get()
+    page = admin_client_logged_in.get(f"/admin/timekeeping/job/{job.pk}/change/")
+    assert page.status_code == 200 and "refund-window" in page.content.decode()
