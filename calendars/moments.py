@@ -64,7 +64,8 @@ def zone_of(zone: str | ZoneInfo, *, field: str = "zone") -> ZoneInfo:
         return zone
     try:
         return _zone_by_name(zone)
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
+    except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):
+        # OSError: a name the zone database reads as a path ("Europe", a very long name).
         raise ValueError(
             f"{field}: {zone!r} is not an IANA time zone (for example America/New_York)"
         ) from None

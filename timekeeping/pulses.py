@@ -62,7 +62,8 @@ def pulse(name: str, *, every: str, scope: str = "one"):
     a schedule with its lease and records), or in every process (`scope="replica"`)."""
     seconds = parse_every(every)
     if seconds is None:
-        raise ValueError(f"every: {every!r} is not a whole number above zero of s, m, h or d")
+        raise ValueError(f"every: {every!r} is not a whole number above zero of s, m, h or d, "
+                         "at most 366 days")
     if scope not in ("one", "replica"):
         raise ValueError(f"scope: {scope!r} is 'one' or 'replica'")
 

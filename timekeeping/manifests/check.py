@@ -2,7 +2,12 @@
 naming the rule (DESIGN decision 7). A manifest with any problem is never used.
 
 Sections: `calendar` and `services` (this module), `schedules` (timekeeping.schedules),
-`tables` (timekeeping.moves.spec); `settings` is accepted and not yet read.
+`tables` (timekeeping.moves.check); `settings` is accepted and not yet read.
+
+The check reads any JSON value at any place and answers with problems, never an exception.
+What passes is compiled and kept: its tables become DDL, its names and numbers land in columns
+of stated lengths. So every name and number is held here to a stated rule, and every text to
+the length of the column that keeps it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,17 @@ from datetime import date
 from calendars import rules
 from calendars.moments import parse_time_of_day, zone_of
 from timekeeping import dues
-from timekeeping.manifests.spec import OWNERS, PERIODS, parse_every, parse_rung
+from timekeeping.instants import parse_date
+from timekeeping.manifest_rules import is_whole, shown
+from timekeeping.manifests.spec import (
+    EVERY_MAX,
+    OWNERS,
+    PERIODS,
+    RUNG_DAYS,
+    parse_every,
+    parse_rung,
+)
+from timekeeping.moves.check import check_section as check_tables
 
 SECTIONS = ("calendar", "services", "tables", "schedules", "settings")
 CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at", "roll",
@@ -23,8 +38,17 @@ SERVICE_KEYS = ("subject", "steps", "clocks")
 SUBJECT_KEYS = ("kind", "key", "period")
 CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars",
               "satisfied_by", "choices", "every", "lives_on", "exposure", "guarantee")
-NAME = "a name of lowercase letters a-z, digits, '-' and '_', starting with a letter"
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
+NAME = ("a name of 1 to 64 lowercase letters a-z, digits, '-' and '_', starting with a "
+        "letter")
+# Always `fullmatch`: with `match`, `$` also matches before a final newline. Services, steps
+# and clocks are kept by name in columns of 100 characters.
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+MONTH_DAY = re.compile(r"(?P<month>\d{2})-(?P<day>\d{2})")
+# What the rows that keep these values hold (Calendar, Subject, Clock, Postponement).
+ZONE_MAX, TIME_MAX, KIND_MAX, OWNER_MAX, NOTICE_MAX = 64, 8, 64, 64, 500
+TITLE_MAX, PERIOD_MAX = 200, 32  # a clock's title is kept with each {period} filled in
+MONTHS_MAX = 120  # ten years after the period ends
+DUE_DAYS = 3_650  # ten years either way of another clock's date
 
 
 @dataclass(frozen=True)
@@ -55,7 +79,8 @@ class Checker:
 
 
 def check(document: object) -> list[Problem]:
-    """Every problem in the document, or [] when it may be used."""
+    """Every problem in the document, or [] when it may be used. Reads any JSON value at any
+    place and answers with problems, never an exception."""
     checker = Checker()
     if not isinstance(document, dict):
         checker.add("manifest.not_object", "$", "a manifest is a JSON object of sections")
@@ -65,8 +90,6 @@ def check(document: object) -> list[Problem]:
     if calendar is not None:
         _calendar(checker, calendar, "$.calendar")
     if "tables" in document:
-        from timekeeping.moves.spec import check_section as check_tables
-
         check_tables(document["tables"], checker.add)
     if "schedules" in document:
         from timekeeping.schedules.declare import check_section
@@ -82,7 +105,12 @@ def check(document: object) -> list[Problem]:
 
 
 def _name_ok(name: object) -> bool:
-    return isinstance(name, str) and NAME_PATTERN.match(name) is not None
+    return isinstance(name, str) and NAME_PATTERN.fullmatch(name) is not None
+
+
+def _text_ok(value: object, longest: int, *, shortest: int = 1) -> bool:
+    """Text a column keeps: within its length, and without NUL (PostgreSQL refuses it)."""
+    return isinstance(value, str) and shortest <= len(value) <= longest and "\x00" not in value
 
 
 # -- calendar ---------------------------------------------------------------------------------
@@ -92,36 +120,82 @@ def _calendar(checker: Checker, calendar: object, path: str) -> None:
         checker.add("calendar.not_object", path, "'calendar' is an object")
         return
     checker.keys(calendar, CALENDAR_KEYS, path, "calendar.key_unknown")
-    if "zone" in calendar:
-        try:
-            zone_of(calendar["zone"])
-        except ValueError:
-            checker.add("calendar.zone_invalid", f"{path}.zone",
-                        f"{calendar['zone']!r} is not an IANA time zone "
-                        "(for example America/New_York)")
+    if "zone" in calendar and not _zone_ok(calendar["zone"]):
+        checker.add("calendar.zone_invalid", f"{path}.zone",
+                    f"{shown(calendar['zone'])} is not an IANA time zone "
+                    "(for example America/New_York)")
     for key in ("closes", "rings_at"):
-        if key in calendar and parse_time_of_day(calendar[key]) is None:
+        if key in calendar and not (_text_ok(calendar[key], TIME_MAX)
+                                    and parse_time_of_day(calendar[key]) is not None):
             checker.add("calendar.time_invalid", f"{path}.{key}",
-                        f"{calendar[key]!r} is not a time of day; write HH:MM (00:00 to 23:59)")
+                        f"{shown(calendar[key])} is not a time of day; write HH:MM "
+                        "(00:00 to 23:59)")
     if "roll" in calendar and calendar["roll"] not in rules.ROLLS:
         checker.add("calendar.roll_invalid", f"{path}.roll",
-                    f"{calendar['roll']!r} is not one of: {', '.join(rules.ROLLS)}")
-    for key, build in (("weekends", lambda v: rules.Calendar(weekends=v)),
-                       ("holidays", lambda v: rules.Calendar(holidays=tuple(v))),
-                       ("closed", lambda v: rules.Calendar(closed=tuple(v)))):
+                    f"{shown(calendar['roll'])} is not one of: {', '.join(rules.ROLLS)}")
+    for key in ("weekends", "holidays"):
         if key in calendar:
-            try:
-                if not isinstance(calendar[key], list):
-                    raise ValueError(f"{key}: write a list")
-                build(calendar[key])
-            except (ValueError, TypeError) as error:
-                checker.add(f"calendar.{key}_invalid", f"{path}.{key}",
-                            str(error).split(": ", 1)[-1])
-    for index, notice in enumerate(calendar.get("postpone") or []):
-        _postponement(checker, notice, f"{path}.postpone[{index}]")
+            _calendar_list(checker, key, calendar[key], f"{path}.{key}")
+    if "closed" in calendar:
+        _closed(checker, calendar["closed"], f"{path}.closed")
+    if "postpone" in calendar:
+        _postponements(checker, calendar["postpone"], f"{path}.postpone")
 
 
-def _postponement(checker: Checker, notice: object, path: str) -> None:
+def _calendar_list(checker: Checker, key: str, value: object, path: str) -> None:
+    """Weekends or holidays, judged by the calendar itself. Only short texts reach it, so its
+    sentences quote no list nested a thousand deep."""
+    example = '["sat", "sun"]' if key == "weekends" else '["US", "DC"]'
+    if not isinstance(value, list) or not all(
+            item is None or is_whole(item, 0, 6) or _text_ok(item, 32) for item in value):
+        checker.add(f"calendar.{key}_invalid", path, f"'{key}' is a list such as {example}")
+        return
+    try:
+        rules.Calendar(**{key: value if key == "weekends" else tuple(value)})
+    except (ValueError, TypeError) as error:
+        checker.add(f"calendar.{key}_invalid", path, str(error).split(": ", 1)[-1])
+
+
+def _date_in_span(text: object, field: str) -> tuple[date | None, str]:
+    """`parse_date`, or None and its sentence. Only short texts reach it, so the sentence
+    quotes no list nested a thousand deep."""
+    if not _text_ok(text, 32):
+        return None, f"{field}: {shown(text)} is not a date written YYYY-MM-DD"
+    try:
+        return parse_date(text, field=field), ""
+    except ValueError as error:
+        return None, str(error)
+
+
+def _zone_ok(zone: object) -> bool:
+    if not _text_ok(zone, ZONE_MAX):
+        return False  # a longer name makes zoneinfo raise OSError (file name too long)
+    try:
+        zone_of(zone)
+    except (ValueError, OSError):  # OSError: a directory of the zone database ("Europe")
+        return False
+    return True
+
+
+def _closed(checker: Checker, closed: object, path: str) -> None:
+    if not isinstance(closed, list):
+        checker.add("calendar.closed_invalid", path, "'closed' is a list of dates (YYYY-MM-DD)")
+        return
+    for index, day in enumerate(closed):
+        found, wrong = _date_in_span(day, f"closed day {index + 1}")
+        if found is None:
+            checker.add("calendar.closed_invalid", f"{path}[{index}]", wrong)
+
+
+def _postponements(checker: Checker, notices: object, path: str) -> None:
+    if not isinstance(notices, list):
+        checker.add("calendar.postpone_invalid", path, "'postpone' is a list of postponements")
+        return
+    for index, notice in enumerate(notices):
+        _postponement(checker, index + 1, notice, f"{path}[{index}]")
+
+
+def _postponement(checker: Checker, number: int, notice: object, path: str) -> None:
     if not isinstance(notice, dict):
         checker.add("calendar.postpone_invalid", path, "a postponement is an object with "
                     "from, through, to, notice and an optional where")
@@ -130,17 +204,18 @@ def _postponement(checker: Checker, notice: object, path: str) -> None:
                  "calendar.postpone_invalid")
     dates = {}
     for key in ("from", "through", "to"):
-        try:
-            dates[key] = date.fromisoformat(str(notice.get(key)))
-        except ValueError:
-            checker.add("calendar.postpone_invalid", f"{path}.{key}",
-                        f"'{key}' is a date written YYYY-MM-DD")
+        found, wrong = _date_in_span(notice.get(key), f"postponement {number}, '{key}'")
+        if found is None:
+            checker.add("calendar.postpone_invalid", f"{path}.{key}", wrong)
+        else:
+            dates[key] = found
     if len(dates) == 3 and dates["through"] < dates["from"]:
         checker.add("calendar.postpone_invalid", f"{path}.through",
                     "'through' is on or after 'from'")
-    if not notice.get("notice"):
+    if not _text_ok(notice.get("notice"), NOTICE_MAX):
         checker.add("calendar.postpone_invalid", f"{path}.notice",
-                    "a postponement cites the notice that moved the dates")
+                    f"a postponement cites the notice that moved the dates, in 1 to "
+                    f"{NOTICE_MAX} characters")
     if not isinstance(notice.get("where", {}), dict):
         checker.add("calendar.postpone_invalid", f"{path}.where",
                     "'where' is an object of subject field: value pairs")
@@ -171,27 +246,46 @@ def _service(checker: Checker, name: str, service: object, path: str) -> None:
 
 
 def _subject(checker: Checker, subject: object, path: str) -> None:
-    if not isinstance(subject, dict) or not isinstance(subject.get("kind"), str):
+    if not isinstance(subject, dict):
         checker.add("service.subject_invalid", path,
                     "a service names its subject: {\"kind\": \"taxpayer\", \"key\": \"ein\"}")
         return
     checker.keys(subject, SUBJECT_KEYS, path, "service.subject_invalid")
-    period = subject.get("period")
-    if period is None:
-        return
+    if not _text_ok(subject.get("kind"), KIND_MAX):
+        checker.add("service.subject_invalid", f"{path}.kind",
+                    f"the subject's kind is text of 1 to {KIND_MAX} characters, such as "
+                    "\"taxpayer\"")
+    if "key" in subject and not _text_ok(subject["key"], KIND_MAX):
+        checker.add("service.subject_invalid", f"{path}.key",
+                    f"the subject's key names its identifier in 1 to {KIND_MAX} characters, "
+                    "such as \"ein\"")
+    if subject.get("period") is not None:
+        _period(checker, subject["period"], f"{path}.period")
+
+
+def _period(checker: Checker, period: object, path: str) -> None:
     if not isinstance(period, dict) or period.get("of") not in PERIODS:
-        checker.add("service.period_invalid", f"{path}.period.of",
+        checker.add("service.period_invalid", f"{path}.of",
                     f"a period is of one of: {', '.join(PERIODS)}")
         return
+    checker.keys(period, ("of", "ends"), path, "service.period_invalid")
     ends = period.get("ends", "12-31")
     text = ends.get("default", "12-31") if isinstance(ends, dict) else ends
-    try:
-        month, day = (int(part) for part in str(text).split("-"))
-        date(2024, month, day)
-    except ValueError:
-        checker.add("service.period_invalid", f"{path}.period.ends",
+    fields_ok = not isinstance(ends, dict) or (
+        set(ends) <= {"input", "default"}
+        and ("input" not in ends or _text_ok(ends["input"], KIND_MAX)))
+    if not (fields_ok and _month_day_ok(text)):
+        checker.add("service.period_invalid", f"{path}.ends",
                     "'ends' is a month and day written MM-DD, or {\"input\": field, "
                     "\"default\": \"MM-DD\"}")
+
+
+def _month_day_ok(text: object) -> bool:
+    match = MONTH_DAY.fullmatch(text) if isinstance(text, str) else None
+    try:
+        return match is not None and bool(date(2024, int(match["month"]), int(match["day"])))
+    except ValueError:
+        return False  # 2024 is a leap year: 02-29 is a day some years end on
 
 
 def _step(checker: Checker, step: str, spec: object, steps: dict, path: str) -> None:
@@ -203,11 +297,26 @@ def _step(checker: Checker, step: str, spec: object, steps: dict, path: str) -> 
         checker.add("step.not_object", path, "a step is an object (or {})")
         return
     checker.keys(spec, ("then", "title"), path, "step.key_unknown")
-    for index, then in enumerate(spec.get("then", [])):
-        if then not in steps:
-            checker.add("step.then_unknown", f"{path}.then[{index}]",
-                        f"'{then}' is not a step of this service")
+    _known_steps(checker, spec.get("then", []), steps, f"{path}.then", "step.then")
+    if "title" in spec and not _text_ok(spec["title"], TITLE_MAX, shortest=0):
+        checker.add("step.title_invalid", f"{path}.title",
+                    f"a step's title is text of at most {TITLE_MAX} characters")
 
+
+def _known_steps(checker: Checker, names: object, steps: dict, path: str, code: str) -> None:
+    """A list of steps of this service: `<code>_invalid` when no list, `<code>_unknown` at
+    each name that is no step."""
+    if not isinstance(names, list):
+        checker.add(f"{code}_invalid", path,
+                    f"'{code.split('.')[-1]}' is a list of this service's step names")
+        return
+    for index, name in enumerate(names):
+        if not isinstance(name, str) or name not in steps:
+            checker.add(f"{code}_unknown", f"{path}[{index}]",
+                        f"{shown(name)} is not a step of this service")
+
+
+# -- clocks -----------------------------------------------------------------------------------
 
 def _clock(checker: Checker, name: str, spec: object, steps: dict, clocks: dict,
            path: str) -> None:
@@ -221,23 +330,8 @@ def _clock(checker: Checker, name: str, spec: object, steps: dict, clocks: dict,
         checker.add("clock.due_missing", path, "a clock says when it is due: 'due'")
     else:
         _due(checker, spec["due"], clocks, name, f"{path}.due")
-    owner = spec.get("owner", "brand")
-    if not isinstance(owner, str) or not (owner in OWNERS or owner.startswith("mbr_")):
-        checker.add("clock.owner_invalid", f"{path}.owner",
-                    f"the owner is one of {', '.join(OWNERS)}, or a member id (mbr_…)")
-    each = spec.get("each")
-    if each is not None and not (isinstance(each, dict) and isinstance(each.get("of"), str)):
-        checker.add("clock.each_invalid", f"{path}.each",
-                    "'each' names the input list of items: {\"of\": \"jurisdictions\"}")
-    for index, text in enumerate(spec.get("rungs", [])):
-        rung = parse_rung(text)
-        if rung is None:
-            checker.add("clock.rung_invalid", f"{path}.rungs[{index}]",
-                        f"{text!r} is not a rung; write 'notice 90d', 'escalate 3d', "
-                        "'ack daily 5d' or 'run <step> 3d'")
-        elif rung.action == "run" and rung.step not in steps:
-            checker.add("clock.rung_step_unknown", f"{path}.rungs[{index}]",
-                        f"the rung runs '{rung.step}', which is not a step of this service")
+    _clock_fields(checker, spec, path)
+    _rungs(checker, spec.get("rungs", []), steps, f"{path}.rungs")
     moves = spec.get("moves", {})
     if not isinstance(moves, dict):
         checker.add("clock.moves_invalid", f"{path}.moves", "'moves' maps a step to a due rule")
@@ -251,17 +345,34 @@ def _clock(checker: Checker, name: str, spec: object, steps: dict, clocks: dict,
                         f"'{step}' is not a step of this service")
         _due(checker, rule, clocks, name, f"{path}.moves.{step}")
     for key in ("bars", "satisfied_by", "choices"):
-        for index, step in enumerate(spec.get(key, [])):
-            if step not in steps:
-                checker.add(f"clock.{key}_unknown", f"{path}.{key}[{index}]",
-                            f"'{step}' is not a step of this service")
+        _known_steps(checker, spec.get(key, []), steps, f"{path}.{key}", f"clock.{key}")
     if spec.get("bars") and not spec.get("hard"):
         checker.add("clock.bars_needs_hard", f"{path}.bars",
                     "only a hard clock bars steps once its date has passed")
+
+
+def _clock_fields(checker: Checker, spec: dict, path: str) -> None:
+    """A clock's plain fields: title, owner, each, hard, every, lives_on, exposure,
+    guarantee."""
+    if spec.get("title") is not None and not _title_ok(spec["title"]):
+        checker.add("clock.title_invalid", f"{path}.title",
+                    f"a clock's title is text of at most {TITLE_MAX} characters once each "
+                    f"{{period}} in it is filled in (a period has up to {PERIOD_MAX})")
+    owner = spec.get("owner", "brand")
+    if not _text_ok(owner, OWNER_MAX) or not (owner in OWNERS or owner.startswith("mbr_")):
+        checker.add("clock.owner_invalid", f"{path}.owner",
+                    f"the owner is one of {', '.join(OWNERS)}, or a member id (mbr_…)")
+    each = spec.get("each")
+    if each is not None and not (isinstance(each, dict) and set(each) == {"of"}
+                                 and _text_ok(each["of"], KIND_MAX)):
+        checker.add("clock.each_invalid", f"{path}.each",
+                    "'each' names the input list of items: {\"of\": \"jurisdictions\"}")
+    if not isinstance(spec.get("hard", False), bool):
+        checker.add("clock.hard_invalid", f"{path}.hard", "'hard' is true or false")
     if "every" in spec and parse_every(spec["every"]) is None:
         checker.add("clock.every_invalid", f"{path}.every",
-                    f"{spec['every']!r} is not an interval; write a whole number and d, w, mo "
-                    "or y (3mo, 1y)")
+                    f"{shown(spec['every'])} is not an interval; write a whole number from 1 to "
+                    f"{EVERY_MAX} and d, w, mo or y (3mo, 1y)")
     if spec.get("lives_on", "job") not in ("job", "subject"):
         checker.add("clock.lives_on_invalid", f"{path}.lives_on",
                     "'lives_on' is 'job' (the default) or 'subject'")
@@ -270,11 +381,32 @@ def _clock(checker: Checker, name: str, spec: object, steps: dict, clocks: dict,
             checker.add(f"clock.{key}_invalid", f"{path}.{key}", f"'{key}' is an object")
 
 
-def _due(checker: Checker, rule: object, clocks: dict, own: str, path: str) -> None:
+def _title_ok(title: object) -> bool:
+    return _text_ok(title, TITLE_MAX, shortest=0) and len(title) + title.count("{period}") * (
+        PERIOD_MAX - len("{period}")) <= TITLE_MAX
+
+
+def _rungs(checker: Checker, rungs: object, steps: dict, path: str) -> None:
+    if not isinstance(rungs, list):
+        checker.add("clock.rungs_invalid", path, "'rungs' is a list of rungs ('notice 90d', …)")
+        return
+    for index, text in enumerate(rungs):
+        rung = parse_rung(text)
+        if rung is None:
+            checker.add("clock.rung_invalid", f"{path}[{index}]",
+                        f"{shown(text)} is not a rung; write 'notice 90d', 'escalate 3d', "
+                        f"'ack daily 5d' or 'run <step> 3d', at most {RUNG_DAYS} days")
+        elif rung.action == "run" and rung.step not in steps:
+            checker.add("clock.rung_step_unknown", f"{path}[{index}]",
+                        f"the rung runs '{rung.step}', which is not a step of this service")
+
+
+def _due(checker: Checker, rule: object, clocks: dict, own: str, path: str, *,
+         item: bool = False) -> None:
+    """A due rule (timekeeping.dues); `item`: an item's own rule, which holds no items."""
     if not isinstance(rule, dict):
         checker.add("clock.due_invalid", path, "a due rule is an object: " + _forms())
         return
-    per_item = rule.get("items", {})
     forms = [form for form in dues.FORMS if form in rule]
     extra = [key for key in rule if key not in (*dues.FORMS, "items", "days")]
     if "days" in rule and "clock" not in rule:
@@ -282,36 +414,43 @@ def _due(checker: Checker, rule: object, clocks: dict, own: str, path: str) -> N
     if len(forms) != 1 or extra:
         checker.add("clock.due_invalid", path, "a due rule has exactly one of " + _forms())
         return
-    form = forms[0]
+    _due_form(checker, forms[0], rule, clocks, own, path)
+    if "items" not in rule:
+        return
+    per_item = rule["items"]
+    if item or not isinstance(per_item, dict):
+        checker.add("clock.due_invalid", f"{path}.items",
+                    "'items' maps an item to a due rule (an item's rule holds no items)")
+        return
+    for name, item_rule in per_item.items():
+        _due(checker, item_rule, clocks, own, f"{path}.items.{name}", item=True)
+
+
+def _due_form(checker: Checker, form: str, rule: dict, clocks: dict, own: str,
+              path: str) -> None:
     value = rule[form]
     if form == "date":
-        try:
-            date.fromisoformat(str(value))
-        except ValueError:
-            checker.add("clock.due_invalid", f"{path}.date", "'date' is written YYYY-MM-DD")
+        found, wrong = _date_in_span(value, "'date'")
+        if found is None:
+            checker.add("clock.due_invalid", f"{path}.date", wrong)
     elif form == "after_period":
         value = value if isinstance(value, dict) else {}
-        months, day = value.get("months"), value.get("day")
-        if not (isinstance(months, int) and months >= 0 and isinstance(day, int)
-                and 1 <= day <= 31):
+        if not (is_whole(value.get("months"), 0, MONTHS_MAX)
+                and is_whole(value.get("day"), 1, 31)):
             checker.add("clock.due_invalid", f"{path}.after_period",
-                        "'after_period' is {\"months\": 0 or more, \"day\": 1 to 31}")
-    elif form == "input" and not isinstance(value, str):
+                        f"'after_period' is {{\"months\": 0 to {MONTHS_MAX}, \"day\": 1 to 31}}")
+    elif form == "input" and not _text_ok(value, KIND_MAX):
         checker.add("clock.due_invalid", f"{path}.input", "'input' names a field of the input")
     elif form == "clock":
-        if value not in clocks or value == own:
+        if not isinstance(value, str) or value not in clocks or value == own:
             checker.add("clock.due_clock_unknown", f"{path}.clock",
-                        f"'{value}' is not another clock of this service")
-        if not isinstance(rule.get("days", 0), int):
-            checker.add("clock.due_invalid", f"{path}.days", "'days' is a whole number")
-    elif form == "function" and not dues.is_registered(str(value)):
+                        f"{shown(value)} is not another clock of this service")
+        if not is_whole(rule.get("days", 0), -DUE_DAYS, DUE_DAYS):
+            checker.add("clock.due_invalid", f"{path}.days",
+                        f"'days' is a whole number from -{DUE_DAYS} to {DUE_DAYS}")
+    elif form == "function" and not (isinstance(value, str) and dues.is_registered(value)):
         checker.add("clock.due_function_unknown", f"{path}.function",
-                    f"no due function named {value!r} is registered")
-    if not isinstance(per_item, dict):
-        checker.add("clock.due_invalid", f"{path}.items", "'items' maps an item to a due rule")
-        return
-    for item, item_rule in per_item.items():
-        _due(checker, item_rule, clocks, own, f"{path}.items.{item}")
+                    f"no due function named {shown(value)} is registered")
 
 
 def _forms() -> str:

@@ -8,12 +8,16 @@ from datetime import date
 
 from dateutil.relativedelta import relativedelta
 
+# Digits are bounded in the patterns: int() refuses a string of more than 4,300 digits.
 RUNG = re.compile(
-    r"^(?:(?P<plain>notice|escalate) (?P<days>\d+)d"
-    r"|ack daily (?P<ack_days>\d+)d"
-    r"|run (?P<step>[a-z][a-z0-9_-]*) (?P<run_days>\d+)d)$"
+    r"(?:(?P<plain>notice|escalate) (?P<days>\d{1,4})d"
+    r"|ack daily (?P<ack_days>\d{1,4})d"
+    r"|run (?P<step>[a-z][a-z0-9_-]{0,63}) (?P<run_days>\d{1,4})d)"
 )
-EVERY = re.compile(r"^(?P<n>[1-9]\d*)(?P<unit>d|w|mo|y)$")
+RUNG_DAYS = 3_650  # ten years
+RUNG_TEXT_MAX = 80  # the text names the rung's timer, kept in 255 characters with its clock's
+EVERY = re.compile(r"(?P<n>[1-9]\d{0,2})(?P<unit>d|w|mo|y)")
+EVERY_MAX = 100
 OWNERS = ("brand", "buyer", "of_record")
 PERIODS = ("tax_year", "quarter", "month", "none")
 
@@ -27,23 +31,26 @@ class Rung:
 
 
 def parse_rung(text: object) -> Rung | None:
-    if not isinstance(text, str):
+    if not isinstance(text, str) or len(text) > RUNG_TEXT_MAX:
         return None
-    match = RUNG.match(text.strip())
+    match = RUNG.fullmatch(text.strip())
     if match is None:
         return None
+    days = int(match["days"] or match["ack_days"] or match["run_days"])
+    if days > RUNG_DAYS:
+        return None
     if match["plain"]:
-        return Rung(text, match["plain"], int(match["days"]))
+        return Rung(text, match["plain"], days)
     if match["ack_days"]:
-        return Rung(text, "ack", int(match["ack_days"]))
-    return Rung(text, "run", int(match["run_days"]), match["step"])
+        return Rung(text, "ack", days)
+    return Rung(text, "run", days, match["step"])
 
 
 def parse_every(text: object) -> relativedelta | None:
     if not isinstance(text, str):
         return None
-    match = EVERY.match(text)
-    if match is None:
+    match = EVERY.fullmatch(text)
+    if match is None or int(match["n"]) > EVERY_MAX:
         return None
     n, unit = int(match["n"]), match["unit"]
     return {"d": relativedelta(days=n), "w": relativedelta(weeks=n),
