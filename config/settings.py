@@ -84,15 +84,18 @@ for _alias, _, _url in (item.partition("=") for item in env.list("EXTRA_DATABASE
         raise ImproperlyConfigured("EXTRA_DATABASES: write alias=URL pairs, comma-separated")
     DATABASES[_alias] = env.db_url_config(_url)
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The demo's web server and its tick share one SQLite file: wait for a lock
-    # instead of failing at once.
-    # BEGIN IMMEDIATE takes the write lock when a transaction starts, so a tick's
-    # select-then-update never meets a lock upgrade failure.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
+for _database in DATABASES.values():
+    if _database["ENGINE"] == "django.db.backends.sqlite3":
+        # The demo's web server and its tick share one SQLite file: wait for a lock
+        # instead of failing at once.
+        # BEGIN IMMEDIATE takes the write lock when a transaction starts, so a tick's
+        # select-then-update never meets a lock upgrade failure.
+        _database.setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # With several databases, the one that keeps schedule state must be named (SPEC J6).
 SCHEDULES_STORE = env.str("SCHEDULES_STORE", default=None)
+# Sends schedule state and runs to SCHEDULES_STORE when it is set (SPEC J6).
+DATABASE_ROUTERS = ["config.routers.ScheduleStoreRouter"]
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)

@@ -3,10 +3,13 @@
 from django.conf import settings
 from django.core.checks import Error, register
 
+ROUTER = "config.routers.ScheduleStoreRouter"
+
 
 @register()
 def schedule_store(app_configs, **kwargs):
-    """With several databases, the schedules' store must be named (SCHEDULES_STORE)."""
+    """With several databases, the schedules' store must be named (SCHEDULES_STORE), be one
+    of them, and be routed to (without the router the setting would change nothing)."""
     databases = list(settings.DATABASES)
     store = getattr(settings, "SCHEDULES_STORE", None)
     if len(databases) > 1 and store is None:
@@ -16,4 +19,8 @@ def schedule_store(app_configs, **kwargs):
     if store is not None and store not in databases:
         return [Error(f"schedule.store_required: SCHEDULES_STORE names {store!r}, which is not "
                       f"a configured database ({', '.join(databases)})", id="timekeeping.E002")]
+    if store is not None and ROUTER not in settings.DATABASE_ROUTERS:
+        return [Error(f"schedule.store_required: SCHEDULES_STORE names {store!r}, but "
+                      f"DATABASE_ROUTERS lacks {ROUTER!r}, so schedule state would stay in "
+                      "the default database", id="timekeeping.E003")]
     return []

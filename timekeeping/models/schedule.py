@@ -16,10 +16,12 @@ class Schedule(models.Model):
     id = PublicIdField(prefix="sch")
     key = models.CharField(max_length=300, unique=True)
     name = models.CharField(max_length=200)
+    # No database constraint: the state may live in another database than brands and test
+    # clocks (SCHEDULES_STORE, SPEC J6). On one database, deleting either still cascades.
     brand = models.ForeignKey(Brand, null=True, blank=True, on_delete=models.CASCADE,
-                              related_name="schedules")
+                              related_name="schedules", db_constraint=False)
     test_clock = models.ForeignKey(TestClock, null=True, blank=True, on_delete=models.CASCADE,
-                                   related_name="schedules")
+                                   related_name="schedules", db_constraint=False)
     action = models.CharField(max_length=200)
     every_s = models.PositiveIntegerField("every (seconds)")
     declared_in = models.CharField(max_length=20, default="code")

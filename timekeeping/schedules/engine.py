@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from django.db import connection
+from django.db import connections
 from django.db.models import F, OuterRef, Q, Subquery
 
 from timekeeping import clock, leases
@@ -218,8 +218,11 @@ def _claim_by_hand(row: Schedule, *, now: datetime, holder: str,
 def perform(claim: Claim, *, tick: datetime) -> None:
     """Run one claimed schedule in this thread, with the clock fixed at the tick's time."""
     row, run = claim.schedule, claim.run
-    token = _context.set(RunContext(row.name, row.brand, row.test_clock, run.due, tick))
+    token = None
     try:
+        # Inside the try: reading the brand or test clock (from the default database, when
+        # the state lives in SCHEDULES_STORE) can fail too, and the run must still end.
+        token = _context.set(RunContext(row.name, row.brand, row.test_clock, run.due, tick))
         # The run has its own connection (its thread's) and the clock fixed at the tick's
         # time. The action opens its own transactions: a sweep commits row by row (T3).
         with clock.fixed(tick):
@@ -229,7 +232,8 @@ def perform(claim: Claim, *, tick: datetime) -> None:
     except Exception as error:  # noqa: BLE001 - a failed run is recorded, and runs again when due
         _finish(run, ScheduleRun.Outcome.FAILED, reason=f"{type(error).__name__}: {error}")
     finally:
-        _context.reset(token)
+        if token is not None:
+            _context.reset(token)
         leases.give_back(Schedule, row.pk, holder=run.holder)
 
 
@@ -246,7 +250,9 @@ def run_side_by_side(claims: list[Claim], *, tick: datetime, deadline: float) ->
         try:
             perform(claim, tick=tick)
         finally:
-            connection.close()
+            # This thread's connections: the default database's and, with SCHEDULES_STORE,
+            # the store's (J6). Left open, each run would leak them.
+            connections.close_all()
 
     threads = []
     for claim in claims:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.db.models import Q
+
 from timekeeping import clock
-from timekeeping.models import Heartbeat, Schedule, ScheduleRun
+from timekeeping.models import Brand, Heartbeat, Schedule, ScheduleRun
 from timekeeping.spans import span_text
 
 TICKS_STOPPED_AFTER = timedelta(minutes=3)
@@ -20,8 +22,12 @@ def find(name: str, *, brand: str | None = None) -> Schedule:
     """A schedule by its name (and brand id or slug, where several brands share a name)."""
     found = Schedule.objects.filter(name=name, active=True, test_clock__isnull=True)
     if brand:
-        found = found.filter(brand__pk=brand) | found.filter(brand__slug=brand)
-    found = list(found.select_related("brand"))
+        # Brands may live in another database than schedules (SCHEDULES_STORE, J6): find
+        # the brand's id first, never by a join or a subquery across the two.
+        ids = list(Brand.objects.filter(Q(pk=brand) | Q(slug=brand)).values_list("pk",
+                                                                                 flat=True))
+        found = found.filter(brand_id__in=ids)
+    found = list(found.prefetch_related("brand"))  # a second query, in the brands' database
     if not found:
         raise NotFound(f"NAME: no schedule named {name!r}"
                        + (f" for brand {brand!r}" if brand else ""))
@@ -30,6 +36,14 @@ def find(name: str, *, brand: str | None = None) -> Schedule:
         raise NotFound(f"NAME: {len(found)} schedules are named {name!r} (brands: {brands}); "
                        "add --brand")
     return found[0]
+
+
+def listing() -> list[Schedule]:
+    """Every active schedule on a real clock, by name, with its brand (for `schedules list`).
+    The brands come by a second query, never a join: they may live in another database
+    (SCHEDULES_STORE, J6)."""
+    return list(Schedule.objects.filter(active=True, test_clock__isnull=True)
+                .prefetch_related("brand").order_by("name"))
 
 
 def pause(row: Schedule) -> None:

@@ -63,6 +63,8 @@ def test_it_needs_the_schedules_store_named_with_several_databases(settings):
     assert "timekeeping.E002" in [e.id for e in run_checks()]
     settings.SCHEDULES_STORE = "default"
     assert not [e for e in run_checks() if e.id.startswith("timekeeping")]
+    settings.DATABASE_ROUTERS = []  # named, but nothing would route to it
+    assert "timekeeping.E003" in [e.id for e in run_checks()]
 
 
 def test_the_loop_ticks_as_often_as_the_shortest_schedule_but_at_most_once_a_second(db):

@@ -10,32 +10,27 @@ import pytest
 from django.core.management import call_command
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import clock, manifests, tick
+from timekeeping import clock, leases, manifests, tick
 from timekeeping.models import Brand, Delivery, Record, Schedule, ScheduleRun, TickRun
-from timekeeping.schedules import action, operate
+from timekeeping.schedules import action, engine, operate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
-SPANS: list[tuple[str, float, float]] = []
+# Handshakes, not sleeps: what these tests assert about threads holds however slow the
+# machine is. The timeouts only bound how long a broken build takes to fail.
+WAIT_S = 30
+BOTH_INSIDE = threading.Barrier(2, timeout=WAIT_S)  # two `ops.meet` runs, each in its action
+RELEASE_STUCK = threading.Event()  # until set, an `ops.stuck` run stays inside its action
 
 
-@action("ops.slow")
-def slow():
-    started = time.monotonic()
-    time.sleep(0.5)
-    SPANS.append(("slow", started, time.monotonic()))
-
-
-@action("ops.slower")
-def slower():
-    started = time.monotonic()
-    time.sleep(0.5)
-    SPANS.append(("slower", started, time.monotonic()))
+@action("ops.meet")
+def meet():
+    BOTH_INSIDE.wait()  # passes only while another run is inside this action too
 
 
 @action("ops.stuck")
 def stuck():
-    time.sleep(3)
+    RELEASE_STUCK.wait(WAIT_S)
 
 
 @action("ops.note")
@@ -74,24 +69,34 @@ def test_it_makes_missed_ticks_one_run_and_the_next_due_time_on_the_grid(brand):
 
 
 def test_it_runs_due_schedules_side_by_side(brand):
-    SPANS.clear()
-    load(brand, a=("1m", "slow"), b=("1m", "slower"))
-    ticks(T0, T0 + timedelta(minutes=1))
-    (_, start_a, end_a), (_, start_b, end_b) = sorted(SPANS, key=lambda span: span[1])
-    assert start_b < end_a  # the second began before the first ended
+    BOTH_INSIDE.reset()
+    load(brand, a=("1m", "meet"), b=("1m", "meet"))
+    _, second = ticks(T0, T0 + timedelta(minutes=1))
+    # Each run waits at the barrier for the other: one after the other, both would fail.
+    assert sorted((r.schedule.name, r.outcome) for r in second.schedule_runs) == [
+        ("ops.a", "succeeded"), ("ops.b", "succeeded")]
 
 
 def test_it_ends_a_run_that_outlasts_the_tick_budget_as_deadline_exceeded(brand):
     load(brand, jam=("1m", "stuck"))
     ticks(T0)
-    with clock.fixed(T0 + timedelta(minutes=1)):
-        result = tick.run_once(now=T0 + timedelta(minutes=1), budget=timedelta(seconds=1))
-    assert [(r.outcome, r.reason) for r in result.schedule_runs] == [
-        ("failed", "deadline_exceeded")]
-    assert Schedule.objects.get(name="ops.jam").lease_holder == ""
+    RELEASE_STUCK.clear()
+    at = T0 + timedelta(minutes=1)
+    try:
+        # The budget is passed explicitly; the run cannot end before it runs out, because it
+        # waits for RELEASE_STUCK.
+        with clock.fixed(at):
+            done = engine.run_due(now=at, deadline=time.monotonic() + 0.1,
+                                  holder=leases.holder_name())
+        assert [(r.outcome, r.reason) for r in done.runs] == [("failed", "deadline_exceeded")]
+        assert Schedule.objects.get(name="ops.jam").lease_holder == ""
+    finally:
+        RELEASE_STUCK.set()
     for thread in threading.enumerate():  # let the stuck run end while the database is ours
         if thread.name == "schedule ops.jam":
-            thread.join()
+            thread.join(WAIT_S)
+            assert not thread.is_alive()
+    # It finished late, and that changed nothing.
     assert ScheduleRun.objects.get(schedule__name="ops.jam").reason == "deadline_exceeded"
 
 
@@ -151,7 +156,8 @@ def test_it_keeps_house_hourly_within_its_caps(brand):
 
 
 @pytest.mark.usefixtures("drop_venue_tables")
-def test_the_demo_shows_a_heartbeat_each_minute():
+def test_the_demo_shows_a_heartbeat_each_minute(settings):
+    settings.DEBUG = True  # the demo loads only in development
     call_command("demo", stdout=StringIO())
     first, second = ticks(T0, T0 + timedelta(minutes=1))
     assert [r.schedule.name for r in second.schedule_runs] == ["demo.heartbeat"]
@@ -192,7 +198,9 @@ def test_it_warns_when_ticks_stopped(brand):
 
 @needs_postgres
 def test_four_tick_processes_give_one_run_per_due_time(brand):
-    manifests.load(brand, {"schedules": {"demo": {"beat": {"every": "1m", "run": "heartbeat"}}}})
+    # Every day, not every minute: the children tick on the real clock, so with a day between
+    # due times a child that a loaded machine starts late still finds only this one due.
+    manifests.load(brand, {"schedules": {"demo": {"beat": {"every": "1d", "run": "heartbeat"}}}})
     now = datetime.now(UTC)  # noqa: DTZ005 - the child processes tick on the real clock
     ticks(now)
     due = now - timedelta(seconds=5)
@@ -210,20 +218,23 @@ def test_a_replica_pulse_is_not_called_again_while_it_runs():
     from timekeeping import pulses
 
     calls = []
-    gate = threading.Event()
+    inside, release = threading.Event(), threading.Event()
 
     @pulses.pulse("cache.refresh", every="1s", scope="replica")
     def refresh():
         calls.append(1)
-        gate.wait(2)
+        inside.set()
+        release.wait(WAIT_S)
 
     pulses.run_replica_pulses(T0)  # arms it
     worker = threading.Thread(target=pulses.run_replica_pulses, args=(T0 + timedelta(seconds=1),))
     worker.start()
-    time.sleep(0.2)
-    assert pulses.run_replica_pulses(T0 + timedelta(seconds=2)) == []
-    gate.set()
-    worker.join()
+    try:
+        assert inside.wait(WAIT_S)  # the worker's call is inside refresh, and stays there
+        assert pulses.run_replica_pulses(T0 + timedelta(seconds=2)) == []
+    finally:
+        release.set()
+        worker.join(WAIT_S)
     assert calls == [1]
 
 

@@ -2,7 +2,6 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from timekeeping.models import Schedule
 from timekeeping.schedules import operate
 
 
@@ -44,9 +43,7 @@ class Command(BaseCommand):
         warning = operate.ticks_stopped()
         if warning:
             self.stdout.write(f"! {warning}")
-        rows = Schedule.objects.filter(active=True, test_clock__isnull=True).select_related(
-            "brand").order_by("name")
-        for row in rows:
+        for row in operate.listing():
             state = "paused" if row.paused else "active"
             brand = row.brand.slug if row.brand else "(code)"
             due = f"{row.next_due:%Y-%m-%d %H:%M:%SZ}" if row.next_due else "—"
