@@ -29,8 +29,8 @@ def test_database_url() -> str:
 test_database_url.__test__ = False  # a helper, not a test
 
 
-def start_manage(*args: str) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": test_database_url(), "DEBUG": "true"}
+def start_manage(*args: str, env: dict | None = None) -> subprocess.Popen:
+    env = {**os.environ, "DATABASE_URL": test_database_url(), "DEBUG": "true", **(env or {})}
     return subprocess.Popen(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

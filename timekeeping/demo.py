@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
@@ -16,6 +17,10 @@ from timekeeping.models import Brand, Job, Subject, TestClock
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeping-time-demo"
+
+
+class DemoRefused(Exception):
+    """The demo is not loaded here; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +33,13 @@ class DemoLogin:
 def demo_load() -> DemoLogin:
     """Create (or find) the demo login, the demo brand it owns, and the other demo worlds.
     Each part commits on its own: the venue builds real tables, which SQLite builds only
-    outside a transaction."""
+    outside a transaction.
+
+    Refused, before anything is written, when DEBUG is off: the demo login is a superuser
+    whose password the README and `make demo` print."""
+    if not settings.DEBUG:
+        raise DemoRefused("the demo login has a published password; load the demo only with "
+                          "DEBUG=true")
     with transaction.atomic():
         login = _demo_brand()
     demo_venue(login.brand.owner)

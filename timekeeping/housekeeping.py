@@ -5,7 +5,10 @@ at a time and at most ten deletes a tick:
 
 - schedule run records 30 days old;
 - delivered outbox rows 24 hours after delivery (a failed delivery stays for an operator);
-- browser sessions that have ended.
+- browser sessions that have ended;
+
+and it marks abandoned the tick runs a killed tick left unfinished on a clock that no live
+tick holds (a clock that ticks again marks its own at once, `tick.abandon_runs`).
 
 A pass that hit its cap, failed or was interrupted runs again on the next tick; only a pass
 that finished waits an hour. (The product keeps no idempotency keys of its own yet.)
@@ -17,11 +20,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.contrib.sessions.models import Session
+from django.db.models import F, Q
 
 from timekeeping import leases
-from timekeeping.models import Delivery, Heartbeat, ScheduleRun
+from timekeeping.models import Delivery, Heartbeat, ScheduleRun, TickRun
 
 EVERY = timedelta(hours=1)
+STALE = timedelta(hours=1)
+ABANDONED = "abandoned: its tick process ended before the run finished"
 BATCH = 1000
 MAX_DELETES = 10
 NAME = "housekeeping"
@@ -32,6 +38,7 @@ class Pass:
     ran: bool = False
     finished: bool = False
     deleted: dict[str, int] = field(default_factory=dict)
+    abandoned: int = 0
 
 
 def targets(now: datetime):
@@ -63,8 +70,19 @@ def run(*, now: datetime, holder: str) -> Pass:
                 deletes += 1
                 result.deleted[label] = result.deleted.get(label, 0) + len(keys)
                 queryset.model.objects.filter(pk__in=keys).delete()
+        result.abandoned = abandon_stale_runs(now)
         result.finished = all(not queryset.exists() for _, queryset in targets(now))
     finally:
         extra = {"at": now} if result.finished else {}
         leases.give_back(Heartbeat, NAME, holder=holder, extra=extra)
     return result
+
+
+def abandon_stale_runs(now: datetime) -> int:
+    """Tick runs unfinished for an hour whose clock's lease their tick no longer holds."""
+    live = (Q(test_clock__isnull=True, brand__lease_holder=F("holder"),
+              brand__lease_until__gt=now)
+            | Q(test_clock__isnull=False, test_clock__lease_holder=F("holder"),
+                test_clock__lease_until__gt=now))
+    return TickRun.objects.filter(finished__isnull=True, started__lt=now - STALE).exclude(
+        live).update(finished=now, error=ABANDONED)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import make_msgid
@@ -125,3 +126,14 @@ def _failed(delivery: Delivery, error: Exception, now: datetime, result: SweepRe
                    "next_attempt": now + backoff}
         result.retried += 1
     Delivery.objects.filter(pk=delivery.pk).update(last_error=message, **changes)
+
+
+def retry(delivery_ids: Iterable[str], *, now: datetime) -> int:
+    """Send failed deliveries again: each goes back to pending, due `now`, its attempts reset
+    (its last error stays until the next attempt). Returns how many went back.
+
+    Only deliveries still failed move, in one guarded UPDATE: a delivery that is pending,
+    being sent by a sweep at this moment, or sent, is left as it is."""
+    return Delivery.objects.filter(pk__in=list(delivery_ids),
+                                   state=Delivery.State.FAILED).update(
+        state=Delivery.State.PENDING, attempts=0, next_attempt=now, lease_until=None)

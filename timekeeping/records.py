@@ -14,6 +14,7 @@ from datetime import datetime
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
+from psycopg import sql as pgsql
 
 from timekeeping import firing
 from timekeeping.models import Brand, Record, TestClock
@@ -23,15 +24,35 @@ COLUMNS = ("id", "kind", "instant", "brand_id", "test_clock_id", "subject", "job
            "data")
 
 
+_encoder = DjangoJSONEncoder()
+
+
+def encode(data: dict) -> str:
+    """A record's data as JSON text. A firing's records are encoded when the handler hands
+    them over, so data that is not JSON (a set, an object) fails inside that handler's firing,
+    where the tick records it as that timer's failure, instead of in the batch's bulk write."""
+    return json.dumps(data, default=_encoder.default)
+
+
+def error_text(error: BaseException, limit: int = 2000) -> str:
+    """An error as stored text: its type and message, NUL-free (PostgreSQL keeps no NUL in
+    text or JSON) and bounded."""
+    return f"{type(error).__name__}: {error}".replace("\x00", "\\0")[:limit]
+
+
 @dataclass
 class Entry:
-    """A record not yet written: what happened, to what."""
+    """A record not yet written: what happened, to what; its data already JSON text."""
 
     kind: str
     timer: str = ""
     subject: str = ""
     job: str = ""
     data: dict = field(default_factory=dict)
+    encoded: str = ""
+
+    def __post_init__(self) -> None:
+        self.encoded = encode(self.data)
 
 
 def write(
@@ -54,17 +75,16 @@ def write_many(entries: list[Entry], *, brand: Brand, test_clock: TestClock | No
     if connection.vendor != "postgresql":
         Record.objects.bulk_create([
             Record(kind=e.kind, instant=instant, brand=brand, test_clock=test_clock,
-                   timer=e.timer, subject=e.subject, job=e.job, data=e.data)
+                   timer=e.timer, subject=e.subject, job=e.job, data=json.loads(e.encoded))
             for e in entries
         ])
         return
-    encoder = DjangoJSONEncoder()
     test_clock_id = test_clock.pk if test_clock is not None else None
+    statement = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
+        pgsql.Identifier(Record._meta.db_table),
+        pgsql.SQL(", ").join(pgsql.Identifier(column) for column in COLUMNS))
     with connection.cursor() as cursor:
-        with cursor.cursor.copy(
-            f"COPY {Record._meta.db_table} ({', '.join(COLUMNS)}) FROM STDIN"
-        ) as copy:
+        with cursor.cursor.copy(statement) as copy:
             for e in entries:
                 copy.write_row((new_id("rec"), e.kind, instant, brand.pk, test_clock_id,
-                                e.subject, e.job, e.timer,
-                                json.dumps(e.data, default=encoder.default)))
+                                e.subject, e.job, e.timer, e.encoded))

@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import router, transaction
 
 from timekeeping import clock, leases
 from timekeeping.models import Schedule, TestClock
 from timekeeping.schedules import engine as schedules
-from timekeeping.tick import BATCH_SIZE, ClockTick, Engine
+from timekeeping.tick import BATCH_SIZE, ClockTick, Engine, abandon_runs
 
 ADVANCE_LEASE = timedelta(hours=1)
 
@@ -51,9 +51,10 @@ def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE
                        extra={"status": TestClock.Status.ADVANCING}):
         raise AdvanceRefused("test_clock", f"{test_clock.pk} is being advanced already")
     start = test_clock.frozen_time
+    engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=math.inf,
+                    batch_size=batch_size)
     try:
-        engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=math.inf,
-                        batch_size=batch_size)
+        abandon_runs(test_clock.brand, test_clock, now=now)
         engine.start(start)
         # The brand's schedules run on this clock's time too: the first advance is the first
         # tick that sees them (J2), and each due time is walked like a timer's.
@@ -62,7 +63,9 @@ def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE
         _walk(engine, test_clock, to, holder)
         _set_time(test_clock, to)
         ticked = engine.finish(to)
-    except BaseException:
+    except BaseException as error:
+        if isinstance(error, Exception):
+            engine.fail(error)
         leases.give_back(TestClock, test_clock.pk, holder=holder,
                          extra={"status": TestClock.Status.INTERNAL_FAILURE})
         raise
@@ -102,9 +105,12 @@ def _set_time(test_clock: TestClock, instant: datetime) -> None:
 
 
 def preview(test_clock: TestClock, *, to: datetime) -> ClockTick:
-    """An advance inside a transaction that is rolled back: what would fire by `to`."""
-    with transaction.atomic():
+    """An advance inside a transaction that is rolled back: what would fire by `to`. With a
+    schedules store of its own (J6), its writes there are rolled back too."""
+    store = router.db_for_write(Schedule)
+    with transaction.atomic(), transaction.atomic(using=store):
         ticked = advance(test_clock, to=to)
         transaction.set_rollback(True)
+        transaction.set_rollback(True, using=store)
     test_clock.refresh_from_db()
     return ticked

@@ -18,6 +18,10 @@ For each brand clock with armed timers owed by the tick's instant:
 4. The tick keeps a time budget (50 s by default); what it does not reach, the next tick does.
    A killed tick loses nothing: a firing and its effects commit together or not at all.
 
+5. Each brand clock, each connection's minute of timed moves and each later phase runs in
+   its own guard (`timekeeping.faults`): a failure is recorded once per place, its brand's
+   owner told once, and the rest of the tick goes on. Only a database that is gone stops it.
+
 A `TickRun` row keeps what each tick of each clock did. Test clocks are ticked only by their
 advance (`timekeeping.test_clocks.advance`), which walks each owed instant with this engine.
 """
@@ -26,15 +30,26 @@ from __future__ import annotations
 
 import time
 import traceback
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Exists, F, Min, OuterRef
 
-from timekeeping import clock, housekeeping, leases, outbox
+from timekeeping import clock, housekeeping, leases, outbox, records
+from timekeeping.faults import Faults
 from timekeeping.firing import Firing, TraceRow
-from timekeeping.models import Brand, Heartbeat, Record, ScheduleRun, TestClock, TickRun, Timer
+from timekeeping.models import (
+    Brand,
+    Fault,
+    Heartbeat,
+    Record,
+    ScheduleRun,
+    TestClock,
+    TickRun,
+    Timer,
+)
 from timekeeping.moves import job as moves
 from timekeeping.schedules import engine as schedules
 from timekeeping.timers import clock_timers
@@ -44,10 +59,6 @@ BATCH_SIZE = 1000
 DEFAULT_BUDGET = timedelta(seconds=50)
 LEASE_MARGIN = timedelta(minutes=1)
 TIE_ORDER = ("owed", "place", "owner_opened", "key")
-
-
-class _HandlerFailed(Exception):
-    pass
 
 
 @dataclass
@@ -70,6 +81,7 @@ class TickResult:
     moves: list[moves.Minute] = field(default_factory=list)
     sweep: outbox.SweepResult | None = None
     housekeeping: housekeeping.Pass | None = None
+    faults: list[Fault] = field(default_factory=list)
 
     def total(self, name: str) -> int:
         return sum(getattr(tick.run, name) for tick in self.clocks)
@@ -102,6 +114,8 @@ class TickResult:
         if self.housekeeping is not None and self.housekeeping.deleted:
             parts.append("housekeeping deleted " + ", ".join(
                 f"{count} {label}" for label, count in self.housekeeping.deleted.items()))
+        parts += [f"FAILED {fault.phase} {fault.where}: {fault.error.splitlines()[0][:200]}"
+                  for fault in self.faults]
         return " · ".join(parts)
 
     def run_lines(self) -> list[str]:
@@ -139,6 +153,18 @@ class Engine:
         self.run.save(update_fields=["instant", "finished", "passes", "fired", "armed", "held",
                                      "failed", "dropped", "runaway", "unfinished"])
         return ClockTick(run=self.run, rows=self.rows)
+
+    def fail(self, error: Exception) -> None:
+        """The clock's tick stopped on an error its batches could not isolate."""
+        if self.run._state.adding:
+            return  # it failed before its run was written
+        self.run.error = records.error_text(error)
+        self.run.finished = clock.wall_now()
+        # The error being raised is what matters; a database that refuses this too (a broken
+        # transaction) leaves the run to housekeeping, which marks it abandoned.
+        with suppress(DatabaseError):
+            self.run.save(update_fields=["error", "finished", "passes", "fired", "armed",
+                                         "failed", "dropped", "runaway", "unfinished"])
 
     def _timers(self):
         return clock_timers(self.brand, self.test_clock)
@@ -193,19 +219,19 @@ class Engine:
                     return 0
                 batch = self._firing(instant, pass_no)
                 for timer in timers:
-                    try:
-                        batch.fire(timer)
-                    except Exception as error:
-                        raise _HandlerFailed(timer.id) from error
+                    batch.fire(timer)
                 batch.flush()
-        except _HandlerFailed:
+        except Exception:  # noqa: BLE001 - a handler's, or its writes': found and recorded below
+            # A handler raised, or what it handed over could not be written (a record's data
+            # that is not JSON, a delivery the database refuses): redo the batch one timer at
+            # a time, so the culprit is recorded and the others fire.
             return self._redo_one_by_one(instant, pass_no, exclude, armed_now)
         self._account(batch, armed_now)
         return len(timers)
 
     def _redo_one_by_one(self, instant: datetime, pass_no: int, exclude: set[str],
                          armed_now: set[str]) -> int:
-        """A handler raised: redo the batch with a savepoint per timer, so the failure is
+        """A firing failed: redo the batch with a savepoint per timer, so the failure is
         recorded and the others fire."""
         with transaction.atomic():
             timers = self._select(instant, exclude)
@@ -229,10 +255,10 @@ class Engine:
         self.rows.extend(batch.rows)
 
     def _failed(self, timer: Timer, error: Exception, instant: datetime, pass_no: int) -> None:
-        message = f"{type(error).__name__}: {error}"
+        message = records.error_text(error)
         Timer.objects.filter(pk=timer.pk).update(
             attempts=F("attempts") + 1,
-            last_error="".join(traceback.format_exception(error))[-4000:],
+            last_error="".join(traceback.format_exception(error))[-4000:].replace("\x00", "\\0"),
         )
         Record.objects.create(kind="timer.failed", instant=instant, brand=self.brand,
                               test_clock=self.test_clock, timer=timer.id,
@@ -267,14 +293,26 @@ def tick_clock(brand: Brand, *, instant: datetime, deadline: float, holder: str,
     if not leases.take(Brand, brand.pk, holder=holder, now=now,
                        until=now + remaining + LEASE_MARGIN):
         return None
+    engine = Engine(brand, None, holder=holder, deadline=deadline, batch_size=batch_size)
     try:
-        engine = Engine(brand, None, holder=holder, deadline=deadline, batch_size=batch_size)
+        abandon_runs(brand, None, now=now)
         engine.start(instant)
         with clock.fixed(instant):
             engine.fire_at(instant)
         return engine.finish(instant)
+    except Exception as error:
+        engine.fail(error)
+        raise
     finally:
         leases.give_back(Brand, brand.pk, holder=holder)
+
+
+def abandon_runs(brand: Brand, test_clock: TestClock | None, *, now: datetime) -> int:
+    """Runs of this clock left unfinished by a tick that was killed. Called by the holder of
+    the clock's lease, so no live tick is running them."""
+    return TickRun.objects.filter(brand=brand, test_clock=test_clock,
+                                  finished__isnull=True).update(finished=now,
+                                                                error=housekeeping.ABANDONED)
 
 
 def brands_with_owed(instant: datetime, brand_ids: list[str] | None = None):
@@ -291,40 +329,49 @@ def brands_with_owed(instant: datetime, brand_ids: list[str] | None = None):
 def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
              brand_ids: list[str] | None = None, sweep: bool = True,
              batch_size: int = BATCH_SIZE, phases: bool = True) -> TickResult:
-    """One tick (D2, J9), each phase while the budget lasts:
+    """One tick (D2, J9), each phase while the budget lasts, each brand clock, connection and
+    phase in its own guard (`timekeeping.faults`):
 
     1. timers: every real brand clock with timers owed, in order;
     2. schedules: the due ones and those asked for by hand, side by side;
-    3. the outbox sweep;
-    4. runs whose lease expired;
-    5. housekeeping (at most hourly).
+    3. timed moves: each connection's minute;
+    4. the outbox sweep;
+    5. runs whose lease expired, and housekeeping (at most hourly).
     """
     instant = now or clock.wall_now()
     deadline = time.monotonic() + budget.total_seconds()
     holder = leases.holder_name()
     result = TickResult(instant=instant)
+    faults = Faults(instant)
     for brand in brands_with_owed(instant, brand_ids):
         if time.monotonic() > deadline:
             result.unreached.append(brand.pk)
             continue
-        ticked = tick_clock(brand, instant=instant, deadline=deadline, holder=holder,
-                            batch_size=batch_size)
-        if ticked is None:
-            result.skipped.append(brand.pk)
-        else:
-            result.clocks.append(ticked)
+        with faults.guard(Fault.Phase.TIMERS, where=brand.pk, brand=brand):
+            ticked = tick_clock(brand, instant=instant, deadline=deadline, holder=holder,
+                                batch_size=batch_size)
+            if ticked is None:
+                result.skipped.append(brand.pk)
+            else:
+                result.clocks.append(ticked)
     if phases and time.monotonic() < deadline:
-        done = schedules.run_due(now=instant, deadline=deadline, holder=holder)
-        result.schedule_runs, result.schedule_skips = done.runs, done.skips
+        with faults.guard(Fault.Phase.SCHEDULES, where="schedules"):
+            done = schedules.run_due(now=instant, deadline=deadline, holder=holder)
+            result.schedule_runs, result.schedule_skips = done.runs, done.skips
     if phases and time.monotonic() < deadline:
-        result.moves = moves.run_all(now=instant, holder=holder)
+        for link in moves.due_connections(now=instant):
+            with faults.guard(Fault.Phase.MOVES, where=link.pk, brand=link.brand):
+                result.moves.append(moves.run_connection(link, now=instant, holder=holder))
     if sweep and time.monotonic() < deadline:
-        result.sweep = outbox.sweep()
+        with faults.guard(Fault.Phase.OUTBOX, where="outbox"):
+            result.sweep = outbox.sweep()
     if phases and time.monotonic() < deadline:
-        schedules.expire_leases(now=instant)
-        result.housekeeping = housekeeping.run(now=instant, holder=holder)
+        with faults.guard(Fault.Phase.HOUSEKEEPING, where="housekeeping"):
+            schedules.expire_leases(now=instant)
+            result.housekeeping = housekeeping.run(now=instant, holder=holder)
     if phases:
         Heartbeat.objects.update_or_create(name="tick", defaults={"at": instant})
+    result.faults = faults.raised
     return result
 
 

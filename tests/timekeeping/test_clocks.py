@@ -379,3 +379,181 @@ def test_a_date_opened_inside_a_postponement_is_moved_and_says_so(tax):
     assert due(job, "pay").due == date(2028, 6, 15)
     moved = Record.objects.get(kind="clock.moved", job=job.pk, data__name="pay")
     assert moved.data["notice"] == "Relief notice 7" and moved.data["from"] == "2028-04-18"
+
+
+# -- a notice added, a calendar changed ------------------------------------------------------
+
+def two_brands_on_one_calendar(tax, actors):
+    """The tax brand and a second one sharing its New York calendar, each with a taxpayer
+    filing in the US on its real clock."""
+    from timekeeping.models import Brand
+
+    brand = tax[0]
+    other = Brand.objects.create(name="Second Desk", slug="second-desk", owner=actors["staff"])
+    manifests.load(other, copy.deepcopy(TAX))
+    other.calendar = brand.calendar
+    other.save(update_fields=["calendar"])
+    jobs = []
+    for n, each in enumerate((brand, other)):
+        subject = Subject.objects.create(brand=each, kind="taxpayer", key=f"22-000000{n}",
+                                         name=f"Taxpayer {n}", zone="America/New_York")
+        jobs.append(clocks.order(brand=each, service="annual-return", subject=subject,
+                                 period="2027", input={"jurisdictions": ["US"]}))
+    return jobs
+
+
+def test_it_adds_a_postponement_and_moves_the_dates_of_every_brand_on_the_calendar(tax,
+                                                                                    actors):
+    from timekeeping import clock as wall
+
+    with wall.fixed(START):
+        jobs = two_brands_on_one_calendar(tax, actors)
+        postponement, moved = clocks.add_postponement(
+            calendar=tax[0].calendar, from_date=date(2028, 4, 1), through=date(2028, 4, 30),
+            to=date(2028, 6, 15), where={"zone": "America/New_York"},
+            notice="Relief notice NY-2028-03", by="staff ada")
+    assert postponement.pk and postponement.test_clock == ""
+    assert [due(job, "pay").due for job in jobs] == [date(2028, 6, 15)] * 2
+    assert [due(job, "file", "US").due for job in jobs] == [date(2028, 6, 15)] * 2
+    assert len(moved) == 4
+    said = Record.objects.filter(kind="calendar.postponed").order_by("brand__slug")
+    assert [r.data["by"] for r in said] == ["staff ada", "staff ada"]
+    assert [len(r.data["moved"]) for r in said] == [2, 2]
+
+
+def test_it_adds_no_postponement_when_moving_one_brands_dates_fails(tax, actors, monkeypatch):
+    from calendars.models import Postponement
+    from timekeeping import clock as wall
+
+    real, calls = clocks.postpone, []
+
+    def postpone_then_fail(brand, postponement):
+        calls.append(brand.slug)
+        if len(calls) == 2:
+            raise RuntimeError("the database went away")
+        return real(brand, postponement)
+
+    monkeypatch.setattr(clocks, "postpone", postpone_then_fail)
+    with wall.fixed(START):
+        jobs = two_brands_on_one_calendar(tax, actors)
+        with pytest.raises(RuntimeError):
+            clocks.add_postponement(calendar=tax[0].calendar, from_date=date(2028, 4, 1),
+                                    through=date(2028, 4, 30), to=date(2028, 6, 15), where={},
+                                    notice="Relief notice 8")
+    assert len(calls) == 2  # the first brand's dates had moved when the second failed
+    assert not Postponement.objects.exists()
+    assert [due(job, "pay").due for job in jobs] == [date(2028, 4, 18)] * 2
+    assert not Record.objects.filter(kind__in=["clock.moved", "calendar.postponed"]).exists()
+
+
+@pytest.mark.parametrize("given, field", [
+    ({"from_date": date(1850, 4, 1)}, "from"),
+    ({"through": date(2028, 3, 31)}, "through"),
+    ({"to": date(2300, 1, 1)}, "to"),
+    ({"where": ["CA"]}, "where"),
+    ({"notice": "   "}, "notice"),
+    ({"test_clock_id": "tc_not_here"}, "test_clock"),
+])
+def test_it_refuses_a_postponement_naming_the_field_and_changes_nothing(tax, given, field):
+    from calendars.models import Postponement
+
+    job = order(tax)
+    before = (Record.objects.count(), Timer.objects.count())
+    arguments = {"calendar": tax[0].calendar, "from_date": date(2028, 4, 1),
+                 "through": date(2028, 4, 30), "to": date(2028, 6, 15), "where": {},
+                 "notice": "Relief notice 9", "test_clock_id": tax[1].pk, **given}
+    with pytest.raises(clocks.OrderRefused) as refused:
+        clocks.add_postponement(**arguments)
+    assert refused.value.field == field
+    assert not Postponement.objects.exists()
+    assert (Record.objects.count(), Timer.objects.count()) == before
+    assert due(job, "pay").due == date(2028, 4, 18)
+
+
+def test_it_refuses_a_test_clock_of_a_brand_on_another_calendar(tax, actors):
+    from timekeeping.models import Brand
+
+    other = Brand.objects.create(name="Elsewhere", slug="elsewhere", owner=actors["staff"])
+    theirs = TestClock.objects.create(brand=other, name="theirs", frozen_time=START)
+    with pytest.raises(clocks.OrderRefused) as refused:
+        clocks.add_postponement(calendar=tax[0].calendar, from_date=date(2028, 4, 1),
+                                through=date(2028, 4, 30), to=date(2028, 6, 15), where={},
+                                notice="Relief notice 10", test_clock_id=theirs.pk)
+    assert refused.value.field == "test_clock"
+
+
+def test_it_rerolls_open_dates_when_the_calendar_closes_a_day_and_keeps_some_saying_why(tax):
+    brand, clock, _ = tax
+    # The credit expiry, 2028-01-10, has passed on the test clock (2028-02-01) but not lapsed.
+    job = order(tax, earliest_credit_expiry="2028-01-10")
+    clocks.add_postponement(calendar=brand.calendar, from_date=date(2028, 5, 15),
+                            through=date(2028, 5, 15), to=date(2028, 5, 16), where={},
+                            notice="Relief notice NJ-1", test_clock_id=clock.pk)
+    label = due(job, "file", "US").label
+    before = list(Timer.objects.filter(owner_id=label, state="armed").values_list("pk",
+                                                                                 flat=True))
+    calendar = brand.calendar
+    calendar.closed_dates = ["2028-01-10", "2028-04-18", "2028-05-16"]
+    calendar.save(update_fields=["closed_dates"])
+
+    rerolled = clocks.calendar_changed(calendar, by="admin ada")
+
+    federal = due(job, "file", "US")
+    assert (federal.due, federal.rolled_from) == (date(2028, 4, 19), date(2028, 4, 15))
+    assert federal.roll_reasons[-1] == "2028-04-18 closed"
+    assert federal.late_from == datetime(2028, 4, 20, 4, tzinfo=UTC)  # 23:59 New York + 1m
+    assert due(job, "pay").due == date(2028, 4, 19)  # a hard date rolls with its calendar
+    # Every live timer of the date was superseded and armed again on the new day's rings_at.
+    assert set(Timer.objects.filter(pk__in=before).values_list("state", flat=True)) == {
+        "superseded"}
+    live = {t.key.split(":", 1)[1]: t.owed for t in Timer.objects.filter(owner_id=label,
+                                                                          state="armed")}
+    assert live == {"notice 90d": datetime(2028, 1, 20, 14, tzinfo=UTC),  # EST: 09:00 = 14Z
+                    "notice 30d": datetime(2028, 3, 20, 13, tzinfo=UTC),  # EDT: 09:00 = 13Z
+                    "run tentative 3d": datetime(2028, 4, 16, 13, tzinfo=UTC),
+                    "ack daily 5d": datetime(2028, 4, 14, 13, tzinfo=UTC),
+                    "date": datetime(2028, 4, 20, 4, tzinfo=UTC)}
+    moved = Record.objects.get(kind="clock.moved", job=job.pk, data__item="US")
+    assert {key: moved.data[key] for key in ("by", "who", "from", "to", "rolled_from")} == {
+        "by": "calendar change", "who": "admin ada", "from": "2028-04-18", "to": "2028-04-19",
+        "rolled_from": "2028-04-15"}
+    assert moved.test_clock_id == clock.pk
+    # The notice's date and the passed date stay, and the answer says why.
+    assert due(job, "file", "US-NJ").due == date(2028, 5, 16)
+    assert due(job, "credit-expiry").due == date(2028, 1, 10)
+    assert len(rerolled.moved) == 4  # file US, US-CA, US-NY and pay
+    assert sorted(line.split(": kept: ")[1] for line in rerolled.kept) == [
+        "an authority's notice set its date", "its date has passed"]
+    assert rerolled.said().startswith("Re-rolled 4 open dates; 2 kept as they are (")
+
+
+def test_it_moves_nothing_when_a_calendar_change_leaves_every_date_where_it_was(tax):
+    job = order(tax)
+    before = (Record.objects.count(), Timer.objects.count())
+    calendar = tax[0].calendar
+    calendar.closed_dates = ["2028-07-05"]  # no date of the job falls on it
+    calendar.save(update_fields=["closed_dates"])
+    rerolled = clocks.calendar_changed(calendar, by="admin ada")
+    assert (rerolled.moved, rerolled.kept) == ([], [])
+    assert (Record.objects.count(), Timer.objects.count()) == before
+    assert due(job, "file", "US").due == date(2028, 4, 18)
+
+
+def test_it_rearms_the_date_on_every_clock_of_every_brand_when_the_calendar_closes_earlier(
+        tax, actors):
+    from timekeeping import clock as wall
+
+    on_test_clock = order(tax)
+    with wall.fixed(START):
+        on_real_clocks = two_brands_on_one_calendar(tax, actors)
+        calendar = tax[0].calendar
+        calendar.closes = "17:00"
+        calendar.save(update_fields=["closes"])
+        rerolled = clocks.calendar_changed(calendar, by="admin ada")
+    for job in [on_test_clock, *on_real_clocks]:
+        pay = due(job, "pay")
+        assert (pay.due, pay.late_from) == (date(2028, 4, 18),
+                                            datetime(2028, 4, 18, 21, 1, tzinfo=UTC))
+        assert Timer.objects.get(key=f"{pay.label}:date", state="armed").owed == pay.late_from
+    assert f"{due(on_test_clock, 'pay').clock.subject_id} pay 2028-04-18: late from " \
+           "2028-04-19 04:00Z → 2028-04-18 21:01Z" in rerolled.moved

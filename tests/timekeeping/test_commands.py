@@ -102,7 +102,8 @@ def test_it_says_why_a_timer_has_not_fired(brand, test_clock):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("drop_venue_tables")
-def test_it_loads_a_demo_whose_delays_fire_within_minutes():
+def test_it_loads_a_demo_whose_delays_fire_within_minutes(settings):
+    settings.DEBUG = True  # the demo loads only in development
     loaded_at = datetime(2026, 11, 30, 9, 30, 20, tzinfo=UTC)
     with clock.fixed(loaded_at):
         call_command("demo", stdout=StringIO())

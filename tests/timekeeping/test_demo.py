@@ -1,11 +1,30 @@
 import pytest
-from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
 
-from timekeeping.demo import DEMO_PASSWORD, DEMO_USERNAME
-from timekeeping.models import Brand
+from timekeeping.demo import DEMO_PASSWORD, DEMO_USERNAME, DemoRefused, demo_load
+from timekeeping.models import Brand, Record, Timer
 
 # The demo builds its venue's tables (DDL), which SQLite allows only outside a transaction.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
+
+
+@pytest.fixture(autouse=True)
+def debug_on(settings):
+    """The demo loads only in development (its login's password is published)."""
+    settings.DEBUG = True
+
+
+def test_it_refuses_to_load_the_demo_with_debug_off_and_writes_nothing(settings):
+    settings.DEBUG = False
+    with pytest.raises(DemoRefused, match="published password"):
+        demo_load()
+    with pytest.raises(CommandError) as refused:
+        call_command("demo")
+    assert str(refused.value) == ("the demo login has a published password; load the demo "
+                                  "only with DEBUG=true")
+    assert not get_user_model().objects.filter(username=DEMO_USERNAME).exists()
+    assert not (Brand.objects.exists() or Timer.objects.exists() or Record.objects.exists())
 
 
 def test_it_loads_the_demo_twice_without_doubling_anything(capsys):

@@ -5,8 +5,7 @@ and details: STATE_MOVE_REFUSED (details.requires, bound, at, reason), WRITE_CON
 """
 
 from django.core.exceptions import ValidationError as ModelValidationError
-from django.db import OperationalError
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import AllowAny
@@ -14,10 +13,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping import clock
-from timekeeping.api.access import brand_for
+from timekeeping.api.access import brand_for, who
+from timekeeping.api.strict import StrictSerializer
 from timekeeping.models import Connection
 from timekeeping.moves import rows
 from timekeeping.moves.rows import MoveRefused, Venue
+from timekeeping.moves.values import ValuesInvalid
 
 
 def _venue(request, table: str) -> Venue:
@@ -45,51 +46,82 @@ def _refused(refused: MoveRefused) -> Response:
 
 
 def _who(request) -> str:
-    return f"user {request.user.pk} ({request.user.get_username()})"
+    return who(request)
 
 
-class MoveIn(serializers.Serializer):
-    to = serializers.CharField()
+class PublicMoveIn(StrictSerializer):
+    """A guest's move: where to."""
+
+    to = serializers.CharField(max_length=64)
+
+
+class MoveIn(PublicMoveIn):
+    """A move: where to, and `from`, the state the person saw, which an undo needs (A1)."""
+
+    def get_fields(self) -> dict:
+        fields = super().get_fields()
+        # `from` is a Python keyword, so it cannot be declared as a class attribute.
+        fields["from"] = serializers.CharField(
+            required=False, max_length=64, help_text="The state you saw the row in. An undo "
+            "needs it; any move naming it is refused once the row has left it.")
+        return fields
+
+
+class RowsOut(serializers.Serializer):
+    rows = serializers.ListField(child=serializers.DictField(), help_text="At most 100, by key.")
+
+
+STATE_PARAM = OpenApiParameter("state", str, description="Only rows in this state.")
+BRAND_PARAM = OpenApiParameter("brand", str, description="The brand (brd_…), when you keep "
+                                                         "several.")
 
 
 class RowList(APIView):
-    @extend_schema(operation_id="rows_list", responses={200: dict})
+    @extend_schema(operation_id="rows_list", parameters=[BRAND_PARAM, STATE_PARAM],
+                   responses=RowsOut)
     def get(self, request, table: str):
         venue = _venue(request, table)
         found = venue.model(table).objects.using(venue.link.database).order_by("pk")
         spec = venue.tables[table]
-        if spec.states and request.query_params.get("state"):
-            found = found.filter(**{spec.states.column: request.query_params["state"]})
+        state = request.query_params.get("state", "")
+        if spec.states and state:
+            found = found.filter(**{spec.states.column: state[:64]})
         return Response({"rows": [rows.as_dict(row) for row in found[:100]]})
 
-    @extend_schema(operation_id="rows_create", request=dict, responses={201: dict})
+    @extend_schema(operation_id="rows_create", parameters=[BRAND_PARAM], request=dict,
+                   responses={201: dict, 400: dict})
     def post(self, request, table: str):
         venue = _venue(request, table)
         try:
-            row = rows.create(venue, table, dict(request.data), who=_who(request),
+            row = rows.create(venue, table, request.data, who=_who(request),
                               at=clock.wall_now())
+        except ValuesInvalid as invalid:
+            raise ValidationError(invalid.errors) from None
         except ModelValidationError as error:
             raise ValidationError(error.message_dict) from None
-        except TypeError as error:
-            raise ValidationError({"row": [str(error)]}) from None
+        except MoveRefused as refused:
+            return _refused(refused)
         return Response(rows.as_dict(row), status=status.HTTP_201_CREATED)
 
 
 class RowDetail(APIView):
-    @extend_schema(operation_id="rows_read", responses=dict)
+    @extend_schema(operation_id="rows_read", parameters=[BRAND_PARAM], responses=dict)
     def get(self, request, table: str, pk: int):
         venue = _venue(request, table)
         return Response(rows.as_dict(_row(venue, table, pk)))
 
-    @extend_schema(operation_id="rows_update", request=dict, responses=dict)
+    @extend_schema(operation_id="rows_update", parameters=[BRAND_PARAM], request=dict,
+                   responses={200: dict, 400: dict, 409: dict})
     def patch(self, request, table: str, pk: int):
         venue = _venue(request, table)
         _row(venue, table, pk)
         try:
-            row = rows.update(venue, table, pk, dict(request.data), who=_who(request),
+            row = rows.update(venue, table, pk, request.data, who=_who(request),
                               at=clock.wall_now())
         except MoveRefused as refused:
             return _refused(refused)
+        except ValuesInvalid as invalid:
+            raise ValidationError(invalid.errors) from None
         except ModelValidationError as error:
             raise ValidationError(error.message_dict) from None
         return Response(rows.as_dict(row))
@@ -102,38 +134,37 @@ class RowMove(APIView):
         _row(venue, table, pk)
         given = MoveIn(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
+        try:  # a row another writer holds is refused by the move itself: WRITE_CONFLICT
             row = rows.move(venue, table, pk, given.validated_data["to"], who=_who(request),
-                            at=clock.wall_now())
+                            at=clock.wall_now(), seen=given.validated_data.get("from"))
         except MoveRefused as refused:
             return _refused(refused)
-        except OperationalError:
-            return _refused(MoveRefused("WRITE_CONFLICT", "another writer holds the row; "
-                                        "try again"))
         return Response(rows.as_dict(row))
 
 
 class PublicRowMove(APIView):
     """The public API: a guest moves a row it holds the link code of (a column with a `code`
     rule). No sign-in: the code is the key, and a wrong code answers 404. Refusals are
-    PUBLIC_TOO_EARLY (details.from, details.at) and PUBLIC_TOO_LATE (details.at)."""
+    PUBLIC_TOO_EARLY (details.from, details.at) and PUBLIC_TOO_LATE (details.at); a guest never
+    undoes (STATE_MOVE_REFUSED, details.reason undo-by-staff-only), and a row another writer
+    holds answers WRITE_CONFLICT, as for staff."""
 
     permission_classes = [AllowAny]
     authentication_classes: list = []
 
-    @extend_schema(operation_id="public_rows_move", request=MoveIn, responses={200: dict,
-                                                                              409: dict})
+    @extend_schema(operation_id="public_rows_move", request=PublicMoveIn,
+                   responses={200: dict, 409: dict})
     def post(self, request, brand_id: str, table: str, code: str):
         link = Connection.objects.filter(brand_id=brand_id).select_related("brand").first()
         venue = Venue.of(link) if link else None
-        column = _code_column(venue, table) if venue else None
+        column = _code_column(venue, table) if venue and table in venue.tables else None
         found = venue.model(table).objects.using(venue.link.database).filter(
             **{column: code}).first() if column and code else None
         if found is None:
             raise NotFound("no such link")
-        given = MoveIn(data=request.data)
+        given = PublicMoveIn(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
+        try:  # no `seen`: a guest never undoes; a busy row is WRITE_CONFLICT from the move
             row = rows.move(venue, table, found.pk, given.validated_data["to"],
                             who=f"guest with the link of {table} #{found.pk}",
                             at=clock.wall_now(), audience="public")

@@ -2,8 +2,15 @@
 
 `load` checks a document, keeps it as a new version (its bundle is the sha256 of its
 canonical JSON; loading the current content again returns the current version; loading an
-older content again makes it a new, current version), and applies its calendar to the brand.
-A document that fails its check changes nothing.
+older content again makes it a new, current version), builds its tables, and applies its
+calendar to the brand. A document that fails its check changes nothing.
+
+A load is whole or absent: where the tables live on a database that builds tables inside a
+transaction (PostgreSQL) and that database is the default one, the tables, the version and
+the calendar commit together. SQLite builds tables only outside a transaction, and another
+database cannot share a transaction with the default one: there the tables are built first,
+each in its own transaction, and a load that fails afterwards leaves new, empty tables (or
+columns) behind, which the next load of the manifest reuses. Nothing a user wrote is touched.
 """
 
 from __future__ import annotations
@@ -12,12 +19,12 @@ import hashlib
 import json
 from functools import lru_cache
 
-from django.db import transaction
+from django.db import connections, transaction
 
 from calendars.models import Calendar, Postponement
 from timekeeping.manifests.check import Problem, check
 from timekeeping.manifests.spec import ServiceSpec, compile_services
-from timekeeping.models import Brand, Manifest
+from timekeeping.models import Brand, Connection, Manifest
 
 
 class ManifestInvalid(Exception):
@@ -35,34 +42,56 @@ def load(brand: Brand, document: object) -> Manifest:
     problems = check(document)
     if problems:
         raise ManifestInvalid(problems)
-    if document.get("tables"):
-        # Tables first, outside the version's transaction (SQLite builds tables only there);
-        # building them is additive and idempotent, so a failure after it loses nothing.
-        _apply_tables(brand, document)
-    return _keep(brand, document)
+    if not document.get("tables"):
+        return _keep(brand, document)
+    link = _connection(brand, document)
+    # PostgreSQL builds tables inside a transaction; Django's SQLite backend only outside one.
+    if link.database == "default" and connections["default"].vendor == "postgresql":
+        with transaction.atomic():
+            return _keep(brand, document, _build_tables(link, document))
+    built = _build_tables(link, document)
+    return _keep(brand, document, built)
 
 
-def _apply_tables(brand: Brand, document: dict) -> None:
-    from timekeeping.models import Connection
+def _connection(brand: Brand, document: dict) -> Connection:
+    zone = (document.get("calendar") or {}).get("zone", "")
+    link, _ = Connection.objects.select_related("brand").get_or_create(
+        brand=brand, defaults={"zone": zone})
+    return link
+
+
+def _build_tables(link: Connection, document: dict):
     from timekeeping.moves import tables
     from timekeeping.moves.spec import compile_tables
 
-    zone = (document.get("calendar") or {}).get("zone", "")
-    link, _ = Connection.objects.get_or_create(brand=brand, defaults={"zone": zone})
-    tables.ensure(link, compile_tables(document["tables"]))
+    compiled = compile_tables(document["tables"])
+    try:
+        tables.ensure(link, compiled)
+    except (tables.TableRefused, tables.UnsafeName) as refused:
+        name = getattr(refused, "table", "")
+        raise ManifestInvalid([Problem(
+            "table.build_refused", f"$.tables.{name}" if name else "$.tables",
+            f"the database refused to build table '{name}': {refused}; nothing was kept")]
+        ) from None
+    return link, compiled
 
 
 @transaction.atomic
-def _keep(brand: Brand, document: dict) -> Manifest:
+def _keep(brand: Brand, document: dict, built=None) -> Manifest:
     bundle = bundle_of(document)
     last = Manifest.objects.select_for_update().filter(brand=brand).order_by("-version").first()
     if last is not None and last.bundle == bundle:
-        return last  # already the current version
-    # Content equal to an older version becomes a new version: the latest is what is used.
-    version = Manifest.objects.create(brand=brand, bundle=bundle, document=document,
-                                      version=(last.version + 1) if last else 1)
-    if "calendar" in document:
-        _apply_calendar(brand, document["calendar"])
+        version = last  # already the current version
+    else:
+        # Content equal to an older version becomes a new version: the latest is used.
+        version = Manifest.objects.create(brand=brand, bundle=bundle, document=document,
+                                          version=(last.version + 1) if last else 1)
+        if document.get("calendar") is not None:
+            _apply_calendar(brand, document["calendar"])
+    if built is not None:
+        from timekeeping.moves import tables
+
+        tables.register(*built, version)
     return version
 
 
@@ -88,13 +117,16 @@ def _apply_calendar(brand: Brand, spec: dict) -> None:
         "closed_dates": spec.get("closed", []), "closes": spec.get("closes", "23:59"),
         "rings_at": spec.get("rings_at", ""), "roll": spec.get("roll", "next open day"),
     }
+    from timekeeping import clocks  # the clocks apply postponements; they import manifests
+
     if brand.calendar_id is None:
         brand.calendar = Calendar.objects.create(name=f"{brand.name} calendar", **fields)
         brand.save(update_fields=["calendar"])
-    else:
+    elif any(getattr(brand.calendar, name) != value for name, value in fields.items()):
         Calendar.objects.filter(pk=brand.calendar_id).update(**fields)
         brand.calendar.refresh_from_db()
-    from timekeeping import clocks  # the clocks apply postponements; they import manifests
+        # Open dates on the calendar are rolled anew on it, or kept with the reason why.
+        clocks.calendar_changed(brand.calendar, by=f"manifest of {brand.pk}")
 
     for notice in spec.get("postpone", []):
         postponement, created = Postponement.objects.get_or_create(

@@ -1,5 +1,7 @@
 from timekeeping.models.brand import Brand, TestClock, brands_kept_by
-from timekeeping.models.moves import Connection, RowAudit, SampleRow, SetAside
+from timekeeping.models.fault import Fault
+from timekeeping.models.keys import ApiKey
+from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow, SetAside
 from timekeeping.models.outbox import Delivery
 from timekeeping.models.record import Record
 from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
@@ -7,7 +9,7 @@ from timekeeping.models.service import Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.models.timer import TickRun, Timer
 
 __all__ = [
-    "Brand", "Clock", "Connection", "Delivery", "Heartbeat", "Job", "Manifest", "Occurrence",
-    "Record", "RowAudit", "SampleRow", "Schedule", "ScheduleRun", "SetAside", "Subject",
-    "TestClock", "TickRun", "Timer", "brands_kept_by",
+    "ApiKey", "Brand", "BrandTable", "Clock", "Connection", "Delivery", "Fault", "Heartbeat", "Job",
+    "Manifest", "Occurrence", "Record", "RowAudit", "SampleRow", "Schedule", "ScheduleRun",
+    "SetAside", "Subject", "TestClock", "TickRun", "Timer", "brands_kept_by",
 ]

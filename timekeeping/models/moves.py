@@ -77,3 +77,30 @@ class SampleRow(models.Model):
 
     def __str__(self) -> str:
         return f"sample {self.table} #{self.row}"
+
+
+class BrandTable(models.Model):
+    """A SQL table a brand's manifest made: which brand and manifest version made it, and
+    its physical name (derived from the brand's id, so no two brands ever share one).
+
+    The rows API and the timed-move job reach only tables registered to their brand."""
+
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="tables")
+    connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="tables")
+    name = models.CharField(max_length=64, help_text="The table's name in the manifest.")
+    database = models.CharField(max_length=64)
+    db_table = models.CharField(max_length=63, help_text="The table's name in the database.")
+    manifest = models.ForeignKey("timekeeping.Manifest", on_delete=models.CASCADE,
+                                 related_name="tables",
+                                 help_text="The manifest version that made it.")
+    created = models.DateTimeField(default=clock.wall_now)
+
+    class Meta:
+        ordering = ["brand", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["database", "db_table"], name="brand_table_unique"),
+            models.UniqueConstraint(fields=["brand", "name"], name="brand_table_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.db_table})"

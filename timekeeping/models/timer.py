@@ -116,10 +116,19 @@ class TickRun(models.Model):
     dropped = models.PositiveIntegerField(default=0)
     runaway = models.BooleanField(default=False)
     unfinished = models.BooleanField(default=False, help_text="The budget ran out first.")
+    error = models.TextField(blank=True, default="",
+                             help_text="Why it failed, or that its process ended before it "
+                                       "finished (abandoned); empty when it went well.")
 
     class Meta:
         ordering = ["-started"]
-        indexes = [models.Index(fields=["brand", "-started"], name="tickrun_brand_started")]
+        indexes = [
+            models.Index(fields=["brand", "-started"], name="tickrun_brand_started"),
+            # Runs not finished: those ticking now, and those a killed tick left behind, which
+            # the next tick of their clock marks abandoned (an index probe, not a scan).
+            models.Index(fields=["brand", "test_clock"], condition=Q(finished__isnull=True),
+                         name="tickrun_unfinished"),
+        ]
 
     def __str__(self) -> str:
         return f"tick {self.started:%Y-%m-%d %H:%M:%SZ} · {self.fired} fired"

@@ -110,8 +110,11 @@ def linked(venue, table: str, row, before: dict | None, *, who: str, at: datetim
         "effects": [{"when": "cancelled", "table": "tickets", "link": "order_id", "to": "void"}]
 
     moves each row of `table` whose `link` column points at this row to `to`, by that table's
-    declared move: a linked row whose state lists no move to `to` is left as it is. A sample
-    row's effects make their rows sample rows too, so removing the samples takes them."""
+    declared move: a linked row whose state lists no move to `to`, or only an undo (A1: made
+    only by a person who names the state they saw), is left as it is. Each linked row is
+    locked NOWAIT, as the moved row was: a busy one refuses the whole change (WRITE_CONFLICT
+    for a person, the next minute for the job). A sample row's effects make their rows sample
+    rows too, so removing the samples takes them."""
     from timekeeping.models import SampleRow
     from timekeeping.moves import samples
     from timekeeping.moves.rows import as_dict, audit
@@ -127,10 +130,11 @@ def linked(venue, table: str, row, before: dict | None, *, who: str, at: datetim
     for effect in wanted:
         target = venue.tables[effect["table"]]
         model = venue.model(effect["table"])
-        for child in model.objects.using(venue.link.database).select_for_update().filter(
-                **{effect["link"]: row.pk}):
-            state = getattr(child, target.states.column)
-            if effect["to"] not in target.states.moves.get(state, {}):
+        for child in model.objects.using(venue.link.database).select_for_update(
+                nowait=True).filter(**{effect["link"]: row.pk}):
+            listed = target.states.moves.get(getattr(child, target.states.column), {}).get(
+                effect["to"])
+            if listed is None or listed.undo:
                 continue
             child_before = as_dict(child)
             setattr(child, target.states.column, effect["to"])

@@ -5,29 +5,39 @@ a paused connection is skipped):
 
 1. candidates per timed move: rows still in `from`, prefiltered in SQL on the (state, moment
    column) index, and rows set aside within the hour left out; each moment judged exactly in
-   Python on the venue's clock;
+   Python on the venue's clock (a moment past the calendar counts as the longest due);
 2. the longest due first across every rule, at most 500 rows a minute;
 3. each move its own transaction: the row re-read FOR UPDATE (NOWAIT), moved only if still in
-   `from` with its moment still passed; `set` applied, the audit written ("timed move");
-4. a refused move sets the row aside for an hour and logs it (connection, table, key, rule,
-   code), never holding newer rows up; a row another writer holds is tried next minute; a lost
-   database ends the minute.
+   `from` with its moment still passed and what the listed move waits for (its time, its
+   settings) holding as for anyone; `set` applied, the audit written ("timed move");
+4. a refused move (the move's own requires, a refused value, a moment past the calendar:
+   MOMENT_OUT_OF_RANGE) sets the row aside for an hour and logs it (connection, table, key,
+   rule, code), never holding newer rows up; a row another writer holds is tried next minute;
+   a lost database ends the minute.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, OperationalError, connections, transaction
 
-from calendars.moments import day_in_zone
 from timekeeping import leases
 from timekeeping.models import Connection, SetAside
 from timekeeping.moves import effects, moments, reminders
-from timekeeping.moves.rows import Venue, as_dict, audit
+from timekeeping.moves.moments import MomentOutOfRange
+from timekeeping.moves.rows import (
+    MoveRefused,
+    Venue,
+    as_dict,
+    audit,
+    judge_requires,
+    listed_move,
+    lock_busy,
+)
 from timekeeping.moves.spec import Table, Timed
 
 log = logging.getLogger("timekeeping.moves")
@@ -35,6 +45,7 @@ CAP = 500
 SET_ASIDE_FOR = timedelta(hours=1)
 LEASE = timedelta(minutes=5)
 JUDGE_CHUNK = 1000
+OUT_OF_RANGE = datetime.min.replace(tzinfo=UTC)  # a moment past the calendar sorts first
 
 
 @dataclass
@@ -59,14 +70,13 @@ class Minute:
     stopped: str = ""
 
 
-def run_all(*, now: datetime, holder: str, cap: int = CAP) -> list[Minute]:
-    minutes = []
-    for link in Connection.objects.select_related("brand").filter(paused=False):
-        if link.last_run and link.last_run.replace(second=0, microsecond=0) == now.replace(
-                second=0, microsecond=0):
-            continue  # once a minute per connection
-        minutes.append(run_connection(link, now=now, holder=holder, cap=cap))
-    return minutes
+def due_connections(*, now: datetime) -> list[Connection]:
+    """Connections not paused whose job has not run this minute (once a minute each)."""
+    minute = now.replace(second=0, microsecond=0)
+    return [link for link in Connection.objects.select_related("brand", "brand__owner")
+            .filter(paused=False)
+            if not link.last_run or link.last_run.replace(second=0, microsecond=0) != minute]
+
 
 
 def run_connection(link: Connection, *, now: datetime, holder: str, cap: int = CAP) -> Minute:
@@ -112,15 +122,15 @@ def _due_by_rule(venue: Venue, name: str, table: Table, rule: Timed, now: dateti
     rows = model.objects.using(db).filter(**{table.states.column: rule.from_state}).exclude(
         pk__in=list(aside))
     column = rule.at["column"]
-    bound = _bound(table.columns[column].type, rule.at, now, venue.zone)
-    if bound is not None:
-        rows = rows.filter(**{f"{column}__lte": bound})
+    # Only rows whose moment may have passed: the index on (state, column) serves this.
+    rows = rows.filter(**moments.column_window(table.columns[column].type, rule.at, venue.zone,
+                                               after=None, until=now))
     due: list[Due] = []
     start = 0
     while len(due) < cap:
         chunk = list(rows.order_by(column, "pk")[start:start + JUDGE_CHUNK])
         for row in chunk:
-            moment = venue.moment(row, rule.at)
+            moment = _judged(venue, row, rule)
             if moment is not None and moment <= now:  # no value: never fires (A3)
                 due.append(Due(moment, name, rule, row.pk))
         if len(chunk) < JUDGE_CHUNK:
@@ -129,52 +139,65 @@ def _due_by_rule(venue: Venue, name: str, table: Table, rule: Timed, now: dateti
     return due
 
 
-def _bound(kind: str, spec: dict, now: datetime, zone: str) -> datetime | date | None:
-    """The latest column value whose moment may have passed: the prefilter the index serves."""
-    reach = moments.reach(spec)
-    if reach is None:
-        return None
-    if kind == "date":
-        return day_in_zone(now, zone) + timedelta(days=reach.days + 1)
-    return now + reach
+def _judged(venue: Venue, row, rule: Timed) -> datetime | None:
+    """The row's moment. A moment past the calendar counts as the longest due, so `move_one`
+    reads it again under the lock and sets the row aside: one bad row never stops the minute."""
+    try:
+        return venue.moment(row, rule.at)
+    except MomentOutOfRange:
+        return OUT_OF_RANGE
 
 
 def move_one(venue: Venue, item: Due, now: datetime) -> str:
+    """One timed move in its own transaction (A7, A8); a refusal sets the row aside."""
     db = venue.link.database
-    table = venue.tables[item.table]
     try:
         with transaction.atomic(using=db):
             _relaxed_commit(db)
-            row = venue.model(item.table).objects.using(db).select_for_update(
-                nowait=True).filter(pk=item.pk).first()
-            if row is None or getattr(row, table.states.column) != item.rule.from_state:
-                return "left"  # moved by a person meanwhile
-            moment = venue.moment(row, item.rule.at)
-            if moment is None or moment > now:
-                return "left"  # re-dated meanwhile: due again when its new moment passes
-            before = as_dict(row)
-            setattr(row, table.states.column, item.rule.to)
-            for column, value in item.rule.set.items():
-                setattr(row, column, value)
-            effects.apply(venue, item.table, row, before, now)  # stamps, code renewals
-            changed = [f.name for f in row._meta.fields if f.name != "id"
-                       and before.get(f.name) != getattr(row, f.name)]
-            # The values `set` writes are checked as any write's (a length, a null); the
-            # database refuses the rest. Either refusal sets the row aside.
-            row.clean_fields(exclude=[f.name for f in row._meta.fields if f.name not in changed])
-            row.save(using=db, update_fields=changed)
-            audit(venue, item.table, row, kind="timed move", who="timed move", at=now,
-                  before=before)
-            effects.linked(venue, item.table, row, before, who="timed move", at=now)
-        return "moved"
+            return _move_held(venue, item, now)
+    except MoveRefused as refused:  # what the move waits for does not hold (A8)
+        return _set_aside(venue, item, now, f"{refused.code}: {refused.message}")
+    except MomentOutOfRange as error:  # A6: a moment past the calendar
+        return _set_aside(venue, item, now, f"MOMENT_OUT_OF_RANGE: {error}")
     except OperationalError as error:
-        if _lock_busy(error):
+        if lock_busy(error):
             return "busy"  # another writer holds it: the next minute tries again
         if _connection_lost(error):
             return "lost"
-        return _set_aside(venue, item, now, error)
+        return _set_aside(venue, item, now, f"{type(error).__name__}: {error}")
     except (ValidationError, IntegrityError, DatabaseError) as error:
-        return _set_aside(venue, item, now, error)
+        return _set_aside(venue, item, now, f"{type(error).__name__}: {error}")
+
+
+def _move_held(venue: Venue, item: Due, now: datetime) -> str:
+    """The move under the row's lock (FOR UPDATE NOWAIT): made only while the row is still in
+    `from` with its moment, read again, passed. A move kept for some roles is still made (the
+    clock is not a person); what the listed move waits for is judged as for anyone (A8)."""
+    db = venue.link.database
+    table = venue.tables[item.table]
+    row = venue.model(item.table).objects.using(db).select_for_update(
+        nowait=True).filter(pk=item.pk).first()
+    if row is None or getattr(row, table.states.column) != item.rule.from_state:
+        return "left"  # moved by a person meanwhile
+    moment = venue.moment(row, item.rule.at)
+    if moment is None or moment > now:
+        return "left"  # re-dated meanwhile: due again when its new moment passes
+    listed = listed_move(item.table, table.states, item.rule.from_state, item.rule.to)
+    judge_requires(venue, row, listed, now)
+    before = as_dict(row)
+    setattr(row, table.states.column, item.rule.to)
+    for column, value in item.rule.set.items():
+        setattr(row, column, value)
+    effects.apply(venue, item.table, row, before, now)  # stamps, code renewals
+    changed = [f.name for f in row._meta.fields if f.name != "id"
+               and before.get(f.name) != getattr(row, f.name)]
+    # The values `set` writes are checked as any write's (a length, a null); the database
+    # refuses the rest. Either refusal sets the row aside.
+    row.clean_fields(exclude=[f.name for f in row._meta.fields if f.name not in changed])
+    row.save(using=db, update_fields=changed)
+    audit(venue, item.table, row, kind="timed move", who="timed move", at=now, before=before)
+    effects.linked(venue, item.table, row, before, who="timed move", at=now)
+    return "moved"
 
 
 def give_back_holds(venue: Venue, now: datetime) -> int:
@@ -205,19 +228,14 @@ def _relaxed_commit(db: str) -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
-def _lock_busy(error: Exception) -> bool:
-    cause = error.__cause__
-    return getattr(cause, "sqlstate", "") == "55P03" or "locked" in str(error).lower()
-
-
 def _connection_lost(error: Exception) -> bool:
     cause = error.__cause__
     return getattr(cause, "sqlstate", "") in ("08000", "08003", "08006", "57P01") or (
         "closed" in str(error).lower())
 
 
-def _set_aside(venue: Venue, item: Due, now: datetime, error: Exception) -> str:
-    code = f"{type(error).__name__}: {error}"[:200]
+def _set_aside(venue: Venue, item: Due, now: datetime, refusal: str) -> str:
+    code = refusal[:200]
     SetAside.objects.create(connection=venue.link, table=item.table, row=item.pk,
                             rule=item.rule.number, code=code, until=now + SET_ASIDE_FOR)
     log.warning("timed move refused; left alone for an hour: connection=%s table=%s key=%s "

@@ -4,17 +4,37 @@ A moment is `{column, via?, time?, plus?|minus?, or?}`. Every reading is on the 
 wall times the clocks skip read as the hour after, repeated ones as the first; minutes and
 hours are elapsed time, days keep the wall time. A moment with no value (an empty column, a
 setting that cannot be read, two hours rows for one weekday) gives None, and its `or`
-fallbacks are read in turn. Nothing here raises on a row's data.
+fallbacks are read in turn. The one error a row's data raises is `MomentOutOfRange`: arithmetic
+that leaves Python's calendar (years 1 to 9999), such as a date in year 1 read in a zone ahead
+of UTC, 9999-12-31 plus a day, or a setting's shift of a billion days.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from calendars.hours import HoursRow, WeeklyHours
 from calendars.moments import day_in_zone, parse_time_of_day, shift, wall_time
+
+
+class MomentOutOfRange(ValueError):
+    """A moment of a row that falls outside the calendar. Unlike a moment with no value it is
+    not a quiet answer: the job sets the row aside (MOMENT_OUT_OF_RANGE), a person's move is
+    refused, a reminder is skipped, each naming the row (A6)."""
+
+
+@contextmanager
+def in_range(what: str = "a moment of the row") -> Iterator[None]:
+    """Turn the OverflowError of date arithmetic (timedelta, astimezone, a date past 9999 or
+    before year 1) into MomentOutOfRange."""
+    try:
+        yield
+    except OverflowError as error:
+        raise MomentOutOfRange(f"{what} falls outside the calendar (years 1 to 9999): "
+                               f"{error}") from error
 
 
 @dataclass
@@ -28,10 +48,12 @@ class Reader:
 
 
 def moment_of(row, spec: dict, reader: Reader) -> datetime | None:
-    for candidate in [spec, *spec.get("or", [])]:
-        found = _one(row, candidate, reader)
-        if found is not None:
-            return found
+    """The row's moment, or None when it has no value; MomentOutOfRange past the calendar."""
+    with in_range():
+        for candidate in [spec, *spec.get("or", [])]:
+            found = _one(row, candidate, reader)
+            if found is not None:
+                return found
     return None
 
 
@@ -80,8 +102,10 @@ def _at_time(row, day: date, time, reader: Reader) -> datetime | None:
 
 
 def shift_by(instant: datetime, spec: dict, sign: int, reader: Reader) -> datetime | None:
-    """Move an instant by a shift spec (a number or a setting); None when it cannot be read."""
-    return _shift(instant, spec, sign, reader)
+    """Move an instant by a shift spec (a number or a setting); None when it cannot be read,
+    MomentOutOfRange when it leaves the calendar."""
+    with in_range("a shifted moment"):
+        return _shift(instant, spec, sign, reader)
 
 
 def _shift(instant: datetime, spec: dict, sign: int, reader: Reader) -> datetime | None:
@@ -98,17 +122,55 @@ def _shift(instant: datetime, spec: dict, sign: int, reader: Reader) -> datetime
 
 
 def reach(spec: dict) -> timedelta | None:
-    """How far after its column's value a moment can fall (for the SQL prefilter), or None
-    when a setting decides it (no bound: judge every row in the state)."""
-    if spec.get("or"):
+    """How far after its column's value a moment can fall (for an SQL prefilter), or None when
+    a setting, a fallback or a link decides it (no bound: judge every row)."""
+    if spec.get("or") or "via" in spec:
         return None
     extra = timedelta(days=2) if "time" in spec else timedelta(0)  # a day's wall time, or an
     # hours edge past midnight, falls at most two days after the column's instant
-    plus = spec.get("plus")
-    if plus:
-        unit, amount = next(iter(plus.items()))
-        if isinstance(amount, dict):
-            return None
-        extra += timedelta(**{unit: amount}) + (timedelta(hours=2) if unit == "days" else
-                                                timedelta(0))
-    return extra
+    return _plus_fixed(extra, spec.get("plus"))
+
+
+def earliest(spec: dict) -> timedelta | None:
+    """How far before its column's value a moment can fall (for an SQL prefilter), or None
+    when a setting, a fallback or a link decides it."""
+    if spec.get("or") or "via" in spec:
+        return None
+    extra = timedelta(days=2) if "time" in spec else timedelta(0)  # the venue's day of an
+    # instant begins at most a (long) day before it; two days, as `reach` allows
+    return _plus_fixed(extra, spec.get("minus"))
+
+
+def _plus_fixed(extra: timedelta, shift_spec: dict | None) -> timedelta | None:
+    """`extra` plus a fixed shift (a day may last 25 hours: two hours more for days); None for
+    a shift a setting decides, or one past what a timedelta holds (no bound)."""
+    if not shift_spec:
+        return extra
+    unit, amount = next(iter(shift_spec.items()))
+    if not isinstance(amount, int):
+        return None
+    try:
+        return extra + timedelta(**{unit: amount}) + (
+            timedelta(hours=2) if unit == "days" else timedelta(0))
+    except OverflowError:
+        return None
+
+
+def column_window(kind: str, spec: dict, zone: str, *, after: datetime | None,
+                  until: datetime | None) -> dict:
+    """Lookups on a moment's column that keep every row whose moment may fall in (after,
+    until]: the prefilter its index serves. A side is left open where the moment's distance
+    from its column is not fixed, or where the bound would leave the calendar."""
+    column = spec["column"]
+    lookups: dict = {}
+    late, early = reach(spec), earliest(spec)
+    with suppress(OverflowError):
+        if after is not None and late is not None:
+            lower = after - late
+            lookups[f"{column}__gte" if kind == "date" else f"{column}__gt"] = (
+                day_in_zone(lower, zone) if kind == "date" else lower)
+    with suppress(OverflowError):
+        if until is not None and early is not None:
+            upper = until + early
+            lookups[f"{column}__lte"] = day_in_zone(upper, zone) if kind == "date" else upper
+    return lookups

@@ -3,20 +3,23 @@ and moves a person makes (listed moves, moves that wait for a time; SPEC A1, A10
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.forms.models import model_to_dict
 
 from calendars.hours import HoursRow
 from timekeeping.manifests import current
 from timekeeping.models import Connection, Manifest, RowAudit
 from timekeeping.moves import effects
-from timekeeping.moves.moments import Reader, moment_of
-from timekeeping.moves.spec import Table, compile_tables
-from timekeeping.moves.tables import model_for
+from timekeeping.moves.moments import MomentOutOfRange, Reader, moment_of
+from timekeeping.moves.spec import Move, States, Table, compile_tables
+from timekeeping.moves.tables import model_for, registered
+from timekeeping.moves.values import clean
 
 
 class MoveRefused(Exception):
@@ -51,9 +54,14 @@ class Venue:
 
     @classmethod
     def of(cls, link: Connection, *, remember: bool = False) -> Venue:
+        """The brand's tables on the connection: those its current manifest declares and
+        that are registered to the brand (a brand reaches no table it does not own)."""
         version = current(link.brand)
         bundle = version.bundle if version else ""
-        return cls(link, _tables(bundle) if bundle else {}, bundle, {} if remember else None)
+        owned = registered(link) if bundle else set()
+        declared = _tables(bundle) if bundle else {}
+        mine = {name: table for name, table in declared.items() if name in owned}
+        return cls(link, mine, bundle, {} if remember else None)
 
     def _once(self, key: tuple, read):
         if self.remembered is None:
@@ -131,13 +139,15 @@ def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
 
 def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime,
            audience: str = "staff"):
-    """A new row, in the initial state; a creation that waits for a time (`states.create.
-    requires.time`) is judged on the new row's own values."""
+    """A new row, in the initial state, of the values a writer may write (`values.clean`:
+    ValuesInvalid names every refused field); a creation that waits for a time (`states.
+    create.requires.time`) is judged on the new row's own values."""
     spec = venue.tables[table]
     model = venue.model(table)
+    values = clean(spec, venue.raw_table(table), values)
     if spec.states:
-        values = {**values, spec.states.column: spec.states.initial}
-    with transaction.atomic(using=venue.link.database):
+        values[spec.states.column] = spec.states.initial
+    with _as_refusals(), transaction.atomic(using=venue.link.database):
         row = model(**values)
         effects.apply(venue, table, row, None, at)
         row.full_clean()
@@ -149,13 +159,18 @@ def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime,
 
 
 def update(venue: Venue, table: str, pk: int, values: dict, *, who: str, at: datetime):
+    """Change the columns a writer may write. The state changes only by a move (409
+    STATE_MOVE_REFUSED); any other refused field raises ValuesInvalid and changes nothing. The
+    row is locked NOWAIT: a row another writer holds answers WRITE_CONFLICT."""
     spec = venue.tables[table]
     if spec.states and spec.states.column in values:
         raise MoveRefused("STATE_MOVE_REFUSED", "the state changes only by a move",
                           {"reason": "use the move endpoint"})
+    values = clean(spec, venue.raw_table(table), values)
     model = venue.model(table)
-    with transaction.atomic(using=venue.link.database):
-        row = model.objects.using(venue.link.database).select_for_update().get(pk=pk)
+    with _as_refusals(), transaction.atomic(using=venue.link.database):
+        row = model.objects.using(venue.link.database).select_for_update(nowait=True).get(
+            pk=pk)
         before = as_dict(row)
         for key, value in values.items():
             setattr(row, key, value)
@@ -167,23 +182,22 @@ def update(venue: Venue, table: str, pk: int, values: dict, *, who: str, at: dat
 
 
 def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime,
-         audience: str = "staff"):
-    """A person's move: listed, inside the time it waits for, and judged against its late
-    rule, all under the row's lock. `audience` "public" is a guest through the public API:
-    its refusals are PUBLIC_TOO_EARLY and PUBLIC_TOO_LATE."""
+         audience: str = "staff", seen: str | None = None):
+    """A person's move (A1, A10, A11): listed, inside the time it waits for, and judged against
+    its late rule, all under the row's lock, taken NOWAIT: a row another writer holds answers
+    WRITE_CONFLICT at once. `seen` is the state the person saw: an undo needs it, and any move
+    naming it is refused once the row has left it. `audience` "public" is a guest through the
+    public API: its refusals are PUBLIC_TOO_EARLY and PUBLIC_TOO_LATE, and it never undoes."""
     spec = venue.tables[table]
     if not spec.states:
         raise MoveRefused("STATE_MOVE_REFUSED", f"{table} keeps no states")
     model = venue.model(table)
-    with transaction.atomic(using=venue.link.database):
-        row = model.objects.using(venue.link.database).select_for_update().get(pk=pk)
+    with _as_refusals(), transaction.atomic(using=venue.link.database):
+        row = model.objects.using(venue.link.database).select_for_update(nowait=True).get(
+            pk=pk)
         state = getattr(row, spec.states.column)
-        listed = spec.states.moves.get(state, {}).get(to)
-        if listed is None:
-            raise MoveRefused("STATE_MOVE_REFUSED", f"{table} lists no move from {state!r} to "
-                              f"{to!r}", {"reason": "not-listed", "from": state, "to": to})
-        _check_time(venue, row, listed.requires_time, at, audience)
-        _check_settings(venue, listed.requires_settings)
+        listed = listed_move(table, spec.states, state, to, seen=seen, audience=audience)
+        judge_requires(venue, row, listed, at, audience)
         before = as_dict(row)
         _judge_late(venue, table, row, state, to, at, audience)
         setattr(row, spec.states.column, to)
@@ -192,6 +206,62 @@ def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime,
         audit(venue, table, row, kind="move", who=who, at=at, before=before)
         effects.linked(venue, table, row, before, who=who, at=at)
     return row
+
+
+@contextmanager
+def _as_refusals() -> Iterator[None]:
+    """A write's own failures as a writer hears them: a moment out of the calendar's range
+    (STATE_MOVE_REFUSED, reason moment-out-of-range), a row another writer holds
+    (WRITE_CONFLICT: the NOWAIT lock, or SQLite's one writer)."""
+    try:
+        yield
+    except MomentOutOfRange as error:
+        raise MoveRefused("STATE_MOVE_REFUSED", str(error),
+                          {"reason": "moment-out-of-range"}) from error
+    except OperationalError as error:
+        if lock_busy(error):
+            raise MoveRefused("WRITE_CONFLICT", "another writer holds the row; try again"
+                              ) from error
+        raise
+
+
+def listed_move(table: str, states: States, state: str, to: str, *, seen: str | None = None,
+                audience: str = "staff") -> Move:
+    """The listed move from the row's state as held. An undo (A1) is made only by a person who
+    names the state they saw: never by a guest, the clock or an effect (none names one)."""
+    if seen is not None and seen != state:
+        raise MoveRefused("STATE_MOVE_REFUSED", f"the row is {state!r} now, not {seen!r}",
+                          {"reason": "state-changed", "from": state, "seen": seen, "to": to})
+    listed = states.moves.get(state, {}).get(to)
+    if listed is None:
+        raise MoveRefused("STATE_MOVE_REFUSED", f"{table} lists no move from {state!r} to "
+                          f"{to!r}", {"reason": "not-listed", "from": state, "to": to})
+    if listed.undo and audience == "public":
+        raise MoveRefused("STATE_MOVE_REFUSED", f"the move from {state!r} to {to!r} is an undo, "
+                          "which only staff make", {"reason": "undo-by-staff-only",
+                                                    "from": state, "to": to})
+    if listed.undo and seen is None:
+        raise MoveRefused("STATE_MOVE_REFUSED", f"the move from {state!r} to {to!r} is an undo: "
+                          "name the state you saw", {"reason": "undo-needs-seen", "from": state,
+                                                     "to": to})
+    return listed
+
+
+def judge_requires(venue: Venue, row, listed: Move, at: datetime,
+                   audience: str = "staff") -> None:
+    """What a listed move waits for (A10), its time and its settings, read afresh inside the
+    write under the row's lock: one judgement for a person's move and the job's timed move
+    (A8: the clock is not a person, but what the move waits for is judged as for anyone)."""
+    fresh = replace(venue, remembered=None)  # not the job's settings of the minute's start
+    _check_time(fresh, row, listed.requires_time, at, audience)
+    _check_settings(fresh, listed.requires_settings)
+
+
+def lock_busy(error: Exception) -> bool:
+    """A row another writer holds: PostgreSQL's lock_not_available (55P03, a NOWAIT lock) or
+    SQLite's "database is locked"."""
+    cause = error.__cause__
+    return getattr(cause, "sqlstate", "") == "55P03" or "locked" in str(error).lower()
 
 
 def _check_time(venue: Venue, row, requires: dict, at: datetime, audience: str) -> None:

@@ -458,8 +458,7 @@ def test_a_refused_give_back_waits_an_hour(venue):
     from timekeeping.moves.rows import create
 
     create(venue, "orders", {"customer": "Ola", "pickup_at": utc(2026, 10, 20, 12),
-                             "total": 700, "status": "placed"}, who="Ola",
-           at=utc(2026, 10, 20, 9))
+                             "total": 700}, who="Ola", at=utc(2026, 10, 20, 9))
     Account.objects.filter(key="held:corner:Ola").update(floor=701)
     assert run(venue, utc(2026, 10, 20, 14)).holds_given_back == 0
     hold = Hold.objects.get()

@@ -1,0 +1,87 @@
+"""The world every door test asks into (tests/test_authorization.py, the hostile requests,
+the schema tests): brands A and B with services, tables, a subject, a job and its clocks, a
+test clock, rows and link codes for each caller, and API keys; one client per caller."""
+
+import copy
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from timekeeping import clocks, keys, manifests
+from timekeeping.models import Brand, Connection, Subject, TestClock
+from timekeeping.moves.rows import Venue
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "timekeeping" / "manifests" / "examples"
+ACTORS = ("owner_a", "staff_a", "owner_b", "nobody", "anonymous", "key_a", "key_b")
+NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
+
+
+def manifest() -> dict:
+    tax = json.loads((EXAMPLES / "tax.json").read_text())
+    venue = json.loads((EXAMPLES / "venue.json").read_text())
+    return {**copy.deepcopy(tax), "tables": venue["tables"]}
+
+
+@dataclass
+class World:
+    brand: Brand
+    other: Brand
+    subject: Subject
+    job: object
+    clock: object
+    test_clock: TestClock
+    orders: list[int]
+    codes: list[str]
+    spare_key: object
+    secrets: dict[str, str]
+    clients: dict[str, Client] = field(default_factory=dict)
+
+
+def _venue(brand: Brand) -> Venue:
+    return Venue.of(Connection.objects.select_related("brand").get(brand=brand))
+
+
+def _rows(venue: Venue) -> tuple[list[int], list[str]]:
+    orders = [venue.model("orders").objects.create(customer=f"c{n}", status="placed",
+                                                   pickup_at=datetime(2030, 1, 1, tzinfo=UTC)).pk
+              for n in range(len(ACTORS))]
+    codes = [f"Code{n:012d}" for n in range(len(ACTORS))]
+    for code in codes:
+        venue.model("tickets").objects.create(holder="h", status="offered", link_token=code,
+                                              doors_at=datetime(2030, 1, 1, tzinfo=UTC),
+                                              valid_to=datetime(2030, 1, 2, tzinfo=UTC))
+    return orders, codes
+
+
+@pytest.fixture
+def world() -> World:
+    users = get_user_model().objects
+    people = {name: users.create_user(name, password="pw") for name in
+              ("owner_a", "staff_a", "owner_b", "nobody")}
+    brand = Brand.objects.create(name="A", slug="a", owner=people["owner_a"])
+    brand.staff.add(people["staff_a"])
+    other = Brand.objects.create(name="B", slug="b", owner=people["owner_b"])
+    for each in (brand, other):
+        manifests.load(each, manifest())
+    subject = Subject.objects.create(brand=brand, kind="taxpayer", key="1", name="S",
+                                     input={"jurisdictions": ["US", "US-CA", "US-NY",
+                                                              "US-NJ"]})
+    job = clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
+                       input={"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"]})
+    orders, codes = _rows(_venue(brand))
+    made = {name: keys.make(brand=b, name=name, by=None, now=NOW)
+            for name, b in (("key_a", brand), ("key_b", other), ("spare", brand))}
+    test_clock = TestClock.objects.create(brand=brand, name="t", frozen_time=NOW)
+    found = World(brand, other, subject, job, job.clocks.get(name="file"), test_clock, orders,
+                  codes, made["spare"].key, {n: made[n].secret for n in ("key_a", "key_b")})
+    for name in ACTORS:
+        client = Client()
+        if name in people:
+            client.force_login(people[name])
+        found.clients[name] = client
+    return found

@@ -1,0 +1,137 @@
+"""Strict input for the API (docs/security.md): what a request may carry, checked before any
+view reads it. Bad input answers 400 naming the field and the rule, and changes nothing.
+
+- a body is one JSON object, at most 2 MiB, nested at most 32 deep, with no NUL character in
+  any key or text (PostgreSQL keeps none);
+- an input serializer accepts its declared fields only: an unknown field is named;
+- paths and query strings carry no NUL; ids, table names and link codes in paths match their
+  patterns, so anything else is simply not found.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.http import JsonResponse
+from django.urls import register_converter
+from rest_framework import serializers
+from rest_framework.exceptions import APIException, ParseError
+from rest_framework.parsers import JSONParser
+
+MAX_BODY = 2 * 1024 * 1024
+MAX_DEPTH = 32
+
+
+class BodyTooLarge(APIException):
+    status_code = 413
+    default_detail = f"the body is larger than {MAX_BODY // (1024 * 1024)} MiB"
+    default_code = "body_too_large"
+
+
+class StrictJSONParser(JSONParser):
+    """A JSON object and nothing else (see the module's docstring)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        raw = stream.read(MAX_BODY + 1) if stream is not None else b""
+        if len(raw) > MAX_BODY:
+            raise BodyTooLarge()
+        try:
+            value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise ParseError(f"the body is not JSON: {error}") from None
+        except RecursionError:
+            raise ParseError(f"the body nests deeper than {MAX_DEPTH} levels") from None
+        if not isinstance(value, dict):
+            raise ParseError({"body": ["the body is a JSON object of fields"]})
+        problem = _walk(value)
+        if problem is not None:
+            raise ParseError({problem[0]: [problem[1]]})
+        return value
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _walk(value) -> tuple[str, str] | None:
+    """The first place too deep or holding a NUL character, or None: iteratively, so no
+    document can exhaust the stack."""
+    stack = [("", value, 1)]
+    while stack:
+        path, item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return path or "body", f"nested deeper than {MAX_DEPTH} levels"
+        if isinstance(item, str) and "\x00" in item:
+            return path or "body", "text may not hold a NUL character"
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if "\x00" in key:
+                    return path or "body", "a key may not hold a NUL character"
+                stack.append((f"{path}.{key}" if path else key, child, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{n}]", child, depth + 1) for n, child in enumerate(item))
+    return None
+
+
+class StrictSerializer(serializers.Serializer):
+    """An input serializer that names any field it does not declare."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            known = {field.field_name for field in self.fields.values() if not field.read_only}
+            unknown = sorted(key for key in data if key not in known)
+            if unknown:
+                fields = ", ".join(sorted(known)) or "none"
+                raise serializers.ValidationError(
+                    {key: [f"'{key}' is not a field here; the fields are: {fields}"]
+                     for key in unknown})
+        return super().to_internal_value(data)
+
+
+class RefuseNul:
+    """Middleware: a path or query string holding a NUL character answers 400 at once."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        query = request.META.get("QUERY_STRING", "")
+        if "\x00" in request.path or "%00" in query or "\x00" in query:
+            return JsonResponse({"detail": "the address holds a NUL character"}, status=400)
+        return self.get_response(request)
+
+
+class _Pattern:
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+class PublicIdConverter(_Pattern):
+    regex = r"[a-z]{1,8}_[0-9A-Za-z]{1,40}"
+
+
+class TableNameConverter(_Pattern):
+    regex = r"[a-z][a-z0-9_]{0,40}"
+
+
+class LinkCodeConverter(_Pattern):
+    regex = r"[0-9A-Za-z]{1,64}"
+
+
+class RowIdConverter(_Pattern):
+    regex = r"[0-9]{1,18}"  # fits a 64-bit key
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
+register_converter(PublicIdConverter, "pid")
+register_converter(RowIdConverter, "rowid")
+register_converter(TableNameConverter, "table")
+register_converter(LinkCodeConverter, "code")
