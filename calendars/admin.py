@@ -1,24 +1,10 @@
+"""Opening hours. Calendars and postponements are registered by `timekeeping/admin.py`:
+saving either moves the open dates on the calendar, which only `timekeeping` knows of, and
+`calendars/` never imports `timekeeping/`."""
+
 from django.contrib import admin
 
-from calendars.models import Calendar, OpeningHours, Postponement, WeeklyHours
-
-
-class PostponementInline(admin.TabularInline):
-    model = Postponement
-    extra = 0
-
-
-@admin.register(Calendar)
-class CalendarAdmin(admin.ModelAdmin):
-    list_display = ["name", "zone", "holidays_country", "holidays_subdivision", "closes", "roll"]
-    search_fields = ["name"]
-    inlines = [PostponementInline]
-
-
-@admin.register(Postponement)
-class PostponementAdmin(admin.ModelAdmin):
-    list_display = ["calendar", "from_date", "through", "to", "notice"]
-    list_filter = ["calendar"]
+from calendars.models import OpeningHours, WeeklyHours
 
 
 class OpeningHoursInline(admin.TabularInline):

@@ -8,6 +8,10 @@ class AccountAdmin(admin.ModelAdmin):
     list_display = ["key", "currency", "floor"]
     search_fields = ["key"]
 
+    def get_readonly_fields(self, request, obj=None):
+        # Its entries are in its currency, under its key: only its floor is the operator's.
+        return ["key", "currency"] if obj is not None else []
+
 
 @admin.register(Posting)
 class PostingAdmin(admin.ModelAdmin):
@@ -21,6 +25,9 @@ class PostingAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # a posting is the ledger's history
+
 
 @admin.register(Hold)
 class HoldAdmin(admin.ModelAdmin):
@@ -28,7 +35,10 @@ class HoldAdmin(admin.ModelAdmin):
     list_filter = ["state"]
 
     def has_add_permission(self, request):
-        return False
+        return False  # only the ledger holds, takes and gives back
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # a hold still held is money owed back at its `until`

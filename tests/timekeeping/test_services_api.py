@@ -147,7 +147,8 @@ def test_it_prints_a_subject_calendar_on_the_command_line(ordered):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("drop_venue_tables")
-def test_the_demo_runs_the_seed_command_lines():
+def test_the_demo_runs_the_seed_command_lines(settings):
+    settings.DEBUG = True  # the demo loads only in development
     call_command("demo", stdout=StringIO())
     out = StringIO()
     call_command("tick", "--test-clock", "tc_7Hq4", "--to", "2028-04-16T00:00:00Z", "--trace",

@@ -72,11 +72,17 @@ def test_it_refuses_a_bad_advance_naming_it_and_changes_nothing(owner_client, br
     assert not Record.objects.exists()
 
 
-def test_it_answers_400_naming_an_unknown_clock(owner_client, brand):
-    answer = owner_client.post("/api/test_clocks/tc_nothere/advance",
-                               {"to": "2028-03-02T00:00:00Z"}, content_type="application/json")
-    assert answer.status_code == 400
-    assert "tc_nothere" in answer.json()["test_clock"][0]
+def test_it_answers_an_unknown_clock_as_it_answers_another_brands(owner_client, client,
+                                                                   actors, brand, test_clock):
+    body = {"to": "2028-03-02T00:00:00Z"}
+    unknown = owner_client.post("/api/test_clocks/tc_nothere/advance", body,
+                                content_type="application/json")
+    assert unknown.status_code == 404
+    client.force_login(actors["outsider"])
+    theirs = client.post(f"/api/test_clocks/{test_clock.pk}/advance", body,
+                         content_type="application/json")
+    assert theirs.status_code == 404
+    assert unknown.json().keys() == theirs.json().keys()
 
 
 def test_it_answers_404_to_a_stranger(client, actors, brand, test_clock):
@@ -91,7 +97,8 @@ def test_it_answers_404_to_a_stranger(client, actors, brand, test_clock):
 
 def test_it_lets_brand_staff_in_and_keeps_anonymous_callers_out(client, actors, brand,
                                                                 test_clock):
-    assert client.get(f"/api/test_clocks/{test_clock.pk}").status_code == 403
+    anonymous = client.get(f"/api/test_clocks/{test_clock.pk}")
+    assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"].startswith("Bearer")
     brand.staff.add(actors["staff"])
     client.force_login(actors["staff"])
     assert client.get(f"/api/test_clocks/{test_clock.pk}").status_code == 200

@@ -5,21 +5,22 @@ answers 400 naming the field and the rule, and changes nothing.
 """
 
 import secrets
-from datetime import date
 
+from django.db import IntegrityError, transaction
 from django.http import Http404, HttpResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, ParseError, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from calendars.models import Postponement
 from calendars.moments import zone_of
-from timekeeping import clock, clocks, gate, manifests, subject_calendar
-from timekeeping.api.access import brand_for, kept
-from timekeeping.models import Job, Subject, TestClock, brands_kept_by
+from timekeeping import clock, clocks, gate, instants, manifests, subject_calendar
+from timekeeping.api.access import brand_for, brands, kept, who
+from timekeeping.api.strict import StrictSerializer
+from timekeeping.models import Clock, Job, Occurrence, Subject, TestClock
 from timekeeping.models.service import new_feed_token
 
 
@@ -29,31 +30,58 @@ class ManifestOut(serializers.Serializer):
     bundle = serializers.CharField()
 
 
+class ProblemOut(serializers.Serializer):
+    code = serializers.CharField()
+    path = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ProblemsOut(serializers.Serializer):
+    problems = ProblemOut(many=True)
+
+
 class ManifestList(APIView):
-    @extend_schema(request=dict, responses={201: ManifestOut})
+    @extend_schema(request=dict, responses={201: ManifestOut, 400: ProblemsOut})
     def post(self, request, brand_id: str):
-        brand = brands_kept_by(request.user).filter(pk=brand_id).first()
+        brand = brands(request).filter(pk=brand_id).first()
         if brand is None:
             raise NotFound(f"brand: no brand {brand_id!r} that you keep")
         try:
-            version = manifests.load(brand, request.data)
+            version = manifests.load(brand, _document(request))
         except manifests.ManifestInvalid as invalid:
             return Response({"problems": [p.as_dict() for p in invalid.problems]},
                             status=status.HTTP_400_BAD_REQUEST)
         return Response(ManifestOut(version).data, status=status.HTTP_201_CREATED)
 
 
-class SubjectIn(serializers.Serializer):
-    brand = serializers.CharField(required=False)
+def _document(request) -> dict:
+    """The body as a manifest; a body that is no JSON object is the manifest's first
+    problem, answered in the manifest's own form."""
+    try:
+        return request.data
+    except ParseError as error:
+        detail = error.detail
+        if isinstance(detail, dict):
+            path, said = next(iter(detail.items()))
+            detail = f"{path}: {said[0] if isinstance(said, list) else said}"
+        raise manifests.ManifestInvalid([manifests.Problem(
+            "manifest.not_object", "$", f"a manifest is one JSON object: {detail}")]) from None
+
+
+class SubjectIn(StrictSerializer):
+    brand = serializers.CharField(required=False, max_length=48)
     kind = serializers.CharField(max_length=64)
     key = serializers.CharField(max_length=200)
     name = serializers.CharField(max_length=200)
     zone = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     input = serializers.DictField(required=False, default=dict)
-    contact_email = serializers.EmailField(required=False, allow_blank=True, default="")
-    owner_name = serializers.CharField(required=False, allow_blank=True, default="")
-    test_clock = serializers.CharField(required=False, help_text="Make it in a test clock's "
-                                       "world: its jobs and dates run on that clock.")
+    contact_email = serializers.EmailField(required=False, allow_blank=True, default="",
+                                           max_length=254)
+    owner_name = serializers.CharField(required=False, allow_blank=True, default="",
+                                       max_length=200)
+    test_clock = serializers.CharField(required=False, max_length=48,
+                                       help_text="Make it in a test clock's world: its jobs "
+                                                 "and dates run on that clock.")
 
     def validate_zone(self, value):
         if value:
@@ -81,21 +109,23 @@ class SubjectList(APIView):
         data = dict(given.validated_data)
         brand = brand_for(request, data.pop("brand", None))
         data["test_clock"] = _test_clock(brand, data.pop("test_clock", None))
-        if Subject.objects.filter(brand=brand, kind=data["kind"], key=data["key"],
-                                  test_clock=data["test_clock"]).exists():
-            raise ValidationError({"key": [f"the brand has a {data['kind']} {data['key']!r} "
-                                           "already"]})
         current = manifests.current(brand)
-        subject = Subject.objects.create(brand=brand, bundle=current.bundle if current else "",
-                                         **data)
+        try:
+            # The unique constraint decides: of two requests at once, one makes the subject.
+            with transaction.atomic():
+                subject = Subject.objects.create(
+                    brand=brand, bundle=current.bundle if current else "", **data)
+        except IntegrityError:
+            raise ValidationError({"key": [f"the brand has a {data['kind']} {data['key']!r} "
+                                           "already"]}) from None
         return Response(SubjectOut(subject).data, status=status.HTTP_201_CREATED)
 
 
-class JobIn(serializers.Serializer):
-    service = serializers.CharField()
-    subject = serializers.CharField(help_text="The subject's id (sbj_…); the job runs on the "
-                                    "subject's clock.")
-    period = serializers.CharField(required=False, allow_blank=True, default="")
+class JobIn(StrictSerializer):
+    service = serializers.CharField(max_length=100)
+    subject = serializers.CharField(max_length=48, help_text="The subject's id (sbj_…); the "
+                                    "job runs on the subject's clock.")
+    period = serializers.CharField(required=False, allow_blank=True, default="", max_length=32)
     input = serializers.DictField(required=False, default=dict)
 
 
@@ -117,7 +147,7 @@ class JobList(APIView):
         try:
             job = clocks.order(brand=subject.brand, service=data["service"], subject=subject,
                                period=data["period"], input=data["input"],
-                               by=f"api {request.user.pk}")
+                               by=who(request))
         except clocks.PeriodTaken as taken:
             return Response({"code": "period_taken", "detail": str(taken)},
                             status=status.HTTP_409_CONFLICT)
@@ -126,9 +156,10 @@ class JobList(APIView):
         return Response(JobOut(job).data, status=status.HTTP_201_CREATED)
 
 
-class StepIn(serializers.Serializer):
-    step = serializers.CharField()
-    items = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+class StepIn(StrictSerializer):
+    step = serializers.CharField(max_length=100)
+    items = serializers.ListField(child=serializers.CharField(max_length=64), required=False,
+                                  default=list, max_length=100)
 
 
 class StepOut(serializers.Serializer):
@@ -149,30 +180,26 @@ class JobSteps(APIView):
         given = StepIn(data=request.data)
         given.is_valid(raise_exception=True)
         outcome = gate.propose(job=job, step=given.validated_data["step"],
-                               items=given.validated_data["items"], by=f"api {request.user.pk}")
+                               items=given.validated_data["items"], by=who(request))
         return Response(StepOut(outcome).data,
                         status=status.HTTP_200_OK if outcome.committed else
                         status.HTTP_409_CONFLICT)
 
 
-class PostponementIn(serializers.Serializer):
-    brand = serializers.CharField(required=False)
+class PostponementIn(StrictSerializer):
+    brand = serializers.CharField(required=False, max_length=48)
     through = serializers.DateField()
     to = serializers.DateField()
     where = serializers.DictField(required=False, default=dict)
     notice = serializers.CharField(max_length=500)
-    test_clock = serializers.CharField(required=False, help_text="Move a test clock's world "
-                                       "instead of the real one.")
+    test_clock = serializers.CharField(required=False, max_length=48,
+                                       help_text="Move a test clock's world instead of the "
+                                                 "real one.")
 
     def get_fields(self):
         fields = super().get_fields()
         fields["from"] = serializers.DateField(source="from_date")  # a Python keyword
         return fields
-
-    def validate(self, data):
-        if data["through"] < data["from_date"]:
-            raise ValidationError({"through": ["'through' is on or after 'from'"]})
-        return data
 
 
 class PostponementOut(serializers.Serializer):
@@ -190,9 +217,17 @@ class Postponements(APIView):
         if brand.calendar_id is None:
             raise ValidationError({"brand": ["the brand has no calendar; load a manifest "
                                              "with a calendar section first"]})
-        data["test_clock"] = getattr(_test_clock(brand, data.pop("test_clock", None)), "pk", "")
-        postponement = Postponement.objects.create(calendar=brand.calendar, **data)
-        moved = clocks.postpone(brand, postponement)
+        if brand.calendar.brands.exclude(pk__in=brands(request)).exists():
+            # A notice on a calendar moves the dates of every brand on it.
+            raise ValidationError({"brand": ["the brand's calendar is shared with brands you "
+                                             "do not keep; an operator adds its notices"]})
+        test_clock = _test_clock(brand, data.pop("test_clock", None))
+        try:
+            postponement, moved = clocks.add_postponement(
+                calendar=brand.calendar, test_clock_id=test_clock.pk if test_clock else "",
+                by=who(request), **data)
+        except clocks.OrderRefused as refused:
+            raise ValidationError({refused.field: [refused.message]}) from None
         return Response({"id": postponement.pk, "moved": moved},
                         status=status.HTTP_201_CREATED)
 
@@ -206,27 +241,48 @@ class CalendarLineOut(serializers.Serializer):
     uid = serializers.CharField()
 
 
+class SubjectCalendarOut(serializers.Serializer):
+    subject = serializers.CharField()
+    test_clock = serializers.CharField(allow_null=True)
+    zone = serializers.CharField()
+    feed = serializers.CharField(help_text="The iCalendar feed's path, with its secret token.")
+    dates = CalendarLineOut(many=True)
+
+
+SPAN_PARAMS = [
+    OpenApiParameter(name, OpenApiTypes.DATE, description=f"{what} (YYYY-MM-DD, within "
+                     f"{instants.SPAN})") for name, what in
+    (("from", "the first day listed; default: today on the subject's clock"),
+     ("to", "the last day listed; default: everything ahead"))]
+
+
 class SubjectCalendar(APIView):
-    @extend_schema(responses=CalendarLineOut(many=True))
+    @extend_schema(parameters=SPAN_PARAMS, responses=SubjectCalendarOut)
     def get(self, request, subject_id: str):
         subject = kept(request, Subject.objects.all(), subject_id, "subject")
         found = subject_calendar.lines(subject, start=_date(request, "from"),
                                        end=_date(request, "to"))
-        return Response({"subject": subject.pk, "test_clock": subject.test_clock_id,
-                         "zone": subject_calendar.zone_of_subject(subject),
-                         "feed": f"{subject_calendar.feed_path(subject)}?token="
-                                 f"{subject.feed_token}",
-                         "dates": CalendarLineOut(found, many=True).data})
+        return Response(SubjectCalendarOut({
+            "subject": subject.pk, "test_clock": subject.test_clock_id,
+            "zone": subject_calendar.zone_of_subject(subject), "feed": _feed(subject),
+            "dates": found}).data)
+
+
+class FeedOut(serializers.Serializer):
+    feed = serializers.CharField()
 
 
 class SubjectFeedToken(APIView):
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=None, responses=FeedOut)
     def post(self, request, subject_id: str):
         subject = kept(request, Subject.objects.all(), subject_id, "subject")
         subject.feed_token = new_feed_token()
         subject.save(update_fields=["feed_token"])
-        return Response({"feed": f"{subject_calendar.feed_path(subject)}?token="
-                                 f"{subject.feed_token}"})
+        return Response({"feed": _feed(subject)})
+
+
+def _feed(subject: Subject) -> str:
+    return f"{subject_calendar.feed_path(subject)}?token={subject.feed_token}"
 
 
 def _test_clock(brand, clock_id: str | None) -> TestClock | None:
@@ -243,14 +299,15 @@ def _date(request, name: str):
     if not text:
         return None
     try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise ValidationError({name: [f"{text!r} is not a date written YYYY-MM-DD"]}) from None
+        return instants.parse_date(text, field=name)
+    except ValueError as error:
+        raise ValidationError({name: [str(error).removeprefix(f"{name}: ")]}) from None
 
 
 class SubjectFeed(APIView):
     """The iCalendar feed. Calendar apps cannot sign in, so the URL carries the subject's
-    secret token; a wrong token answers 404, as an unknown subject does."""
+    secret token; a wrong token answers 404, as an unknown subject does. Tokens compare in
+    constant time, as bytes."""
 
     permission_classes = [AllowAny]
     authentication_classes: list = []
@@ -258,64 +315,68 @@ class SubjectFeed(APIView):
     @extend_schema(exclude=True)
     def get(self, request, subject_id: str):
         subject = Subject.objects.filter(pk=subject_id).first()
-        token = request.query_params.get("token", "")
-        if subject is None or not secrets.compare_digest(token, subject.feed_token):
+        given = request.query_params.get("token", "").encode("utf-8", "replace")
+        kept_token = (subject.feed_token if subject else new_feed_token()).encode()
+        if not secrets.compare_digest(given, kept_token) or subject is None:
             raise Http404("no such feed")
         body = subject_calendar.feed(subject, stamp=clock.wall_now())
         return HttpResponse(body, content_type="text/calendar; charset=utf-8")
 
 
-class OccurrenceIn(serializers.Serializer):
-    item = serializers.CharField(required=False, allow_blank=True, default="")
+class OccurrenceIn(StrictSerializer):
+    item = serializers.CharField(required=False, allow_blank=True, default="", max_length=64)
 
 
 class ChoiceIn(OccurrenceIn):
-    choice = serializers.CharField()
+    choice = serializers.CharField(max_length=100)
 
 
-def _occurrence(request, clock_id: str, item: str):
-    from timekeeping.models import Clock, Occurrence
+class AcknowledgedOut(serializers.Serializer):
+    acknowledged = serializers.DateTimeField()
 
+
+class DoneOut(serializers.Serializer):
+    status = serializers.CharField()
+    settled = serializers.DateTimeField()
+
+
+def _occurrence(request, clock_id: str, serializer) -> tuple[Occurrence, dict]:
     row = kept(request, Clock.objects.all(), clock_id, "clock")
+    given = serializer(data=request.data)
+    given.is_valid(raise_exception=True)
+    item = given.validated_data["item"]
     found = Occurrence.objects.filter(clock=row, item=item).order_by("-seq").select_related(
         "clock", "clock__job", "clock__subject").first()
     if found is None:
         raise ValidationError({"item": [f"clock {clock_id} has no item {item!r}"]})
-    return found
+    return found, given.validated_data
 
 
 class ClockAcknowledge(APIView):
-    @extend_schema(request=OccurrenceIn, responses={200: dict})
+    @extend_schema(request=OccurrenceIn, responses=AcknowledgedOut)
     def post(self, request, clock_id: str):
-        given = OccurrenceIn(data=request.data)
-        given.is_valid(raise_exception=True)
-        occurrence = _occurrence(request, clock_id, given.validated_data["item"])
-        clocks.acknowledge(occurrence, by=f"api {request.user.pk}")
-        return Response({"acknowledged": occurrence.acknowledged})
+        occurrence, _ = _occurrence(request, clock_id, OccurrenceIn)
+        clocks.acknowledge(occurrence, by=who(request))
+        return Response(AcknowledgedOut(occurrence).data)
 
 
 class ClockDone(APIView):
-    @extend_schema(request=OccurrenceIn, responses={200: dict})
+    @extend_schema(request=OccurrenceIn, responses={200: DoneOut, 409: dict})
     def post(self, request, clock_id: str):
-        given = OccurrenceIn(data=request.data)
-        given.is_valid(raise_exception=True)
-        occurrence = _occurrence(request, clock_id, given.validated_data["item"])
+        occurrence, _ = _occurrence(request, clock_id, OccurrenceIn)
         try:
-            clocks.mark_done(occurrence, by=f"api {request.user.pk}")
+            clocks.mark_done(occurrence, by=who(request))
         except clocks.OrderRefused as refused:
             return Response({refused.field: [refused.message]}, status=status.HTTP_409_CONFLICT)
-        return Response({"status": occurrence.status, "settled": occurrence.settled})
+        return Response(DoneOut(occurrence).data)
 
 
 class ClockChoose(APIView):
     @extend_schema(request=ChoiceIn, responses={200: StepOut, 409: StepOut})
     def post(self, request, clock_id: str):
-        given = ChoiceIn(data=request.data)
-        given.is_valid(raise_exception=True)
-        occurrence = _occurrence(request, clock_id, given.validated_data["item"])
+        occurrence, given = _occurrence(request, clock_id, ChoiceIn)
         try:
-            outcome = clocks.choose(occurrence, given.validated_data["choice"],
-                                    by=f"api {request.user.pk}")
+            outcome = clocks.choose(occurrence, given["choice"], by=who(request))
         except clocks.OrderRefused as refused:
             raise ValidationError({refused.field: [refused.message]}) from None
         return Response(StepOut(outcome).data,
