@@ -80,3 +80,11 @@ def test_broken_brands_are_recorded_once_and_healthy_ones_fire_move_and_send():
     assert (fault.where, fault.count, fault.resolved) == (down.link.pk, 2, None)
     assert first["faults"] == [["moves", down.link.pk]] == second["faults"]
     assert Record.objects.filter(kind="tick.failed").count() == 1
+
+    # The cron command itself says so and exits 0: only a database that is gone fails it.
+    cron = start_manage("tick", env={"EXTRA_DATABASES": "down=postgres://postgres@127.0.0.1:1/x",
+                                     "SCHEDULES_STORE": "default"})
+    said, err = cron.communicate(timeout=120)
+    assert cron.returncode == 0, err[-2000:]
+    assert f"FAILED moves {down.link.pk}" in said
+    assert Record.objects.filter(kind="tick.failed").count() == 1

@@ -2,12 +2,16 @@
 its owner told once, and everything else in the tick goes on (timekeeping.faults)."""
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 
+from tests.processes import ROOT
 from timekeeping import delays, manifests, records, tick
 from timekeeping.models import (
     Brand,
@@ -159,3 +163,12 @@ def test_housekeeping_marks_unfinished_runs_of_clocks_nobody_ticks(brand):
     recent.refresh_from_db()
     assert old.error.startswith("abandoned") and old.finished is not None
     assert recent.finished is None
+
+
+def test_the_tick_exits_non_zero_when_its_database_is_gone():
+    gone = subprocess.run(
+        [sys.executable, "manage.py", "tick"], cwd=ROOT, capture_output=True, text=True,
+        env={**os.environ, "DEBUG": "true",
+             "DATABASE_URL": "postgres://postgres@127.0.0.1:1/nowhere"}, timeout=120)
+    assert gone.returncode != 0
+    assert "127.0.0.1" in gone.stderr and "port 1" in gone.stderr
