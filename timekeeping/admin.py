@@ -255,11 +255,21 @@ class ManifestAdmin(admin.ModelAdmin):
 
 @admin.register(Subject)
 class SubjectAdmin(admin.ModelAdmin):
+    """A subject's name, contact and input can be corrected here; its brand, its world (a
+    test clock) and the manifest it opened under cannot, and it is never deleted here: its
+    jobs, dates and armed timers hang on it."""
+
     list_display = ["name", "id", "kind", "key", "zone", "brand", "test_clock"]
     list_filter = ["brand", "kind"]
     list_select_related = ["brand", "test_clock"]
     search_fields = ["id", "name", "key"]
     exclude = ["feed_token"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["brand", "test_clock", "bundle"] if obj is not None else ["bundle"]
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 class ShownInline(admin.TabularInline):

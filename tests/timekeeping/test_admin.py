@@ -333,3 +333,21 @@ def test_it_pauses_a_schedule_by_its_action_though_its_form_is_read_only(
     assert Schedule.objects.get(pk=schedule.pk).paused is True
     page = admin_client_logged_in.get(f"/admin/timekeeping/schedule/{schedule.pk}/change/")
     assert "ops.census runs demo.heartbeat every 1m" in page.content.decode()
+
+
+def test_it_never_moves_a_subject_to_another_brand_or_deletes_it(admin_client_logged_in, brand,
+                                                                  actors):
+    from timekeeping.models import Brand, Subject
+
+    other = Brand.objects.create(name="Other", slug="other-brand")
+    subject = Subject.objects.create(brand=brand, kind="taxpayer", key="1", name="S")
+    page = admin_client_logged_in.get(f"/admin/timekeeping/subject/{subject.pk}/change/")
+    assert page.status_code == 200 and 'name="brand"' not in page.content.decode()
+    admin_client_logged_in.post(f"/admin/timekeeping/subject/{subject.pk}/change/",
+                                {"brand": other.pk, "kind": "taxpayer", "key": "1",
+                                 "name": "Renamed", "zone": "", "input": "{}"})
+    subject.refresh_from_db()
+    assert subject.brand_id == brand.pk
+    deleted = admin_client_logged_in.post(f"/admin/timekeeping/subject/{subject.pk}/delete/",
+                                          {"post": "yes"})
+    assert deleted.status_code == 403 and Subject.objects.filter(pk=subject.pk).exists()

@@ -169,3 +169,30 @@ def test_the_demo_runs_the_seed_command_lines(settings):
     assert "2028-05-15  file the 2027 return, US-NJ" in listing
     assert "2028-10-16  file the 2027 return, US and US-NY" in listing
     assert "2028-11-15  file the 2027 return, US-CA" in listing
+
+
+def test_it_names_a_field_it_does_not_know_and_keeps_nothing(owner, ordered):
+    subject, _, _ = ordered
+    answer = owner.post("/api/jobs", {"service": "annual-return", "subject": subject,
+                                      "period": "2031", "priority": "high", "_state": 1},
+                        content_type=JSON)
+    assert answer.status_code == 400
+    assert set(answer.json()) == {"priority", "_state"}
+    assert "the fields are: input, period, service, subject" in answer.json()["priority"][0]
+    assert not Job.objects.filter(period="2031").exists()
+
+
+@pytest.mark.parametrize(("body", "named"), [
+    ("[1, 2]", "body"),
+    ('{"kind": "taxpayer", "key": "k", "name": "a\\u0000b"}', "name"),
+    ('{"kind": "taxpayer", "key": "k", "name": "n", "input": {"a": ' + "[" * 40 + "]" * 40
+     + "}}", "input.a"),
+    ('{"kind": "taxpayer", "key": "k", "name": "n", "input": ' + "[" * 5000 + "]" * 5000
+     + "}", None),
+])
+def test_it_refuses_a_body_that_is_no_plain_object_naming_where(owner, brand, body, named):
+    answer = owner.post("/api/subjects", body, content_type=JSON)
+    assert answer.status_code == 400
+    if named is not None:
+        assert any(key.startswith(named) for key in answer.json()), answer.json()
+    assert not Subject.objects.exists()
