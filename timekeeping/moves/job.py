@@ -78,7 +78,6 @@ def due_connections(*, now: datetime) -> list[Connection]:
             if not link.last_run or link.last_run.replace(second=0, microsecond=0) != minute]
 
 
-
 def run_connection(link: Connection, *, now: datetime, holder: str, cap: int = CAP) -> Minute:
     minute = Minute(link.pk)
     if link.paused or not leases.take(Connection, link.pk, holder=holder, now=now,
