@@ -37,10 +37,20 @@ class Endpoint:
 
 
 def _as(staff: int, strangers: int, anonymous: int = 401, owner: int | None = None,
-        key_a: int | None = None, key_b: int | None = None) -> dict[str, int]:
+        key_a: int | None = None, key_b: int | None = None,
+        viewer: int | None = None) -> dict[str, int]:
+    """What each caller hears: staff (a manager of A) and, by default, the owner, the viewer
+    and A's key hear `staff`; strangers (B's owner and key, a person of no brand, A's customer,
+    who uses the portal and not the API) hear `strangers`."""
     return {"owner_a": owner or staff, "staff_a": staff, "owner_b": strangers,
             "nobody": strangers, "anonymous": anonymous, "key_a": key_a or staff,
-            "key_b": key_b or strangers}
+            "key_b": key_b or strangers, "viewer_a": viewer or staff,
+            "customer_a": strangers}
+
+
+def _writes(staff: int, strangers: int, **others) -> dict[str, int]:
+    """A door that changes things: a viewer of A hears 403."""
+    return _as(staff, strangers, viewer=others.pop("viewer", 403), **others)
 
 
 EVERYONE_200 = dict.fromkeys(ACTORS, 200)
@@ -53,53 +63,53 @@ ENDPOINTS = [
              query="token={token}"),
     Endpoint("feed, wrong token", "get", "/subjects/{subject}/calendar.ics",
              dict.fromkeys(ACTORS, 404), query="token=wrong"),
-    Endpoint("test clock create", "post", "/api/test_clocks", _as(201, 400),
+    Endpoint("test clock create", "post", "/api/test_clocks", _writes(201, 400),
              body=lambda w, n: {"brand": w.brand.pk, "name": f"t{n}",
                                 "frozen_time": "2027-01-01T00:00:00Z"}),
     Endpoint("test clock read", "get", "/api/test_clocks/{test_clock}", _as(200, 404)),
     Endpoint("test clock advance", "post", "/api/test_clocks/{test_clock}/advance",
-             _as(200, 404), body=lambda w, n: {"to": f"2026-12-{2 + n:02d}T00:00:00Z"}),
-    Endpoint("manifest load", "post", "/api/brands/{brand}/manifests", _as(201, 404),
+             _writes(200, 404), body=lambda w, n: {"to": f"2026-12-{2 + n:02d}T00:00:00Z"}),
+    Endpoint("manifest load", "post", "/api/brands/{brand}/manifests", _writes(201, 404),
              body=lambda w, n: manifest()),
     Endpoint("keys list", "get", "/api/brands/{brand}/keys", _as(403, 404, owner=200)),
-    Endpoint("key create", "post", "/api/brands/{brand}/keys", _as(403, 404, owner=201),
+    Endpoint("key create", "post", "/api/brands/{brand}/keys", _writes(403, 404, owner=201),
              body={"name": "a program"}),
     Endpoint("key revoke", "post", "/api/brands/{brand}/keys/{key}/revoke",
-             _as(403, 404, owner=200)),
-    Endpoint("subject create", "post", "/api/subjects", _as(201, 400),
+             _writes(403, 404, owner=200)),
+    Endpoint("subject create", "post", "/api/subjects", _writes(201, 400),
              body=lambda w, n: {"brand": w.brand.pk, "kind": "taxpayer", "key": f"k{n}",
                                 "name": "S"}),
     Endpoint("subject calendar", "get", "/api/subjects/{subject}/calendar", _as(200, 404)),
-    Endpoint("feed token", "post", "/api/subjects/{subject}/calendar/token", _as(200, 404)),
-    Endpoint("job order", "post", "/api/jobs", _as(201, 404),
+    Endpoint("feed token", "post", "/api/subjects/{subject}/calendar/token", _writes(200, 404)),
+    Endpoint("job order", "post", "/api/jobs", _writes(201, 404),
              body=lambda w, n: {"service": "annual-return", "subject": w.subject.pk,
                                 "period": str(2030 + n),
                                 "input": {"jurisdictions": ["US"]}}),
-    Endpoint("job step", "post", "/api/jobs/{job}/steps", _as(200, 404),
+    Endpoint("job step", "post", "/api/jobs/{job}/steps", _writes(200, 404),
              body={"step": "extend", "items": ["US"]}),
-    Endpoint("clock acknowledge", "post", "/api/clocks/{clock}/acknowledge", _as(200, 404),
+    Endpoint("clock acknowledge", "post", "/api/clocks/{clock}/acknowledge", _writes(200, 404),
              body={"item": "US"}),
-    Endpoint("clock choose", "post", "/api/clocks/{clock}/choose", _as(200, 404),
+    Endpoint("clock choose", "post", "/api/clocks/{clock}/choose", _writes(200, 404),
              body={"item": "US-NY", "choice": "extend"}),
-    Endpoint("clock done", "post", "/api/clocks/{clock}/done", _as(200, 404),
-             body=lambda w, n: {"item": ["US", "US-CA", "-", "-", "-", "US-NJ", "-"][n]}),
+    Endpoint("clock done", "post", "/api/clocks/{clock}/done", _writes(200, 404),
+             body=lambda w, n: {"item": ["US", "US-CA", "-", "-", "-", "US-NJ", "-", "-", "-"][n]}),
     Endpoint("rows list", "get", "/api/tables/orders/rows", _as(200, 404),
              query="brand={brand}"),
-    Endpoint("row create", "post", "/api/tables/orders/rows", _as(201, 404),
+    Endpoint("row create", "post", "/api/tables/orders/rows", _writes(201, 404),
              query="brand={brand}",
              body={"customer": "Ines", "pickup_at": "2030-01-01T12:00:00Z"}),
     Endpoint("row read", "get", "/api/tables/orders/rows/{order}", _as(200, 404),
              query="brand={brand}"),
-    Endpoint("row update", "patch", "/api/tables/orders/rows/{order}", _as(200, 404),
+    Endpoint("row update", "patch", "/api/tables/orders/rows/{order}", _writes(200, 404),
              query="brand={brand}", body={"customer": "Rui"}),
-    Endpoint("row move", "post", "/api/tables/orders/rows/{order}/move", _as(200, 404),
+    Endpoint("row move", "post", "/api/tables/orders/rows/{order}/move", _writes(200, 404),
              query="brand={brand}", body={"to": "confirmed"}),
     Endpoint("public move", "post", "/api/public/{brand}/tables/tickets/links/{code}/move",
              EVERYONE_200, body={"to": "checked_in"}),
     Endpoint("public move, wrong code", "post",
              "/api/public/{brand}/tables/tickets/links/Wrong0000000/move",
              dict.fromkeys(ACTORS, 404), body={"to": "checked_in"}),
-    Endpoint("postponement", "post", "/api/owner/calendar/postponements", _as(201, 400),
+    Endpoint("postponement", "post", "/api/owner/calendar/postponements", _writes(201, 400),
              body=lambda w, n: {"brand": w.brand.pk, "from": "2031-01-01",
                                 "through": "2031-01-02", "to": "2031-01-05",
                                 "notice": f"notice {n}"}),

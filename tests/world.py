@@ -1,6 +1,7 @@
 """The world every door test asks into (tests/test_authorization.py, the hostile requests,
 the schema tests): brands A and B with services, tables, a subject, a job and its clocks, a
-test clock, rows and link codes for each caller, and API keys; one client per caller."""
+test clock, rows and link codes for each caller, API keys, a manager and a viewer of A, and a
+customer of A's subject; one client per caller."""
 
 import copy
 import json
@@ -13,11 +14,12 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from timekeeping import clocks, keys, manifests
-from timekeeping.models import Brand, Connection, Subject, TestClock
+from timekeeping.models import Brand, Connection, Customer, Member, Subject, TestClock
 from timekeeping.moves.rows import Venue
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "timekeeping" / "manifests" / "examples"
-ACTORS = ("owner_a", "staff_a", "owner_b", "nobody", "anonymous", "key_a", "key_b")
+ACTORS = ("owner_a", "staff_a", "owner_b", "nobody", "anonymous", "key_a", "key_b", "viewer_a",
+          "customer_a")
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 
 
@@ -62,9 +64,10 @@ def _rows(venue: Venue) -> tuple[list[int], list[str]]:
 def world() -> World:
     users = get_user_model().objects
     people = {name: users.create_user(name, password="pw") for name in
-              ("owner_a", "staff_a", "owner_b", "nobody")}
+              ("owner_a", "staff_a", "owner_b", "nobody", "viewer_a", "customer_a")}
     brand = Brand.objects.create(name="A", slug="a", owner=people["owner_a"])
-    brand.staff.add(people["staff_a"])
+    Member.objects.create(brand=brand, user=people["staff_a"], role=Member.Role.MANAGER)
+    Member.objects.create(brand=brand, user=people["viewer_a"], role=Member.Role.VIEWER)
     other = Brand.objects.create(name="B", slug="b", owner=people["owner_b"])
     for each in (brand, other):
         manifests.load(each, manifest())
@@ -73,6 +76,7 @@ def world() -> World:
                                                               "US-NJ"]})
     job = clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
                        input={"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"]})
+    Customer.objects.create(brand=brand, user=people["customer_a"]).subjects.add(subject)
     orders, codes = _rows(_venue(brand))
     made = {name: keys.make(brand=b, name=name, by=None, now=NOW)
             for name, b in (("key_a", brand), ("key_b", other), ("spare", brand))}

@@ -29,6 +29,7 @@ from timekeeping.models import (
     Fault,
     Job,
     Manifest,
+    Member,
     Occurrence,
     Record,
     RowAudit,
@@ -67,13 +68,20 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return request.user.has_perm(f"{self.opts.app_label}.{codename}")
 
 
+class MemberInline(admin.TabularInline):
+    model = Member
+    extra = 0
+    fields = ["user", "role", "zone"]
+    autocomplete_fields = ["user"]
+
+
 @admin.register(Brand)
 class BrandAdmin(admin.ModelAdmin):
     list_display = ["name", "id", "slug", "owner", "created"]
     search_fields = ["id", "name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
-    filter_horizontal = ["staff"]
     exclude = ["lease_holder", "lease_until"]
+    inlines = [MemberInline]
 
 
 class TestClockForm(forms.ModelForm):

@@ -16,6 +16,7 @@ from rest_framework.exceptions import (
     PermissionDenied,
     ValidationError,
 )
+from rest_framework.permissions import SAFE_METHODS
 
 from timekeeping import clock, keys
 from timekeeping.models import ApiKey, Brand, brands_kept_by
@@ -92,6 +93,20 @@ def who(request) -> str:
     return f"user {request.user.pk} ({request.user.get_username()})"
 
 
+def role(request, brand: Brand) -> str | None:
+    """The caller's role at `brand`: a key acts as a manager; a person as their membership."""
+    if key_of(request) is not None:
+        return "manager" if key_of(request).brand_id == brand.pk else None
+    return brand.role_of(request.user)
+
+
+def may_write(request, brand: Brand) -> Brand:
+    """`brand`, when the caller may change things there; a viewer reads only (403)."""
+    if request.method not in SAFE_METHODS and role(request, brand) == "viewer":
+        raise PermissionDenied("a viewer reads; a manager or the owner makes changes")
+    return brand
+
+
 def brand_for(request, brand_id: str | None) -> Brand:
     """The brand a request acts for: the one named, or the caller's only brand."""
     scope = brands(request)
@@ -99,19 +114,28 @@ def brand_for(request, brand_id: str | None) -> Brand:
         brand = scope.filter(pk=brand_id).first()
         if brand is None:
             raise ValidationError({"brand": [f"no brand {brand_id!r} that you keep"]})
-        return brand
+        return may_write(request, brand)
     kept_brands = list(scope[:2])
     if len(kept_brands) != 1:
         raise ValidationError({"brand": ["say which brand: you keep "
                                          f"{'none' if not kept_brands else 'several'}"]})
-    return kept_brands[0]
+    return may_write(request, kept_brands[0])
+
+
+def kept_brand(request, brand_id: str) -> Brand:
+    """A brand the caller keeps, named in the address, else 404."""
+    brand = brands(request).filter(pk=brand_id).first()
+    if brand is None:
+        raise NotFound(f"brand: no brand {brand_id!r} that you keep")
+    return may_write(request, brand)
 
 
 def kept(request, queryset, pk: str, what: str):
     """One row of `queryset` whose brand the caller keeps, else 404 (as if it did not exist)."""
-    found = queryset.filter(pk=pk, brand__in=brands(request)).first()
+    found = queryset.filter(pk=pk, brand__in=brands(request)).select_related("brand").first()
     if found is None:
         raise NotFound(f"{what}: no {what.replace('_', ' ')} {pk!r} that you keep")
+    may_write(request, found.brand)
     return found
 
 
@@ -121,7 +145,6 @@ def owned(request, brand_id: str) -> Brand:
     brand = brands(request).filter(pk=brand_id).select_related("owner").first()
     if brand is None:
         raise NotFound(f"brand: no brand {brand_id!r} that you keep")
-    user = request.user
-    if key_of(request) is not None or not (user.is_superuser or brand.owner_id == user.pk):
+    if key_of(request) is not None or role(request, brand) != "owner":
         raise PermissionDenied("only the brand's owner does this")
     return brand

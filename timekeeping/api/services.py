@@ -11,14 +11,14 @@ from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ParseError, ValidationError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from calendars.moments import zone_of
 from timekeeping import clock, clocks, gate, instants, manifests, subject_calendar
-from timekeeping.api.access import brand_for, brands, kept, who
+from timekeeping.api.access import brand_for, brands, kept, kept_brand, who
 from timekeeping.api.strict import StrictSerializer
 from timekeeping.models import Clock, Job, Occurrence, Subject, TestClock
 from timekeeping.models.service import new_feed_token
@@ -43,9 +43,7 @@ class ProblemsOut(serializers.Serializer):
 class ManifestList(APIView):
     @extend_schema(request=dict, responses={201: ManifestOut, 400: ProblemsOut})
     def post(self, request, brand_id: str):
-        brand = brands(request).filter(pk=brand_id).first()
-        if brand is None:
-            raise NotFound(f"brand: no brand {brand_id!r} that you keep")
+        brand = kept_brand(request, brand_id)
         try:
             version = manifests.load(brand, _document(request))
         except manifests.ManifestInvalid as invalid:

@@ -3,13 +3,15 @@ from timekeeping.models.fault import Fault
 from timekeeping.models.keys import ApiKey
 from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow, SetAside
 from timekeeping.models.outbox import Delivery
+from timekeeping.models.people import Customer, Invitation, Member
 from timekeeping.models.record import Record
 from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
 from timekeeping.models.service import Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.models.timer import TickRun, Timer
 
 __all__ = [
-    "ApiKey", "Brand", "BrandTable", "Clock", "Connection", "Delivery", "Fault", "Heartbeat", "Job",
-    "Manifest", "Occurrence", "Record", "RowAudit", "SampleRow", "Schedule", "ScheduleRun",
-    "SetAside", "Subject", "TestClock", "TickRun", "Timer", "brands_kept_by",
+    "ApiKey", "Brand", "BrandTable", "Clock", "Connection", "Customer", "Delivery", "Fault",
+    "Heartbeat", "Invitation", "Job", "Manifest", "Member", "Occurrence", "Record", "RowAudit",
+    "SampleRow", "Schedule", "ScheduleRun", "SetAside", "Subject", "TestClock", "TickRun",
+    "Timer", "brands_kept_by",
 ]

@@ -7,7 +7,8 @@ from timekeeping.public_ids import PublicIdField
 
 
 class Brand(models.Model):
-    """A business that keeps time with us: its own clock, calendar, manifest and staff."""
+    """A business that keeps time with us: its own clock, calendar, manifest and people
+    (its owner, its members with their roles, its customers)."""
 
     id = PublicIdField(prefix="brd")
     name = models.CharField(max_length=200)
@@ -19,10 +20,6 @@ class Brand(models.Model):
         on_delete=models.SET_NULL,
         related_name="owned_brands",
         help_text="The person who hears alarms and answers for the brand's dates.",
-    )
-    staff = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, blank=True, related_name="staff_of_brands",
-        help_text="People who work for the brand and may see all of its time.",
     )
     calendar = models.ForeignKey(
         "calendars.Calendar",
@@ -43,13 +40,14 @@ class Brand(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def is_kept_by(self, user) -> bool:
-        """Whether `user` may see and act on this brand's time (owner, staff, superuser)."""
+    def role_of(self, user) -> str | None:
+        """What `user` is here: "owner" (the brand's owner, an owner member, a superuser),
+        "manager", "viewer", or None (not one of the brand's people)."""
         if not user.is_authenticated:
-            return False
+            return None
         if user.is_superuser or self.owner_id == user.pk:
-            return True
-        return self.staff.filter(pk=user.pk).exists()
+            return "owner"
+        return self.members.filter(user=user).values_list("role", flat=True).first()
 
     def calendar_rules(self) -> rules.Calendar:
         return self.calendar.rules() if self.calendar else rules.Calendar()
@@ -85,9 +83,10 @@ class TestClock(models.Model):
 
 
 def brands_kept_by(user):
-    """The brands `user` may see: the scope of every brand query in the API and pages."""
+    """The brands `user` works for (owner or member; superusers: all): the scope of every
+    brand query in the API and the console."""
     if not user.is_authenticated:
         return Brand.objects.none()
     if user.is_superuser:
         return Brand.objects.all()
-    return Brand.objects.filter(models.Q(owner=user) | models.Q(staff=user)).distinct()
+    return Brand.objects.filter(models.Q(owner=user) | models.Q(members__user=user)).distinct()

@@ -151,6 +151,9 @@ class Occurrence(models.Model):
     settled = models.DateTimeField(null=True, blank=True)
     settled_by = models.CharField(max_length=200, blank=True, default="")
     acknowledged = models.DateTimeField(null=True, blank=True)
+    assignee = models.ForeignKey("timekeeping.Member", null=True, blank=True,
+                                 on_delete=models.SET_NULL, related_name="dates",
+                                 help_text="The member who sees this date through (S25).")
 
     class Meta:
         ordering = ["due", "clock", "item", "seq"]
