@@ -1,14 +1,19 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView
 
 from timekeeping.api import strict  # noqa: F401 - registers the path converters
 from timekeeping.api.services import SubjectFeed
+from timekeeping.pages import home
+
+admin.site.site_header = admin.site.site_title = "Keeping Time operations"
+admin.site.index_title = "For operators: the console is the owner's place"
 
 urlpatterns = [
-    path("", TemplateView.as_view(template_name="home.html"), name="home"),
+    path("", home, name="home"),
+    path("console/", include("timekeeping.console.urls")),
+    path("portal/", include("timekeeping.portals.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -2,118 +2,27 @@
 kind of caller, answers exactly the expected status; a stranger's answer for another brand's
 thing is the same as for a thing that does not exist.
 
-Callers: the owner and a staff member of brand A, the owner of brand B, a signed-in person
-of no brand, an anonymous caller, and API keys of A and of B. Every new endpoint, page or feed
-joins ENDPOINTS.
+Callers: tests/world.py's ACTORS. Every new endpoint, page or feed joins the doors of its area
+(tests/doors/api.py, console.py, portal.py, reading.py).
 """
 
 import base64
 import json
 import re
-from dataclasses import dataclass
 
 import pytest
 from django.test import Client
 
-from tests.world import ACTORS, NOW, World, manifest
+from tests.doors import Endpoint, api, console, portal, reading
+from tests.world import ACTORS, NOW, World
 from timekeeping import keys
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
            "job": "job_Missing0000000000", "clock": "clk_Missing0000000000",
            "test_clock": "tc_Missing0000000000", "key": "key_Missing0000000000"}
+ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS]
 
-
-@dataclass(frozen=True)
-class Endpoint:
-    """One door: how to ask it as actor number n, and what each actor hears."""
-
-    name: str
-    method: str
-    path: str  # {brand} {subject} {job} {clock} {test_clock} {key} {order} {code}
-    expect: dict[str, int]
-    body: object = None  # a dict, or a function of (world, n) -> dict
-    query: str = ""
-
-
-def _as(staff: int, strangers: int, anonymous: int = 401, owner: int | None = None,
-        key_a: int | None = None, key_b: int | None = None,
-        viewer: int | None = None) -> dict[str, int]:
-    """What each caller hears: staff (a manager of A) and, by default, the owner, the viewer
-    and A's key hear `staff`; strangers (B's owner and key, a person of no brand, A's customer,
-    who uses the portal and not the API) hear `strangers`."""
-    return {"owner_a": owner or staff, "staff_a": staff, "owner_b": strangers,
-            "nobody": strangers, "anonymous": anonymous, "key_a": key_a or staff,
-            "key_b": key_b or strangers, "viewer_a": viewer or staff,
-            "customer_a": strangers}
-
-
-def _writes(staff: int, strangers: int, **others) -> dict[str, int]:
-    """A door that changes things: a viewer of A hears 403."""
-    return _as(staff, strangers, viewer=others.pop("viewer", 403), **others)
-
-
-EVERYONE_200 = dict.fromkeys(ACTORS, 200)
-ENDPOINTS = [
-    Endpoint("home page", "get", "/", EVERYONE_200),
-    Endpoint("sign-in page", "get", "/accounts/login/", EVERYONE_200),
-    Endpoint("admin", "get", "/admin/", dict.fromkeys(ACTORS, 302)),
-    Endpoint("api schema", "get", "/api/schema/", EVERYONE_200),
-    Endpoint("feed", "get", "/subjects/{subject}/calendar.ics", EVERYONE_200,
-             query="token={token}"),
-    Endpoint("feed, wrong token", "get", "/subjects/{subject}/calendar.ics",
-             dict.fromkeys(ACTORS, 404), query="token=wrong"),
-    Endpoint("test clock create", "post", "/api/test_clocks", _writes(201, 400),
-             body=lambda w, n: {"brand": w.brand.pk, "name": f"t{n}",
-                                "frozen_time": "2027-01-01T00:00:00Z"}),
-    Endpoint("test clock read", "get", "/api/test_clocks/{test_clock}", _as(200, 404)),
-    Endpoint("test clock advance", "post", "/api/test_clocks/{test_clock}/advance",
-             _writes(200, 404), body=lambda w, n: {"to": f"2026-12-{2 + n:02d}T00:00:00Z"}),
-    Endpoint("manifest load", "post", "/api/brands/{brand}/manifests", _writes(201, 404),
-             body=lambda w, n: manifest()),
-    Endpoint("keys list", "get", "/api/brands/{brand}/keys", _as(403, 404, owner=200)),
-    Endpoint("key create", "post", "/api/brands/{brand}/keys", _writes(403, 404, owner=201),
-             body={"name": "a program"}),
-    Endpoint("key revoke", "post", "/api/brands/{brand}/keys/{key}/revoke",
-             _writes(403, 404, owner=200)),
-    Endpoint("subject create", "post", "/api/subjects", _writes(201, 400),
-             body=lambda w, n: {"brand": w.brand.pk, "kind": "taxpayer", "key": f"k{n}",
-                                "name": "S"}),
-    Endpoint("subject calendar", "get", "/api/subjects/{subject}/calendar", _as(200, 404)),
-    Endpoint("feed token", "post", "/api/subjects/{subject}/calendar/token", _writes(200, 404)),
-    Endpoint("job order", "post", "/api/jobs", _writes(201, 404),
-             body=lambda w, n: {"service": "annual-return", "subject": w.subject.pk,
-                                "period": str(2030 + n),
-                                "input": {"jurisdictions": ["US"]}}),
-    Endpoint("job step", "post", "/api/jobs/{job}/steps", _writes(200, 404),
-             body={"step": "extend", "items": ["US"]}),
-    Endpoint("clock acknowledge", "post", "/api/clocks/{clock}/acknowledge", _writes(200, 404),
-             body={"item": "US"}),
-    Endpoint("clock choose", "post", "/api/clocks/{clock}/choose", _writes(200, 404),
-             body={"item": "US-NY", "choice": "extend"}),
-    Endpoint("clock done", "post", "/api/clocks/{clock}/done", _writes(200, 404),
-             body=lambda w, n: {"item": ["US", "US-CA", "-", "-", "-", "US-NJ", "-", "-", "-"][n]}),
-    Endpoint("rows list", "get", "/api/tables/orders/rows", _as(200, 404),
-             query="brand={brand}"),
-    Endpoint("row create", "post", "/api/tables/orders/rows", _writes(201, 404),
-             query="brand={brand}",
-             body={"customer": "Ines", "pickup_at": "2030-01-01T12:00:00Z"}),
-    Endpoint("row read", "get", "/api/tables/orders/rows/{order}", _as(200, 404),
-             query="brand={brand}"),
-    Endpoint("row update", "patch", "/api/tables/orders/rows/{order}", _writes(200, 404),
-             query="brand={brand}", body={"customer": "Rui"}),
-    Endpoint("row move", "post", "/api/tables/orders/rows/{order}/move", _writes(200, 404),
-             query="brand={brand}", body={"to": "confirmed"}),
-    Endpoint("public move", "post", "/api/public/{brand}/tables/tickets/links/{code}/move",
-             EVERYONE_200, body={"to": "checked_in"}),
-    Endpoint("public move, wrong code", "post",
-             "/api/public/{brand}/tables/tickets/links/Wrong0000000/move",
-             dict.fromkeys(ACTORS, 404), body={"to": "checked_in"}),
-    Endpoint("postponement", "post", "/api/owner/calendar/postponements", _writes(201, 400),
-             body=lambda w, n: {"brand": w.brand.pk, "from": "2031-01-01",
-                                "through": "2031-01-02", "to": "2031-01-05",
-                                "notice": f"notice {n}"}),
-]
 
 
 def _fill(text: str, world: World, n: int, missing: bool = False) -> str:

@@ -19,6 +19,7 @@ from datetime import date
 from calendars import rules
 from calendars.moments import parse_time_of_day, zone_of
 from timekeeping import dues
+from timekeeping.exposure import FORMS as EXPOSURE_FORMS
 from timekeeping.instants import parse_date
 from timekeeping.manifest_rules import is_whole, shown
 from timekeeping.manifests.spec import (
@@ -50,6 +51,7 @@ TITLE_MAX, PERIOD_MAX = 200, 32  # a clock's title is kept with each {period} fi
 MONTHS_MAX = 120  # ten years after the period ends
 DUE_DAYS = 3_650  # ten years either way of another clock's date
 
+MONEY_MAX = 10**12  # minor units: ten billion dollars is no price a date carries
 
 @dataclass(frozen=True)
 class Problem:
@@ -376,9 +378,33 @@ def _clock_fields(checker: Checker, spec: dict, path: str) -> None:
     if spec.get("lives_on", "job") not in ("job", "subject"):
         checker.add("clock.lives_on_invalid", f"{path}.lives_on",
                     "'lives_on' is 'job' (the default) or 'subject'")
-    for key in ("exposure", "guarantee"):
-        if key in spec and not isinstance(spec[key], dict):
-            checker.add(f"clock.{key}_invalid", f"{path}.{key}", f"'{key}' is an object")
+    if "exposure" in spec:
+        _exposure(checker, spec["exposure"], f"{path}.exposure")
+    if "guarantee" in spec and not isinstance(spec["guarantee"], dict):
+        checker.add("clock.guarantee_invalid", f"{path}.guarantee", "'guarantee' is an object")
+
+
+def _exposure(checker: Checker, exposure: object, path: str) -> None:
+    """What a miss costs: exactly one of per_month_late, per_day_late or once, each an amount
+    in minor units and a currency."""
+    forms = [form for form in EXPOSURE_FORMS if isinstance(exposure, dict) and form in exposure]
+    if not isinstance(exposure, dict) or len(forms) != 1 or len(exposure) != 1:
+        checker.add("clock.exposure_invalid", path,
+                    "'exposure' has exactly one of: " + ", ".join(EXPOSURE_FORMS))
+        return
+    rule = exposure[forms[0]]
+    where = f"{path}.{forms[0]}"
+    if not isinstance(rule, dict) or set(rule) != {"amount", "currency"}:
+        checker.add("clock.exposure_invalid", where, "a price is {\"amount\": minor units, "
+                                                     "\"currency\": \"USD\"}")
+        return
+    if not is_whole(rule["amount"], 0, MONEY_MAX):
+        checker.add("clock.exposure_invalid", f"{where}.amount",
+                    f"the amount is a whole number of minor units from 0 to {MONEY_MAX:,}")
+    currency = rule["currency"]
+    if not (isinstance(currency, str) and re.fullmatch(r"[A-Z]{3}", currency)):
+        checker.add("clock.exposure_invalid", f"{where}.currency",
+                    "the currency is a three-letter code such as USD")
 
 
 def _title_ok(title: object) -> bool:

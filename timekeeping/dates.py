@@ -1,0 +1,196 @@
+"""Open dates as people see them (S25): what is at risk for a brand's console, and what is
+coming up for a customer's portal, each with what a miss costs and why it stands where it
+stands.
+
+    at_risk(brands, now_of=…)      every open date near (14 days) or passed and unsatisfied,
+                                   and every hard date ahead; priced ones first, by what a
+                                   month late costs, then the rest by nearness
+    coming_up(subjects)            a customer's dates ahead, late and lapsed ones first, then
+                                   soonest first
+
+Each date is judged on its own world's clock (a subject made on a test clock lives in that
+clock's world). A page of these costs a fixed number of queries, however many there are:
+the dates with their clocks, subjects, jobs and assignees in one, the rungs that rang in one,
+and each world's time in one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Q
+
+from timekeeping import clock, exposure
+from timekeeping.clocks import spec_of
+from timekeeping.manifests.spec import ClockSpec
+from timekeeping.models import Brand, Occurrence, Subject, TestClock, Timer
+
+NEAR = timedelta(days=14)
+
+
+@dataclass
+class DateLine:
+    """One open date: what it is, when, what a miss costs, why it is listed, who acts."""
+
+    occurrence: Occurrence
+    spec: ClockSpec
+    now: datetime  # its world's now
+    price: exposure.Price | None
+    rang: Timer | None = None  # the last rung that rang
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def clock(self):
+        return self.occurrence.clock
+
+    @property
+    def subject(self) -> Subject:
+        return self.occurrence.clock.subject
+
+    @property
+    def what(self) -> str:
+        item = self.occurrence.item
+        return self.clock.title + (f", {item}" if item else "")
+
+    @property
+    def late(self) -> bool:
+        return self.now >= self.occurrence.late_from
+
+    @property
+    def state(self) -> str:
+        """lapsed, late, near or ahead."""
+        if self.occurrence.status == Occurrence.Status.LAPSED:
+            return "lapsed"
+        if self.late:
+            return "late"
+        return "near" if self.occurrence.late_from - self.now <= NEAR else "ahead"
+
+    @property
+    def when(self) -> str:
+        """Relative to its world's now: "in 3 days", "2 hours late"."""
+        gap = self.occurrence.late_from - self.now
+        if gap > timedelta(0):
+            return f"in {_rough(gap)}"
+        return f"{_rough(-gap)} late"
+
+    @property
+    def cost(self) -> str:
+        if self.price is None:
+            return ""
+        text = self.price.text
+        if self.late:
+            spent = self.price.so_far(self.occurrence.late_from, self.now)
+            text += f"; {exposure.money_text(spent, self.price.currency)} so far"
+        return text
+
+    @property
+    def owner(self) -> str:
+        assignee = self.occurrence.assignee
+        who = {"brand": "the brand", "buyer": self.subject.owner_name or "the customer",
+               "of_record": "the brand, of record"}.get(self.clock.owner, self.clock.owner)
+        return f"{who}, assigned to {assignee.user.get_username()}" if assignee else who
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return self.spec.choices
+
+    @property
+    def why(self) -> str:
+        """One sentence: which rung rang, what is missing, who owns it."""
+        parts = list(self.reasons)
+        if self.rang is not None:
+            rung = self.rang.payload.get("rung", "a rung")
+            parts.append(f"'{rung}' rang {self.rang.fired:%Y-%m-%d}")
+        if self.spec.satisfied_by:
+            parts.append(f"waiting for {' or '.join(self.spec.satisfied_by)}")
+        if self.occurrence.acknowledged:
+            parts.append(f"acknowledged {self.occurrence.acknowledged:%Y-%m-%d}")
+        parts.append(f"owned by {self.owner}")
+        text = "; ".join(parts)
+        return text[:1].upper() + text[1:] + "."
+
+    @property
+    def sort_key(self) -> tuple:
+        priced = self.price is not None
+        return (not priced, -(self.price.monthly if priced else 0), self.occurrence.late_from)
+
+
+def at_risk(brands: Iterable[Brand] | Brand, *, near: timedelta = NEAR) -> list[DateLine]:
+    """The brand's open dates at risk, on every world (real and test clocks)."""
+    brands = [brands] if isinstance(brands, Brand) else list(brands)
+    nows = _nows(brands)
+    near_enough = Q()  # each world's dates near its own now
+    for world, now in nows.items():
+        near_enough |= Q(clock__test_clock_id=world, late_from__lte=now + near)
+    found = _open_dates(Q(clock__brand__in=brands)).filter(
+        Q(status=Occurrence.Status.LAPSED) | Q(clock__hard=True) | near_enough)
+    lines = []
+    for occurrence in found:
+        now = nows[occurrence.clock.test_clock_id]
+        line = _line(occurrence, now)
+        if line.state in ("lapsed", "late", "near") or occurrence.clock.hard:
+            if occurrence.clock.hard and line.state == "ahead":
+                line.reasons.append("a hard date: no step moves it")
+            lines.append(line)
+    _attach_rungs(lines)
+    return sorted(lines, key=lambda line: line.sort_key)
+
+
+def coming_up(subjects: Iterable[Subject]) -> list[DateLine]:
+    """A customer's open dates: late and lapsed first, then soonest first."""
+    subjects = list(subjects)
+    brands = {subject.brand for subject in subjects}
+    nows = _nows(brands)
+    lines = [_line(occurrence, nows[occurrence.clock.test_clock_id])
+             for occurrence in _open_dates(Q(clock__subject__in=subjects))]
+    _attach_rungs(lines)
+    return sorted(lines, key=lambda line: (line.state not in ("lapsed", "late"),
+                                           line.occurrence.late_from))
+
+
+def _open_dates(scope: Q):
+    return (Occurrence.objects.filter(scope).filter(
+        status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED])
+        .select_related("clock__subject", "clock__job", "clock__brand", "assignee__user"))
+
+
+def _line(occurrence: Occurrence, now: datetime) -> DateLine:
+    spec = spec_of(occurrence.clock)
+    return DateLine(occurrence, spec, now, exposure.price(spec.exposure))
+
+
+def _nows(brands: Iterable[Brand]) -> dict[str | None, datetime]:
+    """Each world's now: the real clock's, and each test clock's frozen time (one query)."""
+    nows: dict[str | None, datetime] = {None: clock.wall_now()}
+    for test_clock in TestClock.objects.filter(brand__in=list(brands)).only("id",
+                                                                             "frozen_time"):
+        nows[test_clock.pk] = test_clock.frozen_time
+    return nows
+
+
+def _attach_rungs(lines: list[DateLine]) -> None:
+    """The last rung that rang for each date, in one query."""
+    by_label = {line.occurrence.label: line for line in lines}
+    if not by_label:
+        return
+    rung_timers = Timer.objects.filter(owner_id__in=list(by_label), state=Timer.State.FIRED,
+                                       payload__has_key="rung").order_by("fired")
+    for timer in rung_timers.only("owner_id", "fired", "payload"):
+        line = by_label.get(timer.owner_id)
+        if line is not None:
+            line.rang = timer
+
+
+def _rough(gap: timedelta) -> str:
+    """A span as people say it, rounded down: "3 years", "5 months", "9 days", "4 hours"."""
+    days, seconds = gap.days, gap.seconds
+    for size, unit, at_least in ((365, "year", 730), (30, "month", 60), (1, "day", 2)):
+        if days >= at_least:
+            return f"{days // size} {unit}s"
+    hours = days * 24 + seconds // 3600
+    if hours >= 2:
+        return f"{hours} hours"
+    minutes = max(1, (days * 86400 + seconds) // 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"

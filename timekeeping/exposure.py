@@ -1,0 +1,71 @@
+"""What a missed date costs (SPEC S12 `exposure`), in integer minor units.
+
+A clock's `exposure` in the manifest prices a miss, in one of three forms:
+
+    {"per_month_late": {"amount": 32400, "currency": "USD"}}   so much for each month late
+    {"per_day_late": {"amount": 1500, "currency": "USD"}}      so much for each day late
+    {"once": {"amount": 50000, "currency": "USD"}}             so much once, when it is missed
+
+`price(spec)` reads it; `Price.monthly` makes the forms comparable (what thirty days late
+cost), which is how the console sorts dates at risk; `Price.text` says it as people do:
+"about $324 a month late". A date already late also says what it has cost so far.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+FORMS = {"per_month_late": "a month late", "per_day_late": "a day late", "once": "if missed"}
+SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CAD": "CA$", "AUD": "A$"}
+ZERO_DECIMAL = {"JPY", "KRW", "VND", "CLP", "ISK"}
+
+
+@dataclass(frozen=True)
+class Price:
+    form: str  # one of FORMS
+    amount: int  # minor units
+    currency: str
+
+    @property
+    def monthly(self) -> int:
+        """What thirty days late cost, in minor units: the key dates at risk sort by."""
+        return {"per_month_late": self.amount, "per_day_late": self.amount * 30,
+                "once": self.amount}[self.form]
+
+    @property
+    def text(self) -> str:
+        return f"about {money_text(self.amount, self.currency)} {FORMS[self.form]}"
+
+    def so_far(self, late_from: datetime, now: datetime) -> int:
+        """What the miss has cost by `now` (minor units): whole days or started months."""
+        if now < late_from:
+            return 0
+        days = (now - late_from).days + 1
+        if self.form == "per_day_late":
+            return self.amount * days
+        if self.form == "per_month_late":
+            return self.amount * -(-days // 30)  # a started month counts
+        return self.amount
+
+
+def price(spec: dict | None) -> Price | None:
+    """The price of a miss from a clock's `exposure`, or None when it gives none."""
+    if not isinstance(spec, dict):
+        return None
+    for form in FORMS:
+        rule = spec.get(form)
+        if isinstance(rule, dict) and type(rule.get("amount")) is int \
+                and isinstance(rule.get("currency"), str):
+            return Price(form, rule["amount"], rule["currency"])
+    return None
+
+
+def money_text(amount: int, currency: str) -> str:
+    """Minor units as people write them: 32400 USD → "$324", 32450 USD → "$324.50"."""
+    symbol = SYMBOLS.get(currency, f"{currency} ")
+    if currency in ZERO_DECIMAL:
+        return f"{symbol}{amount:,}"
+    whole, cents = divmod(abs(amount), 100)
+    sign = "-" if amount < 0 else ""
+    return f"{sign}{symbol}{whole:,}" + (f".{cents:02d}" if cents else "")
