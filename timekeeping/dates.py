@@ -20,12 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Q
+from django.db.models import BigIntegerField, Case, F, Q, Value, When
 
 from timekeeping import clock, exposure
 from timekeeping.clocks import spec_of
-from timekeeping.manifests.spec import ClockSpec
-from timekeeping.models import Brand, Occurrence, Subject, TestClock, Timer
+from timekeeping.manifests.spec import ClockSpec, compile_services
+from timekeeping.models import Brand, Manifest, Occurrence, Subject, TestClock, Timer
 
 NEAR = timedelta(days=14)
 
@@ -111,31 +111,59 @@ class DateLine:
         text = "; ".join(parts)
         return text[:1].upper() + text[1:] + "."
 
-    @property
-    def sort_key(self) -> tuple:
-        priced = self.price is not None
-        return (not priced, -(self.price.monthly if priced else 0), self.occurrence.late_from)
 
 
-def at_risk(brands: Iterable[Brand] | Brand, *, near: timedelta = NEAR) -> list[DateLine]:
-    """The brand's open dates at risk, on every world (real and test clocks)."""
+def at_risk(brands: Iterable[Brand] | Brand, *, near: timedelta = NEAR, limit: int | None = None,
+            offset: int = 0) -> list[DateLine]:
+    """The brands' open dates at risk, on every world (real and test clocks): priced ones
+    first by what a month late costs, then by nearness. The order is the database's (the
+    price is a CASE over the manifests' clocks), so a page of `limit` lines reads only those."""
     brands = [brands] if isinstance(brands, Brand) else list(brands)
     nows = _nows(brands)
+    found = _at_risk_dates(brands, nows, near).annotate(price=_price_case(brands)).order_by(
+        F("price").desc(nulls_last=True), "late_from", "pk")
+    if limit is not None:
+        found = found[offset:offset + limit]
+    lines = [_line(occurrence, nows[occurrence.clock.test_clock_id]) for occurrence in found]
+    for line in lines:
+        if line.clock.hard and line.state == "ahead":
+            line.reasons.append("a hard date: no step moves it")
+    _attach_rungs(lines)
+    return lines
+
+
+def count_at_risk(brands: Iterable[Brand] | Brand, *, near: timedelta = NEAR) -> int:
+    brands = [brands] if isinstance(brands, Brand) else list(brands)
+    return _at_risk_dates(brands, _nows(brands), near).count()
+
+
+def _at_risk_dates(brands: list[Brand], nows: dict, near: timedelta):
     near_enough = Q()  # each world's dates near its own now
     for world, now in nows.items():
         near_enough |= Q(clock__test_clock_id=world, late_from__lte=now + near)
-    found = _open_dates(Q(clock__brand__in=brands)).filter(
+    return _open_dates(Q(clock__brand__in=brands)).filter(
         Q(status=Occurrence.Status.LAPSED) | Q(clock__hard=True) | near_enough)
-    lines = []
-    for occurrence in found:
-        now = nows[occurrence.clock.test_clock_id]
-        line = _line(occurrence, now)
-        if line.state in ("lapsed", "late", "near") or occurrence.clock.hard:
-            if occurrence.clock.hard and line.state == "ahead":
-                line.reasons.append("a hard date: no step moves it")
-            lines.append(line)
-    _attach_rungs(lines)
-    return sorted(lines, key=lambda line: line.sort_key)
+
+
+_PRICES: dict[str, dict[tuple[str, str], int]] = {}  # bundle -> (service, clock) -> monthly
+
+
+def _price_case(brands: list[Brand]) -> Case:
+    """What a month late costs for each priced clock of every manifest version the brands
+    have had (a job keeps the version it opened under), as one SQL CASE."""
+    whens = []
+    for bundle, document in Manifest.objects.filter(brand__in=brands).values_list(
+            "bundle", "document"):
+        if bundle not in _PRICES:
+            _PRICES[bundle] = {
+                (service.name, spec.name): found.monthly
+                for service in compile_services(document).values()
+                for spec in service.clocks.values()
+                if (found := exposure.price(spec.exposure)) is not None}
+        whens += [When(clock__bundle=bundle, clock__job__service=service, clock__name=name,
+                       then=Value(monthly))
+                  for (service, name), monthly in _PRICES[bundle].items()]
+    return Case(*whens, default=Value(None), output_field=BigIntegerField())
 
 
 def coming_up(subjects: Iterable[Subject]) -> list[DateLine]:
