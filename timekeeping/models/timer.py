@@ -85,6 +85,9 @@ class Timer(models.Model):
                 condition=Q(state="armed", test_clock__isnull=False),
                 name="timer_armed_test",
             ),
+            # A date's own timers (its rungs and its date: owner_id is the occurrence's
+            # label), for re-arming a moved date and for the pages' "which rung rang".
+            models.Index(fields=["owner_id"], name="timer_owner"),
         ]
 
     def __str__(self) -> str:
