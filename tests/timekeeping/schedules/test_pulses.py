@@ -1,6 +1,7 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.core.checks import run_checks
 
 from timekeeping import delays, loop, pulses
@@ -86,7 +87,7 @@ def test_the_admin_pauses_resumes_and_runs_schedules(admin_client_logged_in):
                                     {"action": verb, "_selected_action": [row.pk]})
     row.refresh_from_db()
     assert row.paused and row.run_requested
-    detail = admin_client_logged_in.get(f"/admin/timekeeping/schedule/{row.pk}/change/")
+    detail = admin_client_logged_in.get(f"/admin/timekeeping/schedule/{quote(row.pk)}/change/")
     assert "it is paused" in detail.content.decode()
     admin_client_logged_in.post("/admin/timekeeping/schedule/",
                                 {"action": "resume_schedules", "_selected_action": [row.pk]})
