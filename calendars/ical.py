@@ -4,6 +4,11 @@ A civil date becomes an all-day event (DTSTART;VALUE=DATE, DTEND the next day); 
 becomes a timed event in UTC. UIDs are the caller's, so a feed fetched twice names the same
 events the same way and calendar apps update rather than duplicate them. DTSTAMP is the
 `stamp` the caller passes (this module never reads a clock).
+
+An entry may carry alarms: each a DISPLAY VALARM with an absolute trigger in UTC
+(`TRIGGER;VALUE=DATE-TIME`), so it rings at the instant the caller computed (a rung's
+`rings_at` in the subject's zone, daylight saving and all) whatever zone the reader's calendar
+app is in. A relative trigger on an all-day event would ring at the reader's local time.
 """
 
 from __future__ import annotations
@@ -18,11 +23,19 @@ PRODUCT_ID = "-//Keeping Time//Calendars//EN"
 
 
 @dataclass(frozen=True)
+class Alarm:
+    at: datetime  # aware: the instant it rings
+    description: str
+    uid: str = ""  # RFC 9074: lets a calendar app tell one alarm from another across fetches
+
+
+@dataclass(frozen=True)
 class Entry:
     when: date | datetime
     summary: str
     uid: str
     description: str = ""
+    alarms: tuple[Alarm, ...] = ()
 
 
 def render(entries: Iterable[Entry], *, name: str, stamp: datetime) -> bytes:
@@ -56,4 +69,19 @@ def _event(entry: Entry, stamp: datetime) -> icalendar.Event:
         event.add("dtstart", entry.when)
         event.add("dtend", entry.when + timedelta(days=1))
         event.add("transp", "TRANSPARENT")  # an all-day date does not block the day
+    for alarm in entry.alarms:
+        event.add_component(_alarm(alarm, entry.uid))
     return event
+
+
+def _alarm(alarm: Alarm, uid: str) -> icalendar.Alarm:
+    if alarm.at.tzinfo is None:
+        raise ValueError(f"alarms: entry {uid} has an alarm at a naive datetime; give an aware one")
+    found = icalendar.Alarm()
+    if alarm.uid:
+        found.add("uid", alarm.uid)
+    found.add("action", "DISPLAY")
+    found.add("description", alarm.description)
+    # VALUE=DATE-TIME: without it a reader takes the trigger for a duration (RFC 5545 3.8.6.3).
+    found.add("trigger", alarm.at.astimezone(UTC), parameters={"VALUE": "DATE-TIME"})
+    return found

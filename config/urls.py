@@ -1,9 +1,9 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from timekeeping.api import strict  # noqa: F401 - registers the path converters
+from timekeeping.api.docs import RedocPage
 from timekeeping.api.services import SubjectFeed
 from timekeeping.pages import home
 
@@ -14,10 +14,11 @@ urlpatterns = [
     path("", home, name="home"),
     path("console/", include("timekeeping.console.urls")),
     path("portal/", include("timekeeping.portals.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/", include("timekeeping.portals.accounts")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", RedocPage.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/", include("timekeeping.api.urls")),
     path("subjects/<pid:subject_id>/calendar.ics", SubjectFeed.as_view(), name="subject-feed"),
 ]

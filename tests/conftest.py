@@ -61,3 +61,9 @@ def admin_client_logged_in(client, db):
     user = get_user_model().objects.create_superuser("root", password="pw-root")
     client.force_login(user)
     return client
+
+
+def pytest_collection_modifyitems(items):
+    """The browser tests last: Playwright's event loop outlives them in the test thread, where
+    Django would refuse the database work of any test after them."""
+    items.sort(key=lambda item: "tests/browser/" in item.nodeid.replace("\\", "/"))

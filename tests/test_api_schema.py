@@ -15,6 +15,9 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
 )
 
+from tests.world import NOW
+from timekeeping.models import Schedule
+
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
 schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
@@ -38,7 +41,9 @@ def _real_ids(case, world) -> None:
     ids = {"brand_id": world.brand.pk, "subject_id": world.subject.pk, "job_id": world.job.pk,
            "clock_id": world.test_clock.pk if tested.startswith("/api/test_clocks")
            else world.clock.pk, "key_id": world.spare_key.pk, "table": "orders",
-           "id": world.orders[0], "code": world.codes[0]}
+           "id": world.orders[0], "code": world.codes[0], "version": 1,
+           "timer_id": world.brand.timers.values_list("pk", flat=True).first(),
+           "schedule_id": _schedule(world).pk}
     if tested.endswith("/links/{code}/move"):
         ids["table"] = "tickets"
     if case.path_parameters:
@@ -46,3 +51,14 @@ def _real_ids(case, world) -> None:
                                 for name, value in case.path_parameters.items()}
     if case.query and "brand" in case.query:
         case.query = {**case.query, "brand": world.brand.pk}
+
+
+def _schedule(world) -> Schedule:
+    """A schedule of brand A with a run (the world keeps none; a tick would declare them)."""
+    row, made = Schedule.objects.get_or_create(
+        key=f"{world.brand.pk}:-:nightly",
+        defaults={"name": "nightly", "brand": world.brand, "action": "nothing",
+                  "every_s": 3600, "next_due": NOW})
+    if made:
+        row.runs.create(due=NOW, tick=NOW, outcome="failed", reason="it broke")
+    return row

@@ -16,11 +16,13 @@ from django.test import Client
 from tests.doors import Endpoint, api, console, portal, reading
 from tests.world import ACTORS, NOW, World
 from timekeeping import keys
+from timekeeping.models import Subject
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
            "job": "job_Missing0000000000", "clock": "clk_Missing0000000000",
-           "test_clock": "tc_Missing0000000000", "key": "key_Missing0000000000"}
+           "test_clock": "tc_Missing0000000000", "key": "key_Missing0000000000",
+           "buyer_clock": "clk_Missing0000000001"}
 ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS]
 
 
@@ -28,11 +30,11 @@ ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS]
 def _fill(text: str, world: World, n: int, missing: bool = False) -> str:
     ids = {"brand": world.brand.pk, "subject": world.subject.pk, "job": world.job.pk,
            "clock": world.clock.pk, "test_clock": world.test_clock.pk,
-           "key": world.spare_key.pk}
+           "key": world.spare_key.pk, "buyer_clock": world.buyer_clock.pk}
     if missing:
         ids = MISSING
-    return text.format(**ids, order=world.orders[n], code=world.codes[n],
-                       token=world.subject.feed_token)
+    token = Subject.objects.get(pk=world.subject.pk).feed_token  # doors rotate it
+    return text.format(**ids, order=world.orders[n], code=world.codes[n], token=token)
 
 
 def _ask(world: World, endpoint: Endpoint, actor: str, *, missing: bool = False):
@@ -55,7 +57,8 @@ def _shape(answer, world: World) -> tuple[int, str]:
     """A stranger's answer with ids taken out: what it says, not which id it names."""
     text = answer.content.decode()
     for value in [*MISSING.values(), world.brand.pk, world.subject.pk, world.job.pk,
-                  world.clock.pk, world.test_clock.pk, world.spare_key.pk]:
+                  world.clock.pk, world.test_clock.pk, world.spare_key.pk,
+                  world.buyer_clock.pk]:
         text = text.replace(value, "<id>")
     return answer.status_code, text
 
@@ -74,7 +77,7 @@ def test_every_door_answers_each_caller_exactly_as_expected(world):
 def test_a_stranger_hears_the_same_for_another_brands_id_and_a_missing_one(world):
     differ = []
     for endpoint in ENDPOINTS:
-        named = re.search(r"\{(brand|subject|job|clock|test_clock|key)\}",
+        named = re.search(r"\{(brand|subject|job|clock|test_clock|key|buyer_clock)\}",
                           endpoint.path + endpoint.query)
         if not named or endpoint.expect["owner_b"] < 300:  # public doors: a link's key opens
             continue

@@ -41,6 +41,7 @@ class World:
     codes: list[str]
     spare_key: object
     secrets: dict[str, str]
+    buyer_clock: object
     clients: dict[str, Client] = field(default_factory=dict)
 
 
@@ -82,7 +83,8 @@ def world() -> World:
             for name, b in (("key_a", brand), ("key_b", other), ("spare", brand))}
     test_clock = TestClock.objects.create(brand=brand, name="t", frozen_time=NOW)
     found = World(brand, other, subject, job, job.clocks.get(name="file"), test_clock, orders,
-                  codes, made["spare"].key, {n: made[n].secret for n in ("key_a", "key_b")})
+                  codes, made["spare"].key, {n: made[n].secret for n in ("key_a", "key_b")},
+                  job.clocks.get(name="pay"))
     for name in ACTORS:
         client = Client()
         if name in people:

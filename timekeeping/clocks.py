@@ -16,6 +16,7 @@ import dataclasses
 from collections import Counter
 from datetime import date, datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from calendars import rules
@@ -24,9 +25,20 @@ from timekeeping import clock as wall
 from timekeeping import dues, firing, instants, outbox, records, timers
 from timekeeping.manifests import services_of
 from timekeeping.manifests.spec import ClockSpec, ServiceSpec, parse_every
-from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject, TestClock, Timer
+from timekeeping.models import (
+    Brand,
+    Clock,
+    Job,
+    Manifest,
+    Member,
+    Occurrence,
+    Subject,
+    TestClock,
+    Timer,
+)
 
 KIND = "clock"
+ACK_ASKED = "ack asked"  # the rung an `ack daily` rung notices with (kinds/clock.py)
 
 
 class PeriodTaken(Exception):
@@ -207,7 +219,8 @@ def _keep(occurrence: Occurrence, day: date, *, by: str) -> None:
         row = occurrence.clock
         records.write("clock.rolled", brand=row.brand, instant=now_for(row.brand,
                       row.test_clock), test_clock=row.test_clock, subject=row.subject_id,
-                      job=row.job_id, data={"clock": row.id, "item": occurrence.item,
+                      job=row.job_id, data={"clock": row.id, "name": row.name,
+                                            "item": occurrence.item,
                                             "from": rolled.rolled_from, "to": rolled.date,
                                             "why": rolled.reasons, "by": by or "due rule"})
 
@@ -352,9 +365,17 @@ def lapse(occurrence: Occurrence, at: datetime) -> str:
     _record(occurrence, "clock.lapsed", {"due": occurrence.due, "hard": spec.hard,
                                          "bars": list(spec.bars), "choices": list(spec.choices)})
     _tell_owner(occurrence, f"{occurrence.clock.title} passed unkept",
-                f"The date {occurrence.due} passed unkept. Choose what to do next"
-                + (f": {', '.join(spec.choices)}." if spec.choices else "."), key="lapsed")
+                _lapse_body(occurrence, spec.choices), key="lapsed")
     return "lapsed · a choice put to its owner"
+
+
+def _lapse_body(occurrence: Occurrence, choices: tuple[str, ...]) -> str:
+    what = occurrence.clock.title + (f", {occurrence.item}" if occurrence.item else "")
+    said = f"The date {occurrence.due} for {what} passed unkept."
+    if not choices:
+        return f"{said} See it on its page:"
+    listed = "".join(f"\n- {choice}" for choice in choices)
+    return f"{said} Choose what to do next:{listed}\n\nChoose on its page:"
 
 
 def end_job(job: Job, *, state: str = Job.State.ENDED) -> None:
@@ -622,6 +643,18 @@ def acknowledge(occurrence: Occurrence, *, by: str) -> None:
     _record(occurrence, "clock.acknowledged", {"by": by})
 
 
+def assign(occurrence: Occurrence, member: Member, *, by: str) -> None:
+    """Give the date to one of its brand's members to see through (S25): a `clock.assigned`
+    record says to whom and by whom. A member of another brand is refused, naming the field,
+    and nothing changes. The API and the console both assign through it."""
+    if member.brand_id != occurrence.clock.brand_id:
+        raise OrderRefused("member", f"{member.pk} is not a member of the clock's brand")
+    occurrence.assignee = member
+    occurrence.save(update_fields=["assignee"])
+    _record(occurrence, "clock.assigned", {"member": member.pk,
+                                           "to": member.user.get_username(), "by": by})
+
+
 # -- telling people ---------------------------------------------------------------------------
 
 def _record(occurrence: Occurrence, kind: str, data: dict) -> None:
@@ -632,27 +665,57 @@ def _record(occurrence: Occurrence, kind: str, data: dict) -> None:
 
 
 def owner_email(occurrence: Occurrence, *, escalate: bool = False) -> str:
+    return _recipient(occurrence, escalate=escalate)[0]
+
+
+def _recipient(occurrence: Occurrence, *, escalate: bool) -> tuple[str, bool]:
+    """Whom a date's email goes to, and whether that is the customer: the subject's contact
+    for a buyer's date, else (and for an escalation) the brand's owner. A date in a test
+    clock's world is the brand's own rehearsal: its emails never reach a real customer."""
     row = occurrence.clock
     brand_owner = row.brand.owner.email if row.brand.owner else ""
-    if escalate or row.owner in ("brand", "of_record") or row.owner.startswith("mbr_"):
-        return brand_owner
-    return row.subject.contact_email or brand_owner
+    if escalate or row.test_clock_id or row.owner != "buyer" or not row.subject.contact_email:
+        return brand_owner, False
+    return row.subject.contact_email, True
+
+
+def act_link(occurrence: Occurrence, *, customer: bool) -> str:
+    """The page where the recipient acts on the date: the portal's subject page for the
+    customer, the console's subject page for the brand's own people."""
+    row = occurrence.clock
+    if customer:
+        return f"{settings.SITE_URL}/portal/subjects/{row.subject_id}/"
+    return f"{settings.SITE_URL}/console/{row.brand_id}/subjects/{row.subject_id}/"
 
 
 def _tell_owner(occurrence: Occurrence, subject: str, body: str, *, key: str,
                 escalate: bool = False) -> None:
-    to = owner_email(occurrence, escalate=escalate)
+    """Queue the email to the date's owner, with the link to where they act; in a test
+    clock's world its subject line says so."""
+    to, customer = _recipient(occurrence, escalate=escalate)
     if not to:
         return
-    instant = now_for(occurrence.clock.brand, occurrence.clock.test_clock)
-    outbox.enqueue_email(brand=occurrence.clock.brand, to=[to], subject=subject, body=body,
+    row = occurrence.clock
+    if row.test_clock_id:
+        subject = f"[test clock {row.test_clock_id}] {subject}"
+    body += f"\n\n{act_link(occurrence, customer=customer)}\n"
+    instant = now_for(row.brand, row.test_clock)
+    outbox.enqueue_email(brand=row.brand, to=[to], subject=subject, body=body,
                          key=f"{occurrence.label}:{key}:{occurrence.due}:{instant.isoformat()}")
 
 
 def notice(occurrence: Occurrence, rung: str, *, escalate: bool = False) -> None:
+    """A rung's notice on the record, and its email. An `ack daily` rung ("ack asked") asks
+    for the acknowledgement, and its email says where to give it."""
     kind = "clock.escalated" if escalate else "clock.notice"
     _record(occurrence, kind, {"rung": rung, "due": occurrence.due})
-    _tell_owner(occurrence, f"{occurrence.clock.title}: due {occurrence.due}",
-                f"{occurrence.clock.title}{', ' + occurrence.item if occurrence.item else ''} "
-                f"is due {occurrence.due} (late from {occurrence.late_from:%Y-%m-%d %H:%MZ}).",
+    title = occurrence.clock.title
+    said = (f"{title}{', ' + occurrence.item if occurrence.item else ''} is due "
+            f"{occurrence.due} (late from {occurrence.late_from:%Y-%m-%d %H:%MZ}).")
+    if rung == ACK_ASKED:
+        _tell_owner(occurrence, f"{title}: due {occurrence.due}, please acknowledge",
+                    f"{said} Acknowledge it on its page (asked once a day until you do):",
+                    key=rung, escalate=escalate)
+        return
+    _tell_owner(occurrence, f"{title}: due {occurrence.due}", f"{said} See it on its page:",
                 key=rung, escalate=escalate)

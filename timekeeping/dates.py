@@ -112,29 +112,53 @@ class DateLine:
         return text[:1].upper() + text[1:] + "."
 
 
+class AtRisk:
+    """The brands' open dates at risk, on every world (real and test clocks), optionally in
+    one state ("lapsed", "late", "near", "ahead") or assigned to one member ("nobody": to
+    none): priced ones first by what a month late costs, then by nearness.
+
+    A lazy sequence for Django's Paginator: `count()` is one query, and a slice reads only its
+    own lines (the order is the database's: the price is a CASE over the manifests' clocks)."""
+
+    def __init__(self, brands: Iterable[Brand] | Brand, *, state: str = "",
+                 assignee: str = "", near: timedelta = NEAR):
+        self.brands = [brands] if isinstance(brands, Brand) else list(brands)
+        self.nows = _nows(self.brands)
+        found = _at_risk_dates(self.brands, self.nows, near)
+        if state:
+            found = found.filter(_in_state(state, self.nows, near))
+        if assignee:
+            found = found.filter(assignee__isnull=True) if assignee == "nobody" else \
+                found.filter(assignee_id=assignee)
+        self.found = found
+
+    def count(self) -> int:
+        return self.found.count()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list[DateLine]:
+        ordered = self.found.annotate(price=_price_case(self.brands)).order_by(
+            F("price").desc(nulls_last=True), "late_from", "pk")
+        lines = [_line(occurrence, self.nows[occurrence.clock.test_clock_id])
+                 for occurrence in ordered[window]]
+        for line in lines:
+            if line.clock.hard and line.state == "ahead":
+                line.reasons.append("a hard date: no step moves it")
+        _attach_rungs(lines)
+        return lines
+
 
 def at_risk(brands: Iterable[Brand] | Brand, *, near: timedelta = NEAR, limit: int | None = None,
-            offset: int = 0) -> list[DateLine]:
-    """The brands' open dates at risk, on every world (real and test clocks): priced ones
-    first by what a month late costs, then by nearness. The order is the database's (the
-    price is a CASE over the manifests' clocks), so a page of `limit` lines reads only those."""
-    brands = [brands] if isinstance(brands, Brand) else list(brands)
-    nows = _nows(brands)
-    found = _at_risk_dates(brands, nows, near).annotate(price=_price_case(brands)).order_by(
-        F("price").desc(nulls_last=True), "late_from", "pk")
-    if limit is not None:
-        found = found[offset:offset + limit]
-    lines = [_line(occurrence, nows[occurrence.clock.test_clock_id]) for occurrence in found]
-    for line in lines:
-        if line.clock.hard and line.state == "ahead":
-            line.reasons.append("a hard date: no step moves it")
-    _attach_rungs(lines)
-    return lines
+            offset: int = 0, state: str = "", assignee: str = "") -> list[DateLine]:
+    """A list of `AtRisk` (all of them, or `limit` from `offset`)."""
+    found = AtRisk(brands, state=state, assignee=assignee, near=near)
+    return found[offset:offset + limit] if limit is not None else found[offset:]
 
 
 def count_at_risk(brands: Iterable[Brand] | Brand, *, near: timedelta = NEAR) -> int:
-    brands = [brands] if isinstance(brands, Brand) else list(brands)
-    return _at_risk_dates(brands, _nows(brands), near).count()
+    return AtRisk(brands, near=near).count()
 
 
 def _at_risk_dates(brands: list[Brand], nows: dict, near: timedelta):
@@ -143,6 +167,19 @@ def _at_risk_dates(brands: list[Brand], nows: dict, near: timedelta):
         near_enough |= Q(clock__test_clock_id=world, late_from__lte=now + near)
     return _open_dates(Q(clock__brand__in=brands)).filter(
         Q(status=Occurrence.Status.LAPSED) | Q(clock__hard=True) | near_enough)
+
+
+def _in_state(state: str, nows: dict, near: timedelta) -> Q:
+    """The dates in one state, each judged on its own world's now (as DateLine.state)."""
+    if state == "lapsed":
+        return Q(status=Occurrence.Status.LAPSED)
+    found = Q(pk__in=[])
+    for world, now in nows.items():
+        bounds = {"late": Q(late_from__lte=now),
+                  "near": Q(late_from__gt=now, late_from__lte=now + near),
+                  "ahead": Q(late_from__gt=now + near)}.get(state, Q(pk__in=[]))
+        found |= Q(clock__test_clock_id=world, status=Occurrence.Status.OPEN) & bounds
+    return found
 
 
 _PRICES: dict[str, dict[tuple[str, str], int]] = {}  # bundle -> (service, clock) -> monthly

@@ -1,6 +1,12 @@
 """The demo world that `make demo` loads. Idempotent: loading twice changes nothing new.
 
 Later features add their own examples here, each in its own function called by `demo_load`.
+It prints three sign-ins (all with DEMO_PASSWORD): the owner of the demo brand and the tax
+practice (a superuser, so the admin too), a customer of the tax subject `sbj_7Hq2` (the
+portal), and the venue's owner, who keeps that brand alone (the console's scoping). On first
+load the console shows a priced date at risk (a test clock advanced to a week before a filing
+date), a timer that fired late (a note owed an hour before the load, fired by the first tick)
+and a set-aside row (a locker whose timed release a setting refuses).
 """
 
 import json
@@ -12,11 +18,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from timekeeping import clock, clocks, delays, manifests
-from timekeeping.models import Brand, Job, Subject, TestClock
+from timekeeping import clock, clocks, delays, invitations, manifests, test_clocks
+from timekeeping.models import Brand, Customer, Job, Subject, TestClock
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeping-time-demo"
+CUSTOMER_USERNAME = "finance@harbor.example"  # the tax subject's contact, by invitation
+VENUE_USERNAME = "venue"
 
 
 class DemoRefused(Exception):
@@ -24,49 +32,108 @@ class DemoRefused(Exception):
 
 
 @dataclass(frozen=True)
+class SignIn:
+    username: str
+    password: str
+    who: str  # who they are, and where they go
+
+
+@dataclass(frozen=True)
 class DemoLogin:
     username: str
     password: str
     brand: Brand
+    sign_ins: tuple[SignIn, ...] = ()
 
 
 def demo_load() -> DemoLogin:
-    """Create (or find) the demo login, the demo brand it owns, and the other demo worlds.
-    Each part commits on its own: the venue builds real tables, which SQLite builds only
+    """Create (or find) the demo logins, the demo brand, and the other demo worlds. Each part
+    commits on its own: the venue and the lockers build real tables, which SQLite builds only
     outside a transaction.
 
-    Refused, before anything is written, when DEBUG is off: the demo login is a superuser
-    whose password the README and `make demo` print."""
+    Refused, before anything is written, when DEBUG is off: the demo logins' password is
+    printed by `make demo` and the README, and the owner is a superuser."""
     if not settings.DEBUG:
         raise DemoRefused("the demo login has a published password; load the demo only with "
                           "DEBUG=true")
     with transaction.atomic():
         login = _demo_brand()
-    demo_venue(login.brand.owner)
-    return login
+    demo_lockers(login.brand)
+    venue_owner = _person(VENUE_USERNAME, "venue@keeping-time.example")
+    demo_venue(venue_owner)
+    job = Job.objects.select_related("brand", "subject").get(subject_id=TAX_SUBJECT)
+    demo_customer(job.subject, by=login.brand.owner)
+    demo_near(job.brand)
+    demo_late(job.brand)
+    return DemoLogin(login.username, login.password, login.brand, sign_ins=(
+        SignIn(DEMO_USERNAME, DEMO_PASSWORD, "the owner of Demo brand and Demo tax practice: "
+                                             "the console (a superuser: the admin too)"),
+        SignIn(CUSTOMER_USERNAME, DEMO_PASSWORD, f"a customer of Harbor Robotics ({TAX_SUBJECT})"
+                                                 ": the portal"),
+        SignIn(VENUE_USERNAME, DEMO_PASSWORD, "the owner of Demo venue alone: its console, and "
+                                              "404 for the other brands"),
+    ))
+
+
+def _person(username: str, email: str, **flags):
+    """A demo login; its password is set each time so the printed one stays true."""
+    user, _ = get_user_model().objects.get_or_create(username=username,
+                                                     defaults={"email": email, **flags})
+    user.set_password(DEMO_PASSWORD)
+    for name, value in flags.items():
+        setattr(user, name, value)
+    user.save(update_fields=["password", *flags])
+    return user
 
 
 def _demo_brand() -> DemoLogin:
-    user_model = get_user_model()
-    user, _ = user_model.objects.get_or_create(
-        username=DEMO_USERNAME, defaults={"is_staff": True, "is_superuser": True,
-                                          "email": "demo@keeping-time.example"}
-    )
-    # The demo's password is printed by `make demo`; set it each time so it stays true.
-    user.set_password(DEMO_PASSWORD)
-    user.is_staff = user.is_superuser = True
-    user.save(update_fields=["password", "is_staff", "is_superuser"])
+    user = _person(DEMO_USERNAME, "demo@keeping-time.example", is_staff=True,
+                   is_superuser=True)
     brand, _ = Brand.objects.get_or_create(
         slug="demo", defaults={"name": "Demo brand", "owner": user}
     )
     demo_delays(brand)
-    manifests.load(brand, DEMO_MANIFEST)
     demo_tax(user)
     return DemoLogin(username=DEMO_USERNAME, password=DEMO_PASSWORD, brand=brand)
 
 
-# The demo brand's manifest: a heartbeat every minute on its real clock (SPEC J).
-DEMO_MANIFEST = {"schedules": {"demo": {"heartbeat": {"every": "1m", "run": "heartbeat"}}}}
+# The demo brand's manifest: a heartbeat every minute on its real clock (SPEC J), and lockers
+# released at their time only while the settings allow it (timed moves, A8).
+DEMO_MANIFEST = {
+    "schedules": {"demo": {"heartbeat": {"every": "1m", "run": "heartbeat"}}},
+    "tables": {
+        "settings": {"settings": True,
+                     "columns": [{"ref": "auto_release", "type": "boolean"}]},
+        "lockers": {
+            "columns": [{"ref": "holder", "type": "text", "maxLength": 120},
+                        {"ref": "release_at", "type": "timestamptz"}],
+            "states": {
+                "column": "status", "initial": "held",
+                "moves": {"held": [{"to": "released", "requires": {"setting": [
+                    {"table": "settings", "column": "auto_release", "eq": True}]}}]},
+                "timed": [{"from": "held", "to": "released", "at": {"column": "release_at"}}],
+            },
+        },
+    },
+}
+
+
+def demo_lockers(brand: Brand) -> None:
+    """The set-aside row: a sample locker whose release was due an hour before the load, while
+    the settings keep automatic release off. The first tick's timed-move job is refused
+    (`STATE_MOVE_REFUSED`, the setting) and sets the row aside for an hour, and again after."""
+    from timekeeping.models import Connection, SampleRow
+    from timekeeping.moves import samples
+    from timekeeping.moves.rows import Venue
+
+    manifests.load(brand, DEMO_MANIFEST)
+    venue = Venue.of(Connection.objects.select_related("brand").get(brand=brand))
+    if not venue.model("settings").objects.exists():
+        venue.model("settings").objects.create(auto_release=False)
+    if SampleRow.objects.filter(connection=venue.link).exists():
+        return
+    samples.add(venue, "lockers", [{"holder": "Locker 7 (sample)",
+                                    "release_at": {"@in": "-PT1H"}}], now=clock.wall_now())
 
 
 def demo_delays(brand: Brand) -> None:
@@ -116,6 +183,57 @@ def demo_tax(user) -> Job:
     return job
 
 
+def demo_customer(subject: Subject, *, by) -> None:
+    """The tax subject's contact, a customer by the product's own invitation: invited, and the
+    invitation accepted with the demo's password (on a test clock, its email goes to the
+    brand's owner). Loading again only sets the password again."""
+    found = get_user_model().objects.filter(username=CUSTOMER_USERNAME).first()
+    if found is not None:
+        found.set_password(DEMO_PASSWORD)
+        found.save(update_fields=["password"])
+        Customer.objects.get_or_create(brand=subject.brand, user=found)[0].subjects.add(subject)
+        return
+    now = clock.wall_now()
+    made = invitations.invite(subject=subject, email=CUSTOMER_USERNAME, by=by, now=now)
+    invitations.accept(made, now=now, password=DEMO_PASSWORD)
+
+
+NEAR_CLOCK, NEAR_SUBJECT = "tc_7Hq5", "sbj_7Hq3"
+NEAR_START = datetime(2028, 3, 1, 14, tzinfo=UTC)
+NEAR_AT = datetime(2028, 4, 10, 13, tzinfo=UTC)  # a week before the 2028-04-18 filing dates
+
+
+def demo_near(brand: Brand) -> None:
+    """A priced date at risk: a second taxpayer on its own test clock, advanced once from
+    2028-03-01 to 2028-04-10 (its notices ring on the way), so its filing dates, priced "about
+    $324 a month late", are a week away."""
+    test_clock, _ = TestClock.objects.get_or_create(
+        id=NEAR_CLOCK, defaults={"brand": brand, "name": "a week before filing",
+                                 "frozen_time": NEAR_START})
+    subject, _ = Subject.objects.get_or_create(
+        id=NEAR_SUBJECT, defaults={"brand": brand, "test_clock": test_clock,
+                                   "kind": "taxpayer", "key": "12-3456789",
+                                   "name": "Juniper Labs", "zone": "America/Chicago",
+                                   "owner_name": "Sam Reyes",
+                                   "contact_email": "books@juniper.example"})
+    if not Job.objects.filter(subject=subject).exists():
+        clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
+                     by="demo", input={"jurisdictions": ["US", "US-CA"],
+                                       "earliest_credit_expiry": "2031-06-30"})
+    if test_clock.frozen_time < NEAR_AT:
+        test_clocks.advance(test_clock, to=NEAR_AT)
+
+
+def demo_late(brand: Brand) -> None:
+    """A timer that fires late: a note owed an hour before the load, which the first tick
+    fires an hour late. Keyed by the minute of the load, as the demo's other notes."""
+    now = clock.wall_now().replace(second=0, microsecond=0)
+    delays.delay("timekeeping.note", {"demo": f"a note owed at {now - timedelta(hours=1):%H:%M}Z"
+                                              ", fired late"},
+                 brand=brand, at=now - timedelta(hours=1), key=f"demo:late:{now:%Y-%m-%dT%H:%M}",
+                 owner="demo")
+
+
 VENUE_MANIFEST = Path(__file__).parent / "manifests" / "examples" / "venue.json"
 VENUE_HOURS = [("mon", "11:00", "21:00", False), ("tue", "11:00", "21:00", True),
                ("wed", "11:00", "21:00", True), ("thu", "11:00", "21:00", True),
@@ -133,6 +251,9 @@ def demo_venue(user) -> None:
 
     brand, _ = Brand.objects.get_or_create(
         slug="demo-venue", defaults={"name": "Demo venue", "owner": user})
+    if brand.owner_id != user.pk:  # a demo loaded before the venue had its own owner
+        brand.owner = user
+        brand.save(update_fields=["owner"])
     manifests.load(brand, json.loads(VENUE_MANIFEST.read_text()))
     venue = Venue.of(Connection.objects.select_related("brand").get(brand=brand))
     if not venue.model("settings").objects.exists():

@@ -24,8 +24,10 @@ class Said:
 
 
 def _what(data: dict) -> str:
+    """A date as the sentences name it: "file date for US-CA", "pay date"."""
     item = data.get("item") or ""
-    return f"{data.get('name', 'a date')}{' for ' + item if item else ''}"
+    name = data.get("name")
+    return (f"{name} date" if name else "date") + (f" for {item}" if item else "")
 
 
 def _by(data: dict) -> str:
@@ -39,20 +41,21 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "job.ended": lambda d: "The job ended.",
     "job.lapsed": lambda d: "The job lapsed.",
     "job.cancelled": lambda d: "The job was cancelled.",
-    "clock.rolled": lambda d: f"The {_what(d)} date rolled from {d.get('from')} to {d.get('to')}"
+    "clock.rolled": lambda d: f"The {_what(d)} rolled from {d.get('from')} to {d.get('to')}"
                               f" ({'; '.join(d.get('why') or []) or 'a closed day'}).",
-    "clock.moved": lambda d: f"The {_what(d)} date moved from {d.get('from')} to {d.get('to')}"
+    "clock.moved": lambda d: f"The {_what(d)} moved from {d.get('from')} to {d.get('to')}"
                              + (f" by notice {d['notice']}" if d.get("notice")
                                 else f" by {d.get('by')}") + ".",
-    "clock.notice": lambda d: f"Notice: the {_what(d)} date is {d.get('due')} "
+    "clock.notice": lambda d: f"Notice: the {_what(d)} is {d.get('due')} "
                               f"({d.get('rung')}).",
-    "clock.escalated": lambda d: f"Escalated: the {_what(d)} date is {d.get('due')} "
+    "clock.escalated": lambda d: f"Escalated: the {_what(d)} is {d.get('due')} "
                                  f"({d.get('rung')}).",
-    "clock.acknowledged": lambda d: f"The {_what(d)} date was acknowledged{_by(d)}.",
-    "clock.chosen": lambda d: f"'{d.get('choice')}' was chosen for the {_what(d)} date{_by(d)}.",
-    "clock.satisfied": lambda d: f"The {_what(d)} date was kept"
+    "clock.acknowledged": lambda d: f"The {_what(d)} was acknowledged{_by(d)}.",
+    "clock.assigned": lambda d: f"The {_what(d)} was assigned to {d.get('to')}{_by(d)}.",
+    "clock.chosen": lambda d: f"'{d.get('choice')}' was chosen for the {_what(d)}{_by(d)}.",
+    "clock.satisfied": lambda d: f"The {_what(d)} was kept"
                                  + (" late" if d.get("late") else "") + _by(d) + ".",
-    "clock.lapsed": lambda d: f"The {_what(d)} date {d.get('due')} passed unkept"
+    "clock.lapsed": lambda d: f"The {_what(d)} {d.get('due')} passed unkept"
                               + (f"; the choices: {', '.join(d['choices'])}"
                                  if d.get("choices") else "") + ".",
     "clock.no_date": lambda d: f"A date could not be set: {d.get('why')}.",

@@ -100,7 +100,7 @@ def accept(invitation: Invitation, *, now: datetime, user=None, password: str = 
 
 def _new_account(email: str, password: str):
     users = get_user_model()
-    if users.objects.filter(username=email).exists():
+    if users.objects.filter(username__iexact=email).exists():  # usernames differ by case
         raise InvitationRefused("password", "an account with this email exists: sign in "
                                             "first, then follow the link again")
     account = users(username=email, email=email)

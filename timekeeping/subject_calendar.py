@@ -6,12 +6,13 @@ Occurrences of one clock with the same date and status share a line, their items
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 from calendars import ical
 from calendars.moments import day_in_zone
-from timekeeping.clocks import calendar_for
+from timekeeping.clocks import calendar_for, spec_of
 from timekeeping.models import Occurrence, Subject
+from timekeeping.models.service import new_feed_token
 
 
 @dataclass(frozen=True)
@@ -86,12 +87,45 @@ def zone_of_subject(subject: Subject) -> str:
 
 
 def feed(subject: Subject, *, stamp: datetime) -> bytes:
-    """One event per date kept (not grouped), so each keeps its UID whatever its neighbours do."""
+    """One event per date kept (not grouped), so each keeps its UID whatever its neighbours do.
+    An open date the customer answers for carries an alarm for each rung they hear."""
+    alarms = _alarms(subject)
     entries = [ical.Entry(line.date, line.what, line.uid,
-                          f"{line.kind} · answers for it: {line.answers_for} · {line.status}")
+                          f"{line.kind} · answers for it: {line.answers_for} · {line.status}",
+                          alarms=alarms.get(line.uid, ()))
                for line in lines(subject, grouped=False)]
     return ical.render(entries, name=f"{subject.name}: dates kept", stamp=stamp)
 
 
+HEARD = ("notice", "escalate")  # the rungs of a buyer's clock that ring in the feed
+
+
+def _alarms(subject: Subject) -> dict[str, tuple[ical.Alarm, ...]]:
+    """The alarms of the subject's open buyer-owned dates, by event UID: one per notice or
+    escalate rung, at the instant its timer rings (`clocks.arm`: `rings_at` on its day, N
+    calendar days before the date kept, in the subject's zone)."""
+    cal = calendar_for(subject)
+    found: dict[str, tuple[ical.Alarm, ...]] = {}
+    for occurrence in Occurrence.objects.filter(
+            clock__subject=subject, clock__owner="buyer", status=Occurrence.Status.OPEN,
+    ).select_related("clock__job"):
+        row = occurrence.clock
+        what = row.title + (f", {occurrence.item}" if occurrence.item else "")
+        found[f"{occurrence.label}@keeping-time"] = tuple(
+            ical.Alarm(cal.rings(occurrence.due - timedelta(days=rung.days)),
+                       f"{what}: due {occurrence.due} ({rung.text})",
+                       uid=f"{occurrence.label}:{rung.text}@keeping-time")
+            for rung in spec_of(row).rungs if rung.action in HEARD)
+    return found
+
+
 def feed_path(subject: Subject) -> str:
     return f"/subjects/{subject.pk}/calendar.ics"
+
+
+def rotate_token(subject: Subject) -> str:
+    """A new secret for the subject's feed: the old link stops working at once. The API and
+    the console both rotate through it."""
+    subject.feed_token = new_feed_token()
+    subject.save(update_fields=["feed_token"])
+    return subject.feed_token

@@ -10,12 +10,23 @@ import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-ROOT = Path(__file__).resolve().parents[2]
+# The desks the console's and the portal's own tests work at, for the browser to visit.
+from tests.timekeeping.console.conftest import desk  # noqa: F401
+from tests.timekeeping.portal.conftest import portal  # noqa: F401
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 SHOTS = ROOT / "screenshots"
-# Playwright's sync API runs an event loop in the test's thread; the test's own database work
-# (fixtures, assertions) happens between its calls, never inside the loop.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def pytest_runtest_setup(item):
+    """Playwright's sync API runs an event loop in the test thread and leaves it running; the
+    browser tests' own database work (fixtures, assertions, the flush after each) happens
+    between its calls. Set only once the browser tests begin: they run last (tests/conftest.py),
+    so no earlier test, nor its child processes, inherits it."""
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +51,73 @@ def shoot(page):
         return path
 
     return take
+
+
+def script(name: str) -> str:
+    """A check written in JavaScript beside this file, without its header comment."""
+    lines = (HERE / name).read_text().splitlines()
+    return "\n".join(line for line in lines if not line.startswith("//"))
+
+
+# Accessibility basics, read from the page as the browser built it: every field has a name
+# (a <label for>, a wrapping label, aria-label or aria-labelledby), one <h1>, heading levels that
+# never skip on the way down, images with alt text, buttons with names, ids used once (a
+# repeated id points a <label for> at the wrong field). Each problem names its element.
+ACCESSIBILITY = script("accessibility.js")
+
+# A page at a phone's width must not scroll sideways (WCAG 1.4.10, reflow): what overflows,
+# named by its element.
+OVERFLOW = script("reflow.js")
+
+PHONE = {"width": 390, "height": 844}
+
+
+class Looks:
+    """Each page a test visits: its screenshot and its accessibility problems, gathered so one
+    failure at the end names every page and element at once."""
+
+    def __init__(self, page):
+        self.page = page
+        self.problems: dict[str, list[str]] = {}
+
+    def __call__(self, name: str, on=None, *, phone: bool = False) -> Path:
+        """Screenshot the page as `name` and check it; `on` another page (a second browser
+        context); `phone` at 390×844, also checking nothing spills sideways."""
+        page = on or self.page
+        SHOTS.mkdir(exist_ok=True)
+        if phone:
+            page.set_viewport_size(PHONE)
+        found = [f"{problem}" for problem in page.evaluate(ACCESSIBILITY)]
+        if phone:
+            found += [f"at phone width, {spill}" for spill in page.evaluate(OVERFLOW)]
+        if found:
+            self.problems[f"{name} ({page.url})"] = found
+        path = SHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    def assert_accessible(self) -> None:
+        told = "\n".join(f"{where}:\n" + "\n".join(f"  - {each}" for each in found)
+                         for where, found in self.problems.items())
+        assert not self.problems, f"accessibility basics fail on these pages:\n{told}"
+
+
+@pytest.fixture
+def look(page) -> Looks:
+    """`look("console-home")`: screenshot the page and check its accessibility basics; end the
+    test with `look.assert_accessible()`."""
+    return Looks(page)
+
+
+@pytest.fixture
+def sign_in(live_server):
+    """Sign someone in through the login page, as a person would."""
+
+    def enter(page, username: str, password: str) -> None:
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.get_by_label("Username").fill(username)
+        page.get_by_label("Password").fill(password)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+
+    return enter

@@ -44,3 +44,32 @@ def test_it_renders_the_same_bytes_for_the_same_entries():
 def test_it_refuses_naive_instants():
     with pytest.raises(ValueError, match="naive"):
         render([Entry(datetime(2028, 1, 1), "x", "u")], name="A", stamp=STAMP)  # noqa: DTZ001
+
+
+def test_it_renders_each_alarm_as_a_display_valarm_at_its_instant_in_utc():
+    from calendars.ical import Alarm
+
+    rings = datetime(2028, 4, 4, 9, tzinfo=ZoneInfo("America/Los_Angeles"))
+    entry = Entry(date(2028, 4, 18), "pay the 2027 tax", "clk_2@keeping-time",
+                  alarms=(Alarm(rings, "pay the 2027 tax: due 2028-04-18 (notice 14d)",
+                                uid="clk_2:notice 14d@keeping-time"),))
+    raw = render([entry], name="A", stamp=STAMP)
+    event = icalendar.Calendar.from_ical(raw).walk("VEVENT")[0]
+    (alarm,) = event.walk("VALARM")
+    assert str(alarm["action"]) == "DISPLAY"
+    assert str(alarm["description"]) == "pay the 2027 tax: due 2028-04-18 (notice 14d)"
+    assert alarm.decoded("trigger") == datetime(2028, 4, 4, 16, tzinfo=UTC)
+    assert str(alarm["uid"]) == "clk_2:notice 14d@keeping-time"
+    assert "TRIGGER;VALUE=DATE-TIME:20280404T160000Z" in raw.decode()
+
+
+def test_it_renders_no_alarm_for_an_entry_without_one():
+    assert b"VALARM" not in render(entries(), name="A", stamp=STAMP)
+
+
+def test_it_refuses_an_alarm_at_a_naive_instant():
+    from calendars.ical import Alarm
+
+    naive = Alarm(datetime(2028, 4, 4, 9), "x")  # noqa: DTZ001
+    with pytest.raises(ValueError, match="naive"):
+        render([Entry(date(2028, 4, 18), "x", "u", alarms=(naive,))], name="A", stamp=STAMP)

@@ -1,5 +1,57 @@
-"""The console doors of the authorization matrix."""
+"""The console doors of the authorization matrix (docs/console.md).
 
-from tests.doors import Endpoint, _as, _page, _writes  # noqa: F401 - for the rows to come
+A brand's people read every page (the owner alone the API keys); a viewer's post answers 403;
+strangers (another brand's owner, a person of no brand, a customer) hear 404, for another
+brand's id exactly as for a missing one; a caller with no session is sent to sign in.
 
-DOORS: list[Endpoint] = []
+The matrix posts a JSON body, which a console form does not read: a control asked so finds its
+form empty, and answers as it does to any bad form: a control sends the person back with the
+error in a message (302), a form page shows the page with the error (400).
+"""
+
+from tests.doors import Endpoint, _page, _writes
+from timekeeping.models import Member
+
+READ = _page(200, 404)
+CONTROL = _page(302, 404, viewer_a=403)  # sent back with a message
+FORM = _page(400, 404, viewer_a=403)  # the page again, with the error
+OWNER_READ = _page(403, 404, owner_a=200)
+OWNER_FORM = _page(403, 404, owner_a=400)
+
+DOORS: list[Endpoint] = [
+    Endpoint("console at risk", "get", "/console/{brand}/", READ),
+    Endpoint("console next 30 days on a test clock", "get", "/console/{brand}/", READ,
+             query="world={test_clock}&risk=2"),
+    *[Endpoint(f"console {verb}", "post", f"/console/{{brand}}/clocks/{{clock}}/{verb}",
+               CONTROL) for verb in ("done", "choose", "acknowledge", "assign")],
+    Endpoint("console why", "get", "/console/{brand}/why", READ, query="q={clock}"),
+    Endpoint("console subjects", "get", "/console/{brand}/subjects/", READ,
+             query="q=S&kind=taxpayer&page=1"),
+    Endpoint("console subject", "get", "/console/{brand}/subjects/{subject}/", READ),
+    Endpoint("console subject feed link", "post", "/console/{brand}/subjects/{subject}/feed",
+             CONTROL),
+    Endpoint("console subject invite", "post", "/console/{brand}/subjects/{subject}/invite",
+             FORM),
+    Endpoint("console schedules", "get", "/console/{brand}/schedules/", READ),
+    Endpoint("console schedule steer", "post", "/console/{brand}/schedules/act", CONTROL),
+    Endpoint("console timed moves", "get", "/console/{brand}/moves/", READ),
+    Endpoint("console connection steer", "post", "/console/{brand}/moves/act", CONTROL),
+    Endpoint("console postponements", "get", "/console/{brand}/postponements/", READ),
+    Endpoint("console postponement add", "post", "/console/{brand}/postponements/add", FORM),
+    Endpoint("console test clocks", "get", "/console/{brand}/test-clocks/", READ),
+    Endpoint("console test clock add", "post", "/console/{brand}/test-clocks/add", FORM),
+    Endpoint("console test clock", "get", "/console/{brand}/test-clocks/{test_clock}/", READ),
+    Endpoint("console test clock advance", "post",
+             "/console/{brand}/test-clocks/{test_clock}/advance", FORM),
+    Endpoint("console keys", "get", "/console/{brand}/keys/", OWNER_READ),
+    Endpoint("console key make", "post", "/console/{brand}/keys/add", OWNER_FORM),
+    Endpoint("console key revoke", "post", "/console/{brand}/keys/{key}/revoke",
+             _page(403, 404, owner_a=302)),
+    Endpoint("console manifests", "get", "/console/{brand}/manifests/", READ),
+    Endpoint("console manifest check", "post", "/console/{brand}/manifests/check", FORM),
+    Endpoint("console manifest load", "post", "/console/{brand}/manifests/load", OWNER_FORM),
+    # The API's door to the console's assign control (one function behind both).
+    Endpoint("clock assign", "post", "/api/clocks/{clock}/assign", _writes(200, 404),
+             body=lambda w, n: {"item": "US", "member": Member.objects.get(
+                 brand=w.brand, role=Member.Role.MANAGER).pk}),
+]

@@ -1,5 +1,49 @@
-"""The portal doors of the authorization matrix."""
+"""The portal doors of the authorization matrix: the customer portal, the sign-in pages and an
+invitation's link.
 
-from tests.doors import Endpoint, _as, _page, _writes  # noqa: F401 - for the rows to come
+A portal page answers A's customer (customer_a, a customer of A's subject) and 404 to every
+other signed-in person, whatever their role at A; a caller with no session (anonymous, an API
+key) is sent to sign in. The world's `{clock}` is A's filing clock, which the brand answers
+for (owner `of_record`): its customer sees it and may not act on it (403)."""
 
-DOORS: list[Endpoint] = []
+from tests.doors import EVERYONE_200, Endpoint
+from tests.world import ACTORS
+
+NO_SUCH_INVITATION = "NoSuchInvitation" + "0" * 27  # an invitation token's length, unknown
+
+
+def _customer(answer: int) -> dict[str, int]:
+    """A portal door: A's customer hears `answer`; other people 404; no session, 302."""
+    return {**dict.fromkeys(ACTORS, 404), "customer_a": answer, "anonymous": 302, "key_a": 302,
+            "key_b": 302}
+
+
+DOORS = [
+    Endpoint("portal subject", "get", "/portal/subjects/{subject}/", _customer(200)),
+    Endpoint("portal subject, older history", "get", "/portal/subjects/{subject}/",
+             _customer(200), query="before=2100-01-01T00:00:00Z"),
+    Endpoint("portal calendar download", "get", "/portal/subjects/{subject}/calendar.ics",
+             _customer(200)),
+    Endpoint("portal acknowledge, the brand's date", "post",
+             "/portal/clocks/{clock}/acknowledge", _customer(403), body={"item": "US"}),
+    Endpoint("portal mark done, the brand's date", "post", "/portal/clocks/{clock}/done",
+             _customer(403), body={"item": "US"}),
+    Endpoint("portal choose, the brand's date", "post", "/portal/clocks/{clock}/choose",
+             _customer(403), body={"item": "US", "choice": "file"}),
+    Endpoint("portal acknowledge, their own date", "post",
+             "/portal/clocks/{buyer_clock}/acknowledge", _customer(302), body={"item": ""}),
+    Endpoint("invitation, no such link", "get", f"/accounts/invitations/{NO_SUCH_INVITATION}/",
+             dict.fromkeys(ACTORS, 404)),
+    Endpoint("invitation accept, no such link", "post",
+             f"/accounts/invitations/{NO_SUCH_INVITATION}/", dict.fromkeys(ACTORS, 404)),
+    Endpoint("password reset", "get", "/accounts/password_reset/", EVERYONE_200),
+    Endpoint("password reset, asked", "post", "/accounts/password_reset/", EVERYONE_200,
+             body={"email": "nobody@example.test"}),  # a JSON body: the form says what is missing
+    Endpoint("password reset sent", "get", "/accounts/password_reset/done/", EVERYONE_200),
+    Endpoint("password reset link, wrong", "get", "/accounts/reset/MQ/wrong-token/",
+             EVERYONE_200),
+    Endpoint("password reset complete", "get", "/accounts/reset/done/", EVERYONE_200),
+    # Last: it gives the subject a new feed token, which the feed doors above already used.
+    Endpoint("portal new feed link", "post", "/portal/subjects/{subject}/calendar/token",
+             _customer(302)),
+]

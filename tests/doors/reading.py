@@ -1,5 +1,54 @@
-"""The reading doors of the authorization matrix."""
+"""The reading doors of the authorization matrix (issue 11): the API's lists and details, its
+index, and the docs pages.
 
-from tests.doors import Endpoint, _as, _page, _writes  # noqa: F401 - for the rows to come
+A list answers every signed-in caller 200 with the rows of the brands they keep (none, for a
+stranger); asked for brand A by name, a stranger hears 400, as for a brand that does not
+exist. A detail of A's answers a stranger 404, as a missing one."""
 
-DOORS: list[Endpoint] = []
+from tests.doors import EVERYONE_200, Endpoint, _as, _page, _writes  # noqa: F401
+from timekeeping.models import Timer
+
+MISSING_TIMER = "tmr_Missing0000000000"
+
+
+class _TimerPath(str):
+    """A path naming one of brand A's timers. The matrix's ids hold no timer, so the timer is
+    found from the brand's id as the path is filled in (tests/test_authorization.py `_fill`);
+    for a missing brand, a missing timer."""
+
+    def format(self, *args, **ids) -> str:
+        found = Timer.objects.filter(brand_id=ids["brand"]).order_by("owed", "id").first()
+        return str.format(self, *args, **ids, timer=found.pk if found else MISSING_TIMER)
+
+
+def _lists(name: str, path: str) -> list[Endpoint]:
+    return [Endpoint(f"{name} list", "get", path, _as(200, 200)),
+            Endpoint(f"{name} list of brand A", "get", path, _as(200, 400),
+                     query="brand={brand}")]
+
+
+DOORS = [
+    Endpoint("api index", "get", "/api/", EVERYONE_200),
+    Endpoint("api docs (Swagger UI)", "get", "/api/docs/", EVERYONE_200),
+    Endpoint("api docs (Redoc)", "get", "/api/redoc/", EVERYONE_200),
+    *_lists("subjects", "/api/subjects"),
+    Endpoint("subject read", "get", "/api/subjects/{subject}", _as(200, 404)),
+    *_lists("jobs", "/api/jobs"),
+    Endpoint("job read", "get", "/api/jobs/{job}", _as(200, 404)),
+    *_lists("clocks", "/api/clocks"),
+    Endpoint("clock read", "get", "/api/clocks/{clock}", _as(200, 404)),
+    *_lists("timers", "/api/timers"),
+    Endpoint("timer read", "get", _TimerPath("/api/timers/{timer}"), _as(200, 404)),
+    *_lists("records", "/api/records"),
+    *_lists("schedules", "/api/schedules"),
+    # The world keeps no schedule: these doors answer 404 to everyone signed in (the reads of
+    # a real one, and a stranger's 404 for it, are tests/timekeeping/api/test_reading_*.py's).
+    Endpoint("schedule read, missing", "get", "/api/schedules/sch_Missing0000000000",
+             _as(404, 404)),
+    Endpoint("schedule runs, missing", "get", "/api/schedules/sch_Missing0000000000/runs",
+             _as(404, 404)),
+    *_lists("test clocks", "/api/test_clocks"),
+    *_lists("postponements", "/api/owner/calendar/postponements"),
+    Endpoint("manifests list", "get", "/api/brands/{brand}/manifests", _as(200, 404)),
+    Endpoint("manifest read", "get", "/api/brands/{brand}/manifests/1", _as(200, 404)),
+]

@@ -96,6 +96,6 @@ def test_the_history_says_what_happened_newest_first(brand, world):
     assert [line.at for line in lines] == sorted((line.at for line in lines), reverse=True)
     assert "The annual-return job for 2027 was opened." in said
     assert any(text.startswith("The pay date 2028-04-18 passed unkept") for text in said)
-    assert any(text.startswith("The file for US date moved from 2028-04-18 to 2028-10-16")
+    assert any(text.startswith("The file date for US moved from 2028-04-18 to 2028-10-16")
                for text in said)
-    assert any(text.startswith("Notice: the file for US date is 2028-04-18") for text in said)
+    assert any(text.startswith("Notice: the file date for US is 2028-04-18") for text in said)

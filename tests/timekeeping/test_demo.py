@@ -1,9 +1,19 @@
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.test import Client
 
-from timekeeping.demo import DEMO_PASSWORD, DEMO_USERNAME, DemoRefused, demo_load
-from timekeeping.models import Brand, Record, Timer
+from timekeeping.demo import (
+    CUSTOMER_USERNAME,
+    DEMO_PASSWORD,
+    DEMO_USERNAME,
+    NEAR_SUBJECT,
+    TAX_SUBJECT,
+    VENUE_USERNAME,
+    DemoRefused,
+    demo_load,
+)
+from timekeeping.models import Brand, Customer, Invitation, Job, Record, SetAside, Timer
 
 # The demo builds its venue's tables (DDL), which SQLite allows only outside a transaction.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
@@ -32,7 +42,53 @@ def test_it_loads_the_demo_twice_without_doubling_anything(capsys):
     call_command("demo")
     out = capsys.readouterr().out
     assert Brand.objects.filter(slug="demo").count() == 1
+    assert Job.objects.count() == 2 and Customer.objects.count() == 1
+    assert Invitation.objects.count() == 1 and SetAside.objects.count() == 0
     assert f"{DEMO_USERNAME} / {DEMO_PASSWORD}" in out
+
+
+def test_it_prints_three_sign_ins_that_each_reach_their_place(capsys):
+    call_command("demo")
+    out = capsys.readouterr().out
+    assert "Sign in at http://127.0.0.1:8000/accounts/login/ as:" in out
+    for username in (DEMO_USERNAME, CUSTOMER_USERNAME, VENUE_USERNAME):
+        assert f"  {username} / {DEMO_PASSWORD}" in out
+    tax = Brand.objects.get(slug="demo-tax")
+    venue = Brand.objects.get(slug="demo-venue")
+    owner, customer, other = Client(), Client(), Client()
+    assert owner.login(username=DEMO_USERNAME, password=DEMO_PASSWORD)
+    assert customer.login(username=CUSTOMER_USERNAME, password=DEMO_PASSWORD)
+    assert other.login(username=VENUE_USERNAME, password=DEMO_PASSWORD)
+    assert owner.get("/")["Location"] == "/console/"
+    assert owner.get(f"/console/{tax.pk}/").status_code == 200
+    assert customer.get("/")["Location"] == "/portal/"
+    portal = customer.get("/portal/").content.decode()
+    assert "Harbor Robotics" in portal and "Juniper Labs" not in portal
+    assert customer.get(f"/portal/subjects/{TAX_SUBJECT}/").status_code == 200
+    assert customer.get(f"/portal/subjects/{NEAR_SUBJECT}/").status_code == 404
+    assert other.get(f"/console/{venue.pk}/").status_code == 200
+    assert other.get(f"/console/{tax.pk}/").status_code == 404  # another brand: as if none
+
+
+def test_its_first_load_shows_a_priced_date_at_risk_a_late_timer_and_a_set_aside_row():
+    from datetime import timedelta
+
+    from timekeeping import clock, dates, tick
+
+    loaded = clock.wall_now()
+    with clock.fixed(loaded):
+        call_command("demo")
+    priced = [line for line in dates.at_risk(Brand.objects.get(slug="demo-tax"))
+              if line.price is not None]
+    assert priced and priced[0].state == "near"
+    assert priced[0].cost == "about $324 a month late"
+    first_tick = loaded + timedelta(minutes=1)
+    with clock.fixed(first_tick):
+        tick.run_once(now=first_tick)
+    late = Timer.objects.get(key__startswith="demo:late:")
+    assert late.state == "fired" and late.late_by >= timedelta(hours=1)
+    aside = SetAside.objects.get()
+    assert aside.table == "lockers" and aside.code.startswith("STATE_MOVE_REFUSED")
 
 
 def test_it_lets_the_printed_login_into_the_admin(client):

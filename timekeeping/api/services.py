@@ -20,7 +20,7 @@ from calendars.moments import zone_of
 from timekeeping import clock, clocks, gate, instants, manifests, subject_calendar
 from timekeeping.api.access import brand_for, brands, kept, kept_brand, who
 from timekeeping.api.strict import StrictSerializer
-from timekeeping.models import Clock, Job, Occurrence, Subject, TestClock
+from timekeeping.models import Clock, Job, Member, Occurrence, Subject, TestClock
 from timekeeping.models.service import new_feed_token
 
 
@@ -274,8 +274,7 @@ class SubjectFeedToken(APIView):
     @extend_schema(request=None, responses=FeedOut)
     def post(self, request, subject_id: str):
         subject = kept(request, Subject.objects.all(), subject_id, "subject")
-        subject.feed_token = new_feed_token()
-        subject.save(update_fields=["feed_token"])
+        subject_calendar.rotate_token(subject)
         return Response({"feed": _feed(subject)})
 
 
@@ -380,3 +379,25 @@ class ClockChoose(APIView):
         return Response(StepOut(outcome).data,
                         status=status.HTTP_200_OK if outcome.committed else
                         status.HTTP_409_CONFLICT)
+
+
+class AssignIn(OccurrenceIn):
+    member = serializers.CharField(max_length=48, help_text="The member's id (mbr_…): one of "
+                                   "the people of the clock's brand.")
+
+
+class AssignedOut(serializers.Serializer):
+    assignee = serializers.CharField(source="assignee_id")
+
+
+class ClockAssign(APIView):
+    @extend_schema(request=AssignIn, responses=AssignedOut)
+    def post(self, request, clock_id: str):
+        occurrence, given = _occurrence(request, clock_id, AssignIn)
+        member = Member.objects.select_related("user").filter(
+            pk=given["member"], brand_id=occurrence.clock.brand_id).first()
+        if member is None:
+            raise ValidationError({"member": [f"no member {given['member']!r} of the clock's "
+                                              "brand"]})
+        clocks.assign(occurrence, member, by=who(request))
+        return Response(AssignedOut(occurrence).data)

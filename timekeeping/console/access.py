@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from timekeeping.models import Brand, brands_kept_by
 
@@ -23,3 +25,23 @@ def brand_of(request, brand_id: str, *, at_least: str = "viewer") -> Brand:
         raise PermissionDenied(f"this needs a {at_least}'s role at {brand.name}")
     request.role = role
     return brand
+
+
+def may(request, at_least: str) -> bool:
+    """Whether the person `brand_of` let in holds at least this role: what a page shows."""
+    return RANKS.get(getattr(request, "role", None) or "", -1) >= RANKS[at_least]
+
+
+def by(request) -> str:
+    """The person as records name them (the API's words for a person)."""
+    return f"user {request.user.pk} ({request.user.get_username()})"
+
+
+def back_to(request, brand: Brand) -> str:
+    """Where a control sends the person back: the console page it was posted from (a page of
+    this brand only), else the brand's home."""
+    target = request.POST.get("next") or ""
+    if target.startswith(f"/console/{brand.pk}/") and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return target
+    return reverse("console:home", args=[brand.pk])

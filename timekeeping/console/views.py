@@ -1,16 +1,26 @@
 """The owner console (S25, D3): the brand's own people see what is at risk and settle it.
-Views stay thin: they find the brand (404 for a stranger), call the same functions as the
-API, and render."""
+Views stay thin: they find the brand (404 for a stranger, 403 below the role), parse, call the
+same functions as the API and the commands, and render. docs/console.md says what each page
+shows and who may use it."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 
-from timekeeping import dates
-from timekeeping.console.access import brand_of
-from timekeeping.models import brands_kept_by
+from timekeeping import ahead, attention, clock, dates, why
+from timekeeping.console.access import brand_of, may
+from timekeeping.console.chart import chart
+from timekeeping.console.controls import members
+from timekeeping.console.shown import face_of
+from timekeeping.models import TestClock, brands_kept_by
+from timekeeping.schedules import operate
+
+AT_RISK_PAGE = 25
+WORLDS_SHOWN = 50
+STATES = ("lapsed", "late", "near", "ahead")
 
 
 @login_required
@@ -25,5 +35,29 @@ def index(request):
 @login_required
 def home(request, brand_id: str):
     brand = brand_of(request, brand_id)
-    return render(request, "console/home.html", {"brand": brand,
-                                                 "at_risk": dates.at_risk(brand)})
+    now = clock.wall_now()
+    worlds = list(TestClock.objects.filter(brand=brand).order_by("name")[:WORLDS_SHOWN])
+    world = next((each for each in worlds if each.pk == request.GET.get("world")), None)
+    state, assignee = request.GET.get("state", ""), request.GET.get("assignee", "")
+    coming, face = ahead.ahead(brand, now=now, test_clock=world), face_of(brand, now)
+    needs = attention.attention(brand, now=now)
+    return render(request, "console/home.html", {
+        "brand": brand, "face": face, "can_act": may(request, "manager"),
+        "stopped": operate.ticks_stopped(now),
+        "at_risk": Paginator(dates.AtRisk(brand, state=state if state in STATES else "",
+                                          assignee=assignee), AT_RISK_PAGE
+                             ).get_page(request.GET.get("risk")),
+        "states": STATES, "state": state, "assignee": assignee, "members": members(brand),
+        "attention": [{"item": item, "at": face.at(item.at)} for item in needs.items],
+        "attention_more": needs.more,
+        "ahead": coming, "chart": chart(coming), "worlds": worlds, "world": world,
+        "next": request.get_full_path()})
+
+
+@login_required
+def why_page(request, brand_id: str):
+    brand = brand_of(request, brand_id)
+    asked = request.GET.get("q", "").strip()[:300]
+    return render(request, "console/why.html", {
+        "brand": brand, "asked": asked,
+        "answer": why.why(brand, asked, now=clock.wall_now()) if asked else []})

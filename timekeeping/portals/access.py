@@ -1,16 +1,26 @@
 """Who reaches which portal page: a customer sees the subjects linked to their account, and a
-subject of anyone else answers 404, exactly as one that does not exist."""
+subject of anyone else answers 404, exactly as one that does not exist. A customer acts only
+on the dates they answer for (a clock whose owner is the buyer); every other date of theirs is
+shown, and a control on it answers 403."""
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from timekeeping.models import Subject
+from timekeeping.models import Clock, Customer, Occurrence, Subject
+
+
+def customer_only(request) -> None:
+    """404 for a signed-in person who is no brand's customer."""
+    if not Customer.objects.filter(user=request.user).exists():
+        raise Http404("you are no customer here")
 
 
 def subjects_of(request):
     """The subjects the signed-in customer may see, across the brands they are a customer of."""
-    return Subject.objects.filter(customers__user=request.user).select_related("brand")
+    return Subject.objects.filter(customers__user=request.user).select_related(
+        "brand__calendar")
 
 
 def subject_of(request, subject_id: str) -> Subject:
@@ -18,3 +28,24 @@ def subject_of(request, subject_id: str) -> Subject:
     if subject is None:
         raise Http404("no such subject")
     return subject
+
+
+def date_of(request, clock_id: str, item: str) -> Occurrence:
+    """The date a control acts on: the latest coming of `item` on a clock of the customer's
+    subjects (as the API finds it), if the customer answers for that clock."""
+    clock = Clock.objects.filter(pk=clock_id, subject__customers__user=request.user).first()
+    if clock is None:
+        raise Http404("no such clock")
+    if clock.owner != "buyer":
+        raise PermissionDenied("the brand answers for this date; it is shown, not yours to act on")
+    found = Occurrence.objects.filter(clock=clock, item=item).order_by("-seq").select_related(
+        "clock__job", "clock__subject__brand__calendar", "clock__brand__owner",
+        "clock__test_clock").first()
+    if found is None:
+        raise Http404("no such date")
+    return found
+
+
+def who(request) -> str:
+    """The customer as records name them (as the API names a person)."""
+    return f"user {request.user.pk} ({request.user.get_username()})"

@@ -1,22 +1,99 @@
 """The customer portal (S25, D3): a customer sees their subjects' dates and acts on their own.
-Views stay thin: they scope to the customer's subjects (404 otherwise), call the same functions
-as the API, and render."""
+Views stay thin: they scope to the customer's subjects (404 otherwise, 403 for a date the
+brand answers for), call the same functions as the API, and render. A control answers htmx
+with its row re-rendered in place, and a plain form post with a message and a redirect."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
-from django.shortcuts import render
+from django.core.exceptions import BadRequest
+from django.core.paginator import Paginator
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
 
-from timekeeping import dates
-from timekeeping.models import Customer
-from timekeeping.portals.access import subjects_of
+from timekeeping import clock, subject_calendar
+from timekeeping.models import Occurrence
+from timekeeping.portals import controls, record, rows
+from timekeeping.portals.access import customer_only, date_of, subject_of, subjects_of, who
+from timekeeping.portals.subscribe import feed_of
+
+ROWS_PER_PAGE = 100
 
 
 @login_required
 def home(request):
-    if not Customer.objects.filter(user=request.user).exists():
-        raise Http404("you are no customer here")
+    customer_only(request)
     subjects = list(subjects_of(request))
-    return render(request, "portal/home.html", {"subjects": subjects,
-                                                "coming_up": dates.coming_up(subjects)})
+    shown = Paginator(rows.coming_up(subjects), ROWS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "portal/home.html", {"subjects": subjects, "page": shown})
+
+
+@login_required
+def subject(request, subject_id: str):
+    found = subject_of(request, subject_id)
+    try:
+        before = record.parse_before(request.GET.get("before"))
+    except ValueError as error:
+        raise BadRequest(str(error)) from None
+    zone = subject_calendar.zone_of_subject(found)
+    return render(request, "portal/subject.html", {
+        "subject": found, "zone": zone, "rows": rows.coming_up([found]),
+        "history": record.page(found, before=before, zone=zone), "feed": feed_of(found)})
+
+
+@login_required
+def calendar(request, subject_id: str):
+    """The feed's .ics as a download: the same file calendar apps fetch."""
+    found = subject_of(request, subject_id)
+    body = subject_calendar.feed(found, stamp=clock.wall_now())
+    return HttpResponse(body, content_type="text/calendar; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="{found.pk}.ics"'})
+
+
+@login_required
+@require_POST
+def feed_token(request, subject_id: str):
+    found = subject_of(request, subject_id)
+    subject_calendar.rotate_token(found)
+    if request.htmx:
+        return render(request, "portal/_subscribe.html", {"subject": found, "rotated": True,
+                                                          "feed": feed_of(found)})
+    messages.success(request, "A new calendar link: the old one no longer works.")
+    return redirect("portal:subject", subject_id=found.pk)
+
+
+@login_required
+@require_POST
+def acknowledge(request, clock_id: str):
+    occurrence = date_of(request, clock_id, request.POST.get("item", ""))
+    return _answer(request, occurrence, controls.acknowledge(occurrence, by=who(request)))
+
+
+@login_required
+@require_POST
+def done(request, clock_id: str):
+    occurrence = date_of(request, clock_id, request.POST.get("item", ""))
+    return _answer(request, occurrence, controls.mark_done(occurrence, by=who(request)))
+
+
+@login_required
+@require_POST
+def choose(request, clock_id: str):
+    occurrence = date_of(request, clock_id, request.POST.get("item", ""))
+    said = controls.choose(occurrence, request.POST.get("choice", ""), by=who(request))
+    return _answer(request, occurrence, said)
+
+
+def _answer(request, occurrence: Occurrence, said: controls.Said):
+    if request.htmx:
+        return render(request, "portal/_row.html", {"row": rows.row_of(occurrence),
+                                                    "gone": occurrence, "said": said})
+    (messages.success if said.ok else messages.error)(request, said.text)
+    back = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                       require_https=request.is_secure()):
+        return redirect(back)
+    return redirect("portal:subject", subject_id=occurrence.clock.subject_id)

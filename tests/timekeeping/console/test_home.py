@@ -1,0 +1,99 @@
+"""The console's home: at risk first, what needs attention, the next 30 days; a banner when
+ticks stopped; each person sees their own brands only."""
+
+import html
+import re
+from datetime import UTC, datetime, timedelta
+
+from timekeeping import clock
+from timekeeping.models import Fault, Heartbeat, Timer
+
+NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
+
+
+def _text(answer) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", answer.content.decode())))
+
+
+def test_it_lists_what_is_at_risk_first_priced_with_why_and_the_controls(desk):
+    page = desk.clients["owner"].get(desk.url())
+    text = _text(page)
+    assert page.status_code == 200
+    assert text.index("At risk") < text.index("Needs attention") < text.index("The next 30 days")
+    first, pay, refund = (text.index(what) for what in (
+        "file the 2027 return, US", "pay the 2027 tax", "refund claims on the 2027 return"))
+    assert first < pay < refund  # priced first, then by nearness
+    assert "about $324 a month late" in text and "in 8 days" in text
+    assert "'notice 30d' rang 2028-03-19; waiting for file" in text
+    assert "late from 2028-04-19 00:00 EDT (America/New_York)" in text
+    assert text.count("Mark done") == 3 and "staff (manager)" in text
+    assert page.content.decode().count('name="csrfmiddlewaretoken"') >= 12
+
+
+def test_a_viewer_sees_everything_and_no_control(desk):
+    page = desk.clients["viewer"].get(desk.url())
+    assert page.status_code == 200 and "pay the 2027 tax" in _text(page)
+    assert "Mark done" not in _text(page) and 'action="/console/' not in page.content.decode()
+
+
+def test_strangers_hear_404_and_no_one_signed_in_is_sent_to_sign_in(desk, client):
+    assert desk.clients["stranger"].get(desk.url()).status_code == 404
+    assert desk.clients["stranger"].get(f"/console/{desk.other.pk}/").status_code == 200
+    assert client.get(desk.url())["Location"].startswith("/accounts/login/")
+
+
+def test_the_banner_says_when_ticks_stopped(desk):
+    with clock.fixed(NOW):
+        assert "No tick has run yet" in _text(desk.clients["owner"].get(desk.url()))
+        Heartbeat.objects.create(name="tick", at=NOW - timedelta(minutes=10))
+        text = _text(desk.clients["owner"].get(desk.url()))
+        assert "Ticks stopped: the last tick ran at 2026-12-01 11:50:00Z, 10m ago." in text
+        Heartbeat.objects.filter(name="tick").update(at=NOW - timedelta(minutes=1))
+        assert "Ticks stopped" not in _text(desk.clients["owner"].get(desk.url()))
+
+
+def test_what_needs_attention_shows_failures_first_with_times_in_the_zone(desk):
+    Fault.objects.create(brand=desk.brand, phase=Fault.Phase.TIMERS, where=desk.brand.pk,
+                         error="ValueError: broke", first_seen=NOW - timedelta(hours=2),
+                         last_seen=NOW - timedelta(hours=2))
+    Timer.objects.create(brand=desk.brand, key="late", kind="delay", place=4, owed=NOW,
+                         state=Timer.State.FIRED, fired=NOW - timedelta(hours=1),
+                         late_by=timedelta(minutes=9), owner_id="job_X", owner_opened=NOW)
+    with clock.fixed(NOW):
+        text = _text(desk.clients["viewer"].get(desk.url()))
+    assert text.index("failed once and has not succeeded since") < text.index("fired 9m late")
+    assert "2026-12-01 05:00 EST (2 hours ago)" in text
+
+
+def test_the_next_30_days_are_a_chart_and_a_list_by_day_for_the_world_chosen(desk):
+    page = desk.clients["owner"].get(desk.url(), {"world": desk.test_clock.pk})
+    body, text = page.content.decode(), _text(page)
+    assert '<svg class="chart"' in body and 'role="img"' in body
+    assert "<script" not in body.split("<main")[1]
+    assert "What falls due per day, 10 Apr to 9 May (America/New_York)" in body
+    assert "<title>Tue 18 Apr: 1 hard date</title>" in body
+    assert "Tuesday 18 April 2028 1 hard date, 1 date" in text
+    real = _text(desk.clients["owner"].get(desk.url()))
+    assert "Nothing falls due in the next 30 days." in real
+
+
+def test_the_at_risk_list_pages_by_25(desk, monkeypatch):
+    monkeypatch.setattr("timekeeping.console.views.AT_RISK_PAGE", 2)
+    first = _text(desk.clients["owner"].get(desk.url()))
+    second = _text(desk.clients["owner"].get(desk.url(), {"risk": 2}))
+    assert "Page 1 of 2 (3 dates)" in first and "refund claims" not in first
+    assert "refund claims" in second and "pay the 2027 tax" not in second
+
+
+def test_the_at_risk_list_filters_by_state_and_by_whom_it_is_assigned_to(desk):
+    pay = desk.occurrence("pay")
+    pay.assignee = desk.manager
+    pay.save(update_fields=["assignee"])
+    ahead = _text(desk.clients["owner"].get(desk.url(), {"state": "ahead"}))
+    assert "refund claims" in ahead and "pay the 2027 tax near" not in ahead
+    mine = _text(desk.clients["owner"].get(desk.url(), {"assignee": desk.manager.pk}))
+    assert "pay the 2027 tax" in mine and "file the 2027 return, US" not in mine
+    nobody = _text(desk.clients["owner"].get(desk.url(), {"assignee": "nobody"}))
+    assert "file the 2027 return, US" in nobody and "assigned to staff" not in nobody
+    assert "Nothing is at risk of these." in _text(desk.clients["owner"].get(
+        desk.url(), {"state": "lapsed"}))

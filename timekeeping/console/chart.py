@@ -1,0 +1,95 @@
+"""The next days as a chart (S25): bars per day, stacked by kind, drawn by the server as an
+inline SVG with its own title, description and text labels (no script, no external file)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from timekeeping.ahead import Ahead
+
+STEP, BAR = 26, 18  # the width each day takes, and its bar's
+PLOT, TOP, LEFT, BOTTOM = 140, 34, 8, 34  # the plot's height and the margins around it
+STYLES = {"hard date": "k-hard", "date": "k-date", "rung": "k-rung", "delay": "k-delay"}
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: int
+    y: float
+    width: int
+    height: float
+    style: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Label:
+    x: float
+    y: float
+    text: str
+    anchor: str = "middle"
+
+
+@dataclass
+class Chart:
+    width: int
+    height: int
+    title: str
+    description: str
+    baseline: float
+    bars: list[Bar] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+    legend: list[tuple[Label, Bar]] = field(default_factory=list)
+
+
+def chart(ahead: Ahead) -> Chart:
+    days = ahead.days
+    tallest = max((day.total for day in days), default=0) or 1
+    found = Chart(width=LEFT * 2 + STEP * len(days), height=TOP + PLOT + BOTTOM,
+                  title=f"What falls due per day, {_day(days[0].day)} to "
+                        f"{_day(days[-1].day)} ({ahead.zone})",
+                  description=_described(ahead), baseline=TOP + PLOT)
+    for n, day in enumerate(days):
+        x = LEFT + n * STEP + (STEP - BAR) // 2
+        y = TOP + PLOT
+        for kind in ahead.kinds:
+            count = day.counts.get(kind, 0)
+            if count:
+                height = PLOT * count / tallest
+                y -= height
+                said = f"{day.day:%a} {_day(day.day)}: {count} {_plural(kind, count)}"
+                found.bars.append(Bar(x, round(y, 1), BAR, round(height, 1), _style(kind),
+                                      said))
+        middle = x + BAR / 2
+        if day.total:
+            found.labels.append(Label(middle, round(y - 4, 1), str(day.total)))
+        found.labels.append(Label(middle, TOP + PLOT + 14, str(day.day.day)))
+        if n == 0 or day.day.day == 1:
+            found.labels.append(Label(x, TOP + PLOT + 28, f"{day.day:%b}", anchor="start"))
+    for n, kind in enumerate(ahead.kinds):
+        x = LEFT + n * 110
+        found.legend.append((Label(x + 16, 22, kind, anchor="start"),
+                             Bar(x, 12, 12, 12, _style(kind), kind)))
+    return found
+
+
+def _style(kind: str) -> str:
+    return STYLES.get(kind, "k-other")
+
+
+def _plural(kind: str, count: int) -> str:
+    return kind if count == 1 else f"{kind}s"
+
+
+def _described(ahead: Ahead) -> str:
+    if not ahead.total:
+        return f"Nothing falls due in the next {len(ahead.days)} days."
+    busiest = max(ahead.days, key=lambda day: day.total)
+    counts = {kind: sum(day.counts.get(kind, 0) for day in ahead.days) for kind in ahead.kinds}
+    kinds = ", ".join(f"{n} {_plural(kind, n)}" for kind, n in counts.items())
+    return (f"{ahead.total} in the next {len(ahead.days)} days ({kinds}); the busiest day is "
+            f"{busiest.day:%A} {_day(busiest.day)} with {busiest.total}.")
+
+
+def _day(day) -> str:
+    return f"{day.day} {day:%b}"

@@ -1,0 +1,143 @@
+"""The console's forms: they parse what a person typed and name the field a value fails; the
+functions they feed (the API's own) decide everything else."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+
+from django import forms
+
+from calendars.moments import wall_time
+from timekeeping import instants
+from timekeeping.models import Brand, TestClock
+
+MANIFEST_MAX = 2 * 1024 * 1024  # as the API's body limit
+
+
+class DateForm(forms.Form):
+    """A control on one date: the clock is in the address, the item in the form."""
+
+    item = forms.CharField(max_length=64, required=False)
+
+
+class ChooseForm(DateForm):
+    choice = forms.CharField(max_length=100, label="Choose")
+
+
+class AssignForm(DateForm):
+    member = forms.CharField(max_length=48, label="Assign to")
+
+
+class InviteForm(forms.Form):
+    email = forms.EmailField(max_length=254, label="Their email")
+
+
+class InstantField(forms.Field):
+    """A time typed in the brand's zone (a browser's `datetime-local`: 2028-02-01T14:00), or an
+    instant with an offset or Z; aware UTC, inside the dates kept."""
+
+    widget = forms.DateTimeInput(attrs={"type": "datetime-local", "step": "60"})
+
+    def __init__(self, *, zone: str = "UTC", **kwargs):
+        super().__init__(**kwargs)
+        self.zone = zone
+
+    def to_python(self, value) -> datetime | None:
+        text = str(value or "").strip()
+        if not text:
+            return None
+        if len(text) > 40:
+            raise forms.ValidationError("a time is at most 40 characters")
+        try:
+            return instants.parse_instant(text, field="time")
+        except instants.OutOfSpan as error:
+            raise forms.ValidationError(str(error).removeprefix("time: ")) from None
+        except ValueError:
+            pass
+        try:
+            local = datetime.fromisoformat(text)
+        except ValueError:
+            raise forms.ValidationError(f"{text!r} is not a time such as 2028-02-01T14:00"
+                                        ) from None
+        if local.tzinfo is not None or not instants.in_span(local):
+            raise forms.ValidationError(f"{text!r} is outside the dates kept ({instants.SPAN})")
+        # Read in the brand's zone, in Python (DESIGN decision 1): a skipped time is shifted.
+        return wall_time(local.date(), local.time().replace(second=0, microsecond=0),
+                         self.zone)
+
+
+class TestClockForm(forms.Form):
+    name = forms.CharField(max_length=200, label="Name")
+
+    def __init__(self, *args, zone: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["frozen_time"] = InstantField(zone=zone, label=f"Its time ({zone})")
+
+
+class AdvanceForm(forms.Form):
+    def __init__(self, *args, zone: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["to"] = InstantField(zone=zone, label=f"Advance to ({zone})")
+
+
+class PostponementForm(forms.Form):
+    from_date = forms.DateField(label="Dates due from", widget=forms.DateInput(
+        attrs={"type": "date"}))
+    through = forms.DateField(label="through", widget=forms.DateInput(attrs={"type": "date"}))
+    to = forms.DateField(label="move to", widget=forms.DateInput(attrs={"type": "date"}))
+    notice = forms.CharField(max_length=500, label="The notice that moves them")
+    where = forms.JSONField(required=False, label="Only subjects where (JSON, optional)",
+                            widget=forms.Textarea(attrs={"rows": 2}))
+    test_clock = forms.ModelChoiceField(queryset=TestClock.objects.none(), required=False,
+                                        label="On test clock (empty: the real clock)")
+
+    def __init__(self, *args, brand: Brand, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["test_clock"].queryset = TestClock.objects.filter(brand=brand).order_by(
+            "name")
+
+    def clean_where(self):
+        return self.cleaned_data.get("where") or {}
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in ("from_date", "through", "to"):
+            day = cleaned.get(name)
+            if isinstance(day, date) and not instants.in_span(day):
+                self.add_error(name, f"{day} is outside the dates kept ({instants.SPAN})")
+        return cleaned
+
+
+class KeyForm(forms.Form):
+    name = forms.CharField(max_length=200, label="What the key is for")
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+class ManifestForm(forms.Form):
+    document = forms.CharField(max_length=MANIFEST_MAX, label="The manifest (JSON)",
+                               widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}),
+                               strip=False)
+
+    def clean_document(self) -> object:
+        text = self.cleaned_data["document"]
+        try:
+            return json.loads(text, parse_constant=_no_constant)
+        except json.JSONDecodeError as error:
+            raise forms.ValidationError(f"not JSON: {error.msg} at line {error.lineno}, "
+                                        f"column {error.colno}") from None
+        except (ValueError, RecursionError) as error:
+            raise forms.ValidationError(f"not JSON a manifest can be: {error}") from None
+
+
+class ScheduleForm(forms.Form):
+    schedule = forms.CharField(max_length=48)
+    do = forms.ChoiceField(choices=[("pause", "pause"), ("resume", "resume"),
+                                    ("run", "run now")])
+
+
+class ConnectionForm(forms.Form):
+    do = forms.ChoiceField(choices=[("pause", "pause"), ("resume", "resume")])

@@ -1,0 +1,261 @@
+"""Operations in the console (S25): schedules, the timed-move connection, postponements and test
+clocks, each through the functions the commands and the API use (`schedules.operate`,
+`moves.operate`, `clocks.add_postponement`, `test_clocks`). Viewers see; managers and owners
+act."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import OuterRef, Subquery
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from calendars.models import Postponement
+from timekeeping import clock, clocks, test_clocks, trace
+from timekeeping.console import connections, forms
+from timekeeping.console.access import brand_of, by, may
+from timekeeping.console.shown import face_of
+from timekeeping.models import Brand, Connection, Schedule, ScheduleRun, TestClock, brands_kept_by
+from timekeeping.moves import operate as moves
+from timekeeping.schedules import operate as schedules
+
+PER_PAGE = 50
+PREVIEW_SHOWN = 100
+PREVIEW_HOURS = 24
+
+
+# -- schedules -------------------------------------------------------------------------------
+
+def _with_last_run(rows):
+    """Each schedule with its last run's time and outcome, in the same query (schedule runs
+    live beside schedules, in the schedules store)."""
+    last = ScheduleRun.objects.filter(schedule=OuterRef("pk")).order_by("-tick")
+    return rows.annotate(last_tick_run=Subquery(last.values("tick")[:1]),
+                         last_outcome=Subquery(last.values("outcome")[:1]))
+
+
+@login_required
+def schedule_list(request, brand_id: str):
+    brand = brand_of(request, brand_id)
+    now = clock.wall_now()
+    # Filtered on the brand's column, never joined: SCHEDULES_STORE may be another database.
+    rows = _with_last_run(Schedule.objects.filter(brand_id=brand.pk, active=True)
+                          .order_by("test_clock_id", "name", "pk"))
+    page = Paginator(rows, PER_PAGE).get_page(request.GET.get("page"))
+    face = face_of(brand, now)
+    return render(request, "console/schedules.html", {
+        "brand": brand, "face": face, "can_act": may(request, "manager"), "page": page,
+        "rows": [{"row": row, "next": face.at(row.next_due), "last": face.at(row.last_tick_run),
+                  "every": schedules.every_text(row.every_s)} for row in page],
+        "stopped": schedules.ticks_stopped(now)})
+
+
+@login_required
+@require_POST
+def schedule_act(request, brand_id: str):
+    brand = brand_of(request, brand_id, at_least="manager")
+    form = forms.ScheduleForm(request.POST)
+    row = None
+    if form.is_valid():
+        row = Schedule.objects.filter(brand_id=brand.pk, active=True,
+                                      pk=form.cleaned_data["schedule"]).first()
+    if row is None:
+        messages.error(request, "Nothing was done: name one of the brand's schedules and "
+                                "what to do (pause, resume, run now).")
+        return redirect("console:schedules", brand_id=brand.pk)
+    verb = form.cleaned_data["do"]
+    {"pause": schedules.pause, "resume": schedules.resume, "run": schedules.run_by_hand}[
+        verb](row)
+    messages.success(request, {"pause": f"{row.name} is paused: its due times are skipped "
+                                         "until it is resumed.",
+                               "resume": f"{row.name} is resumed.",
+                               "run": f"{row.name} runs at the next tick, beside its grid."}[
+        verb])
+    return redirect("console:schedules", brand_id=brand.pk)
+
+
+# -- the timed-move connection ---------------------------------------------------------------
+
+def _connection(brand: Brand) -> Connection | None:
+    return Connection.objects.select_related("brand").filter(brand=brand).first()
+
+
+@login_required
+def moves_page(request, brand_id: str):
+    brand = brand_of(request, brand_id)
+    now, link = clock.wall_now(), _connection(brand)
+    face = face_of(brand, now)
+    found = {"brand": brand, "face": face, "can_act": may(request, "manager"), "link": link}
+    if link is not None:
+        preview = moves.preview(link, now=now, hours=PREVIEW_HOURS)
+        aside = Paginator(moves.set_aside(link, now=now), PER_PAGE).get_page(
+            request.GET.get("page"))
+        found |= {"backlog": [{"line": line, "oldest": face.at(line.oldest)}
+                              for line in moves.backlog(link, now=now)],
+                  "aside": aside, "aside_rows": [{"row": row, "until": face.at(row.until)}
+                                                 for row in aside],
+                  "preview": preview[:PREVIEW_SHOWN], "preview_more": len(preview) > PREVIEW_SHOWN,
+                  "last_run": face.at(link.last_run), "hours": PREVIEW_HOURS}
+    return render(request, "console/moves.html", found)
+
+
+@login_required
+@require_POST
+def moves_act(request, brand_id: str):
+    brand = brand_of(request, brand_id, at_least="manager")
+    form, link = forms.ConnectionForm(request.POST), _connection(brand)
+    if link is None or not form.is_valid():
+        messages.error(request, "Nothing was done: the brand has no tables yet, or the form "
+                                "said neither pause nor resume.")
+    elif form.cleaned_data["do"] == "pause":
+        connections.pause(link)
+        messages.success(request, "The connection is paused: no timed move runs until it is "
+                                  "resumed.")
+    else:
+        connections.resume(link)
+        messages.success(request, "The connection is resumed: the next minute's job runs.")
+    return redirect("console:moves", brand_id=brand.pk)
+
+
+# -- postponements ---------------------------------------------------------------------------
+
+def _postponements(request, brand: Brand, form: forms.PostponementForm, status: int = 200):
+    found = (Postponement.objects.filter(calendar_id=brand.calendar_id)
+             .order_by("-from_date", "-pk") if brand.calendar_id else Postponement.objects.none())
+    return render(request, "console/postponements.html", {
+        "brand": brand, "can_act": may(request, "manager"), "form": form,
+        "page": Paginator(found, PER_PAGE).get_page(request.GET.get("page"))}, status=status)
+
+
+@login_required
+def postponement_list(request, brand_id: str):
+    brand = brand_of(request, brand_id)
+    return _postponements(request, brand, forms.PostponementForm(brand=brand))
+
+
+# The API's fields, as this form names them.
+POSTPONEMENT_FIELDS = {"from": "from_date", "through": "through", "to": "to", "where": "where",
+                       "notice": "notice", "test_clock": "test_clock"}
+
+
+@login_required
+@require_POST
+def postponement_add(request, brand_id: str):
+    brand = brand_of(request, brand_id, at_least="manager")
+    form = forms.PostponementForm(request.POST, brand=brand)
+    if form.is_valid() and _calendar_refusal(request, brand) is None:
+        data = form.cleaned_data
+        try:
+            _, moved = clocks.add_postponement(
+                calendar=brand.calendar, from_date=data["from_date"], through=data["through"],
+                to=data["to"], where=data["where"], notice=data["notice"],
+                test_clock_id=data["test_clock"].pk if data["test_clock"] else "",
+                by=by(request))
+        except clocks.OrderRefused as refused:
+            form.add_error(POSTPONEMENT_FIELDS.get(refused.field), refused.message)
+        else:
+            dates_moved = "1 date" if len(moved) == 1 else f"{len(moved)} dates"
+            messages.success(request, f"Notice added: {dates_moved} moved"
+                                      + (f" ({'; '.join(moved[:10])})" if moved else "") + ".")
+            return redirect("console:postponements", brand_id=brand.pk)
+    elif form.is_valid():
+        form.add_error(None, _calendar_refusal(request, brand))
+    return _postponements(request, brand, form, status=400)
+
+
+def _calendar_refusal(request, brand: Brand) -> str | None:
+    """As the API refuses (Postponements): no calendar, or one shared with brands the person
+    does not keep, since a notice moves the dates of every brand on its calendar."""
+    if brand.calendar_id is None:
+        return "The brand has no calendar; load a manifest with a calendar section first."
+    if brand.calendar.brands.exclude(pk__in=brands_kept_by(request.user)).exists():
+        return ("The brand's calendar is shared with brands you do not keep; an operator adds "
+                "its notices.")
+    return None
+
+
+# -- test clocks -----------------------------------------------------------------------------
+
+def _zone(brand: Brand) -> str:
+    return brand.calendar_rules().zone_name
+
+
+def _test_clocks(request, brand: Brand, form: forms.TestClockForm, status: int = 200):
+    face = face_of(brand, clock.wall_now())
+    page = Paginator(TestClock.objects.filter(brand=brand).order_by("name", "pk"),
+                     PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "console/test_clocks.html", {
+        "brand": brand, "face": face, "can_act": may(request, "manager"), "page": page,
+        "rows": [{"row": row, "time": face.at(row.frozen_time)} for row in page],
+        "form": form}, status=status)
+
+
+@login_required
+def test_clock_list(request, brand_id: str):
+    brand = brand_of(request, brand_id)
+    return _test_clocks(request, brand, forms.TestClockForm(zone=_zone(brand)))
+
+
+@login_required
+@require_POST
+def test_clock_create(request, brand_id: str):
+    brand = brand_of(request, brand_id, at_least="manager")
+    form = forms.TestClockForm(request.POST, zone=_zone(brand))
+    if not form.is_valid():
+        return _test_clocks(request, brand, form, status=400)
+    made = test_clocks.create(brand=brand, name=form.cleaned_data["name"],
+                              frozen_time=form.cleaned_data["frozen_time"])
+    messages.success(request, f"Test clock {made.name} ({made.pk}) made.")
+    return redirect("console:test-clock", brand_id=brand.pk, clock_id=made.pk)
+
+
+def _test_clock(brand: Brand, clock_id: str) -> TestClock:
+    found = TestClock.objects.select_related("brand").filter(brand=brand, pk=clock_id).first()
+    if found is None:
+        raise Http404("no such test clock")
+    return found
+
+
+def _test_clock_page(request, brand: Brand, found: TestClock, form, *, traced: str = "",
+                     status: int = 200):
+    face = face_of(brand, clock.wall_now())
+    return render(request, "console/test_clock.html", {
+        "brand": brand, "face": face, "can_act": may(request, "manager"), "clock": found,
+        "time": face.at(found.frozen_time), "subjects": found.subjects.count(),
+        "form": form, "trace": traced}, status=status)
+
+
+def _advance_form(brand: Brand, found: TestClock) -> forms.AdvanceForm:
+    """Filled in with the clock's time, as the brand's zone shows it."""
+    local = found.frozen_time.astimezone(face_of(brand, found.frozen_time).zone)
+    return forms.AdvanceForm(zone=_zone(brand), initial={"to": f"{local:%Y-%m-%dT%H:%M}"})
+
+
+@login_required
+def test_clock_page(request, brand_id: str, clock_id: str):
+    brand = brand_of(request, brand_id)
+    found = _test_clock(brand, clock_id)
+    return _test_clock_page(request, brand, found, _advance_form(brand, found))
+
+
+@login_required
+@require_POST
+def test_clock_advance(request, brand_id: str, clock_id: str):
+    brand = brand_of(request, brand_id, at_least="manager")
+    found = _test_clock(brand, clock_id)
+    form = forms.AdvanceForm(request.POST, zone=_zone(brand))
+    if not form.is_valid():
+        return _test_clock_page(request, brand, found, form, status=400)
+    start = found.frozen_time
+    try:
+        ticked = test_clocks.advance(found, to=form.cleaned_data["to"])
+    except test_clocks.AdvanceRefused as refused:
+        form.add_error("to" if refused.field == "to" else None, refused.message)
+        return _test_clock_page(request, brand, found, form,
+                                status=409 if refused.field == "test_clock" else 400)
+    # The trace is the answer: shown at once, as `advance` over the API returns it.
+    traced = trace.render(ticked, label=found.pk, start=start, end=found.frozen_time)
+    return _test_clock_page(request, brand, found, _advance_form(brand, found), traced=traced)

@@ -1,0 +1,122 @@
+"""Subjects in the console (S25): the list (search, kind, 50 a page) and a subject's page: its
+calendar (the API's lines), its jobs and clocks with their open dates and controls, its history,
+its feed link (rotatable) and the invitation of its contact as a customer."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from timekeeping import clock, dates, history, instants, invitations, subject_calendar
+from timekeeping.console import forms
+from timekeeping.console.access import brand_of, may
+from timekeeping.console.controls import members
+from timekeeping.console.shown import face_of
+from timekeeping.models import Brand, Invitation, Job, Subject
+
+PER_PAGE = 50
+KINDS_SHOWN = 50
+HISTORY_PAGE = 50
+
+
+@login_required
+def subject_list(request, brand_id: str):
+    brand = brand_of(request, brand_id)
+    asked, kind = request.GET.get("q", "").strip()[:200], request.GET.get("kind", "")[:64]
+    found = Subject.objects.filter(brand=brand)
+    if asked:
+        found = found.filter(Q(name__icontains=asked) | Q(key__icontains=asked))
+    if kind:
+        found = found.filter(kind=kind)
+    kinds = (Subject.objects.filter(brand=brand).order_by("kind").values_list("kind", flat=True)
+             .distinct()[:KINDS_SHOWN])
+    return render(request, "console/subjects.html", {
+        "brand": brand, "asked": asked, "kind": kind, "kinds": list(kinds),
+        "page": Paginator(found.order_by("name", "pk"), PER_PAGE).get_page(
+            request.GET.get("page"))})
+
+
+def _subject(brand: Brand, subject_id: str) -> Subject:
+    found = Subject.objects.select_related("brand__calendar", "test_clock").filter(
+        brand=brand, pk=subject_id).first()
+    if found is None:
+        raise Http404("no such subject")
+    return found
+
+
+def _before(request):
+    """The history's page: records before this instant (the last one shown), or the newest."""
+    try:
+        return instants.parse_instant(request.GET["before"], field="before")
+    except (KeyError, ValueError):
+        return None
+
+
+def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
+          status: int = 200):
+    now = clock.wall_now()
+    said = history.history(subject, limit=HISTORY_PAGE, before=_before(request))
+    token, face = subject.feed_token, face_of(brand, now)
+    world = subject.test_clock.frozen_time if subject.test_clock_id else now
+    feed = f"{settings.SITE_URL}{subject_calendar.feed_path(subject)}?token={token}"
+    sent = Invitation.objects.filter(subject=subject).order_by("-created")[:10]
+    return render(request, "console/subject.html", {
+        "brand": brand, "subject": subject, "face": face,
+        "can_act": may(request, "manager"), "calendar": subject_calendar.lines(subject),
+        "zone": subject_calendar.zone_of_subject(subject),
+        "jobs": Job.objects.filter(subject=subject).prefetch_related("clocks")
+        .order_by("-opened")[:PER_PAGE],
+        "open_dates": dates.coming_up([subject]), "members": members(brand),
+        # A test clock's records are told against its own now.
+        "history": [{"said": each, "at": face.at(each.at, now=world)} for each in said],
+        "older": said[-1].at if len(said) == HISTORY_PAGE else None,
+        "feed": feed, "webcal": "webcal://" + feed.split("://", 1)[-1],
+        "invitations": [{"email": each.email, "accepted": each.accepted,
+                         "accepted_at": face.at(each.accepted),
+                         "expires_at": face.at(each.expires)} for each in sent],
+        "invite": invite, "next": request.get_full_path()}, status=status)
+
+
+@login_required
+def subject_page(request, brand_id: str, subject_id: str):
+    brand = brand_of(request, brand_id)
+    subject = _subject(brand, subject_id)
+    return _page(request, brand, subject,
+                 forms.InviteForm(initial={"email": subject.contact_email}))
+
+
+@login_required
+@require_POST
+def rotate_feed(request, brand_id: str, subject_id: str):
+    brand = brand_of(request, brand_id, at_least="manager")
+    subject = _subject(brand, subject_id)
+    subject_calendar.rotate_token(subject)
+    messages.success(request, "The feed has a new link; the old link no longer works.")
+    return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)
+
+
+@login_required
+@require_POST
+def invite(request, brand_id: str, subject_id: str):
+    brand = brand_of(request, brand_id, at_least="manager")
+    subject = _subject(brand, subject_id)
+    form = forms.InviteForm(request.POST)
+    if form.is_valid():
+        try:
+            made = invitations.invite(subject=subject, email=form.cleaned_data["email"],
+                                      by=request.user, now=clock.wall_now())
+        except invitations.InvitationRefused as refused:
+            form.add_error("email" if refused.field == "email" else None, refused.message)
+        else:
+            to = ("the brand's owner (a test clock's subject)" if subject.test_clock_id
+                  else made.email)
+            messages.success(request, f"Invitation for {made.email} sent to {to}; its link "
+                                      "works for 7 days, once.")
+            return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)
+    return _page(request, brand, subject, form, status=400)
