@@ -91,6 +91,7 @@ def fill(subjects: int) -> dict:
         for item in (ITEMS if row.name == "file" else [""]):
             occurrences.append(Occurrence(
                 clock=row, item=item, rule_due=due, due=due, late_from=rules.late_from(due),
+                brand=brand, hard=row.hard, miss_cost=32400 if row.name == "file" else 0,
                 status="open" if open_ else "satisfied", settled=None if open_ else now,
                 settled_by="" if open_ else "file"))
     Occurrence.objects.bulk_create(occurrences, batch_size=5000)

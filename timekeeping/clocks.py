@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from calendars import rules
 from calendars.models import Calendar, Postponement
 from timekeeping import clock as wall
-from timekeeping import dues, firing, instants, outbox, records, timers
+from timekeeping import dues, exposure, firing, instants, outbox, records, timers
 from timekeeping.manifests import services_of
 from timekeeping.manifests.spec import ClockSpec, ServiceSpec, parse_every
 from timekeeping.models import (
@@ -179,7 +179,10 @@ def _open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurr
                       row.test_clock), test_clock=row.test_clock, subject=row.subject_id,
                       job=row.job_id, data={"clock": row.id, "item": item, "why": why})
         return None
-    occurrence = Occurrence(clock=row, item=item, seq=seq, rule_due=rule_due, due=rule_due)
+    price = exposure.price(spec.exposure)
+    occurrence = Occurrence(clock=row, item=item, seq=seq, rule_due=rule_due, due=rule_due,
+                            brand_id=row.brand_id, test_clock_id=row.test_clock_id,
+                            hard=row.hard, miss_cost=price.monthly if price else 0)
     _keep(occurrence, rule_due, by="")  # sets the date kept and late_from
     _apply_postponements(occurrence)
     occurrence.save()

@@ -6,7 +6,6 @@ shows and who may use it."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 
@@ -44,14 +43,19 @@ def home(request, brand_id: str):
     return render(request, "console/home.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"),
         "stopped": operate.ticks_stopped(now),
-        "at_risk": Paginator(dates.AtRisk(brand, state=state if state in STATES else "",
-                                          assignee=assignee), AT_RISK_PAGE
-                             ).get_page(request.GET.get("risk")),
+        "at_risk": dates.AtRisk(brand, state=state if state in STATES else "",
+                                assignee=assignee).page(_number(request.GET.get("risk")),
+                                                        AT_RISK_PAGE),
         "states": STATES, "state": state, "assignee": assignee, "members": members(brand),
         "attention": [{"item": item, "at": face.at(item.at)} for item in needs.items],
         "attention_more": needs.more,
         "ahead": coming, "chart": chart(coming), "worlds": worlds, "world": world,
         "next": request.get_full_path()})
+
+
+def _number(text: str | None) -> int:
+    """A page number from the address; anything else is the first page."""
+    return int(text) if text and text.isdigit() and len(text) < 7 else 1
 
 
 @login_required

@@ -138,6 +138,15 @@ class Occurrence(models.Model):
         CLOSED = "closed", "closed (its job ended)"
 
     clock = models.ForeignKey(Clock, on_delete=models.CASCADE, related_name="occurrences")
+    # Its clock's brand, world and hardness, and what a month late costs, kept on the row: the
+    # console's dates at risk are read in order from one index, whatever the brand's size.
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="occurrences")
+    test_clock = models.ForeignKey(TestClock, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="occurrences")
+    hard = models.BooleanField(default=False)
+    miss_cost = models.BigIntegerField(
+        default=0, help_text="What a month late costs, in minor units (the clock's exposure as "
+                             "the job's manifest version prices it); 0: not priced.")
     item = models.CharField(max_length=64, blank=True, default="")
     seq = models.PositiveIntegerField(default=0, help_text="Which coming, with `every`.")
     rule_due = models.DateField(help_text="The date the due rule gives, before any roll.")
@@ -159,8 +168,15 @@ class Occurrence(models.Model):
         ordering = ["due", "clock", "item", "seq"]
         constraints = [models.UniqueConstraint(fields=["clock", "item", "seq"],
                                                name="occurrence_per_item_seq")]
-        indexes = [models.Index(fields=["due"], condition=Q(status="open"),
-                                name="occurrence_open_due")]
+        indexes = [
+            models.Index(fields=["due"], condition=Q(status="open"), name="occurrence_open_due"),
+            # Dates at risk: the brand's live dates, dearest miss first, then the nearest.
+            models.Index(fields=["brand", "-miss_cost", "late_from", "id"],
+                         condition=Q(status__in=["open", "lapsed"]), name="occurrence_risk"),
+            # The next days of one world of a brand.
+            models.Index(fields=["brand", "test_clock", "due"], condition=Q(status="open"),
+                         name="occurrence_brand_due"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.label} due {self.due}"

@@ -58,7 +58,9 @@ def _dates(brand: Brand, subjects: list[Subject], bundle: str) -> None:
         for item in (["US", "US-CA"] if row.name == "file" else [""]):
             occurrences.append(Occurrence(clock=row, item=item, rule_due=due, due=due,
                                           late_from=datetime.combine(due, datetime.min.time(),
-                                                                     UTC) + timedelta(days=1)))
+                                                                     UTC) + timedelta(days=1),
+                                          brand_id=row.brand_id, hard=row.hard,
+                                          test_clock_id=row.test_clock_id))
     Occurrence.objects.bulk_create(occurrences)
     Timer.objects.bulk_create([
         Timer(brand=brand, key=f"{o.label}:notice", kind="clock", place=6,

@@ -27,7 +27,9 @@ def copies(portal, n: int, tag: str) -> list[Subject]:
     dates = {row.name: list(row.occurrences.all()) for row in models}
     Occurrence.objects.bulk_create([
         Occurrence(clock=row, item=o.item, seq=o.seq, rule_due=o.rule_due, due=o.due,
-                   late_from=o.late_from) for row in made for o in dates[row.name]])
+                   late_from=o.late_from, brand_id=row.brand_id, test_clock_id=row.test_clock_id,
+                   hard=row.hard, miss_cost=o.miss_cost)
+        for row in made for o in dates[row.name]])
     return subjects
 
 
