@@ -89,7 +89,7 @@ class DateLine:
     def owner(self) -> str:
         assignee = self.occurrence.assignee
         who = {"brand": "the brand", "buyer": self.subject.owner_name or "the customer",
-               "of_record": "the brand, of record"}.get(self.clock.owner, self.clock.owner)
+               "of_record": "the brand (of record)"}.get(self.clock.owner, self.clock.owner)
         return f"{who}, assigned to {assignee.user.get_username()}" if assignee else who
 
     @property

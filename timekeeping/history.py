@@ -8,6 +8,7 @@ are left out. The record stays the source: a page shows what it says, never anyt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,9 +31,34 @@ def _what(data: dict) -> str:
     return (f"{name} date" if name else "date") + (f" for {item}" if item else "")
 
 
+_PERSON = re.compile(r"user \d+ \((?P<name>.+)\)")
+_KEY = re.compile(r"key \S+ \((?P<name>.+)\)")
+
+
+def person(who: str) -> str:
+    """Who acted, as a reader names them: a person by name, an API key as a program by its name.
+
+    Records keep the exact actor ("user 7 (ana)", "key key_… (billing)") for audit; the page
+    says "ana" or "a program (billing)".
+    """
+    if found := _PERSON.fullmatch(who):
+        return found["name"]
+    if found := _KEY.fullmatch(who):
+        return f"a program ({found['name']})"
+    return who
+
+
 def _by(data: dict) -> str:
     who = data.get("by") or data.get("who") or ""
-    return f" by {who}" if who else ""
+    return f" by {person(who)}" if who else ""
+
+
+def _kept(data: dict) -> str:
+    """How a date was kept: marked done by someone, or by the step or rule that kept it."""
+    who = data.get("by") or ""
+    if who.startswith("marked done by "):
+        return f" (marked done by {person(who.removeprefix('marked done by '))})"
+    return f" by {person(who)}" if who else ""
 
 
 SENTENCES: dict[str, Callable[[dict], str]] = {
@@ -45,7 +71,7 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                               f" ({'; '.join(d.get('why') or []) or 'a closed day'}).",
     "clock.moved": lambda d: f"The {_what(d)} moved from {d.get('from')} to {d.get('to')}"
                              + (f" by notice {d['notice']}" if d.get("notice")
-                                else f" by {d.get('by')}") + ".",
+                                else _by(d)) + ".",
     "clock.notice": lambda d: f"Notice: the {_what(d)} is {d.get('due')} "
                               f"({d.get('rung')}).",
     "clock.escalated": lambda d: f"Escalated: the {_what(d)} is {d.get('due')} "
@@ -54,11 +80,11 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "clock.assigned": lambda d: f"The {_what(d)} was assigned to {d.get('to')}{_by(d)}.",
     "clock.chosen": lambda d: f"'{d.get('choice')}' was chosen for the {_what(d)}{_by(d)}.",
     "clock.satisfied": lambda d: f"The {_what(d)} was kept"
-                                 + (" late" if d.get("late") else "") + _by(d) + ".",
+                                 + (" late" if d.get("late") else "") + _kept(d) + ".",
     "clock.lapsed": lambda d: f"The {_what(d)} {d.get('due')} passed unkept"
                               + (f"; the choices: {', '.join(d['choices'])}"
                                  if d.get("choices") else "") + ".",
-    "clock.no_date": lambda d: f"A date could not be set: {d.get('why')}.",
+    "clock.no_date": lambda d: f"The {_what(d)} could not be set: {d.get('why')}.",
     "step.committed": lambda d: f"Step '{d.get('step')}' was taken"
                                 + (f" for {', '.join(d['items'])}" if d.get("items") else "")
                                 + _by(d) + ".",

@@ -87,7 +87,7 @@ class Looks:
         SHOTS.mkdir(exist_ok=True)
         if phone:
             page.set_viewport_size(PHONE)
-        found = [f"{problem}" for problem in page.evaluate(ACCESSIBILITY)]
+        found = list(page.evaluate(ACCESSIBILITY))
         if phone:
             found += [f"at phone width, {spill}" for spill in page.evaluate(OVERFLOW)]
         if found:

@@ -21,7 +21,7 @@
       ? '.' + el.className.trim().split(/\s+/).join('.') : '');
   const told = outermost.slice(0, 5).map((el) => {
     const right = Math.round(el.getBoundingClientRect().right);
-    return `<${named(el)}> "${(el.textContent || '').trim().slice(0, 40)}" reaches ${right}px`;
+    return `<${named(el)}> "${(el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 40)}" reaches ${right}px`;
   });
   const page = `the page is ${document.documentElement.scrollWidth}px wide on a ${width}px screen`;
   return [told.length ? `${page}: ${told.join('; ')}` : page];

@@ -14,11 +14,15 @@ def sign_in(page, live_server, username: str, password: str = "pw") -> None:
 
 
 def test_an_owner_lands_on_the_console_and_a_customer_on_the_portal(page, live_server, world,
-                                                                     shoot):
+                                                                     look):
+    page.goto(f"{live_server.url}/")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Sign in")
+    look("sign-in")
     sign_in(page, live_server, "owner_a")
     expect(page.get_by_role("heading", level=1)).to_have_text(world.brand.name)
-    shoot("console-home")
+    look("sign-in-owner-lands-on-console")
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, live_server, "customer_a")
     expect(page.get_by_role("heading", level=1)).to_have_text("Your dates")
-    shoot("portal-home")
+    look("sign-in-customer-lands-on-portal")
+    look.assert_accessible()

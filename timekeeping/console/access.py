@@ -22,7 +22,8 @@ def brand_of(request, brand_id: str, *, at_least: str = "viewer") -> Brand:
         raise Http404("no such brand")
     role = brand.role_of(request.user)
     if RANKS.get(role or "", -1) < RANKS[at_least]:
-        raise PermissionDenied(f"this needs a {at_least}'s role at {brand.name}")
+        article = "an" if at_least[0] in "aeiou" else "a"
+        raise PermissionDenied(f"this needs {article} {at_least}'s role at {brand.name}")
     request.role = role
     return brand
 

@@ -81,21 +81,30 @@ class AdvanceForm(forms.Form):
         self.fields["to"] = InstantField(zone=zone, label=f"Advance to ({zone})")
 
 
+class _OptionalJSON(forms.JSONField):
+    """JSON that may be left out: an empty box, not the word `null`, when there is none."""
+
+    def prepare_value(self, value):
+        return "" if value is None or value == {} else super().prepare_value(value)
+
+
 class PostponementForm(forms.Form):
     from_date = forms.DateField(label="Dates due from", widget=forms.DateInput(
         attrs={"type": "date"}))
     through = forms.DateField(label="through", widget=forms.DateInput(attrs={"type": "date"}))
     to = forms.DateField(label="move to", widget=forms.DateInput(attrs={"type": "date"}))
     notice = forms.CharField(max_length=500, label="The notice that moves them")
-    where = forms.JSONField(required=False, label="Only subjects where (JSON, optional)",
-                            widget=forms.Textarea(attrs={"rows": 2}))
+    where = _OptionalJSON(required=False, label="Only subjects where (JSON, optional)",
+                          widget=forms.Textarea(attrs={"rows": 2, "cols": 40}))
     test_clock = forms.ModelChoiceField(queryset=TestClock.objects.none(), required=False,
-                                        label="On test clock (empty: the real clock)")
+                                        label="On which clock", empty_label="the real clock")
 
     def __init__(self, *args, brand: Brand, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["test_clock"].queryset = TestClock.objects.filter(brand=brand).order_by(
             "name")
+        self.fields["test_clock"].label_from_instance = (
+            lambda clock: f"test clock {clock.name} ({clock.pk})")
 
     def clean_where(self):
         return self.cleaned_data.get("where") or {}

@@ -130,3 +130,12 @@ def test_the_way_back_stays_in_the_brands_console(desk):
 def test_a_get_is_not_a_control(desk):
     row = desk.job.clocks.get(name="pay")
     assert desk.clients["owner"].get(desk.url(f"clocks/{row.pk}/done")).status_code == 405
+
+
+def test_the_subjects_history_names_people_by_name_and_says_who_marked_a_date_done(desk):
+    _post(desk, "manager", "acknowledge", "file", item="US")
+    _post(desk, "manager", "done", "file", item="US")
+    text = _text(desk.clients["owner"].get(desk.url(f"subjects/{desk.subject.pk}/")))
+    assert "The file date for US was acknowledged by staff." in text
+    assert "The file date for US was kept (marked done by staff)." in text
+    assert "user " not in text  # the record keeps the exact actor; the page says a name

@@ -74,3 +74,15 @@ def test_pages_answered_after_a_refusal_read_as_well(desk):
         page.feed(answer.content.decode())
         assert answer.status_code in (200, 400) and page.headings.count(1) == 1
         assert [name for name in page.inputs if name not in page.labels] == []
+
+
+def test_not_found_and_not_allowed_are_pages_of_the_site_with_their_status(desk, settings):
+    settings.DEBUG = False
+    missing = desk.clients["stranger"].get(desk.url())
+    assert missing.status_code == 404
+    assert "<h1>Not found</h1>" in missing.content.decode()
+    assert "Elsewhere" in missing.content.decode()  # the header still offers their own brand
+    refused = desk.clients["viewer"].get(desk.url("keys/"))
+    assert refused.status_code == 403
+    assert "<h1>Not allowed</h1>" in refused.content.decode()
+    assert f"This needs an owner&#x27;s role at {desk.brand.name}." in refused.content.decode()

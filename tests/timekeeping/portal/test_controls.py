@@ -79,7 +79,7 @@ def test_it_shows_the_brands_dates_without_controls_and_answers_403_to_a_post(po
     filing = portal.clock("file")
     assert f"/portal/clocks/{filing.pk}/" not in page
     assert f"/portal/clocks/{portal.clock('pay').pk}/acknowledge" in page
-    assert "Shown for you to see: the brand, of record answers for it." in page
+    assert "The brand (of record) answers for this date; it is shown for you to see." in page
     for action in ("acknowledge", "done", "choose"):
         assert post(portal, filing, action, item="US", choice="file").status_code == 403
     assert not Record.objects.filter(kind__in=["clock.acknowledged", "clock.chosen"]).exists()
