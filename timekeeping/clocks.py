@@ -21,8 +21,7 @@ from django.db import IntegrityError, transaction
 
 from calendars import rules
 from calendars.models import Calendar, Postponement
-from timekeeping import clock as wall
-from timekeeping import dues, exposure, firing, instants, outbox, records, timers
+from timekeeping import dues, exposure, firing, gate, instants, outbox, records, timers
 from timekeeping.manifests import services_of
 from timekeeping.manifests.spec import ClockSpec, ServiceSpec, parse_every
 from timekeeping.models import (
@@ -63,11 +62,7 @@ def calendar_for(subject: Subject) -> rules.Calendar:
                           roll=base.roll_rule)
 
 
-def now_for(brand: Brand, test_clock: TestClock | None) -> datetime:
-    batch = firing.current()
-    if batch is not None and batch.brand.pk == brand.pk:
-        return batch.instant
-    return wall.now(brand=brand, test_clock=test_clock)
+now_for = firing.now_for
 
 
 # -- opening a job ----------------------------------------------------------------------------
@@ -109,7 +104,25 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
         # A clock whose date follows another clock opens after the clocks it follows.
         for clock_spec in sorted(spec.clocks.values(), key=lambda c: "clock" in c.due):
             _open_clock(job, spec, clock_spec, now)
+        for opened in _on_open:  # the job's own time (timekeeping.jobs), after its clocks
+            opened(job, spec, now)
     return job
+
+
+# What else opens with a job, and ends with it: registered by the kinds that keep a job's own
+# time (timekeeping.jobs), so the clocks import none of them.
+_on_open: list = []
+_on_end: list = []
+
+
+def on_open(function):
+    _on_open.append(function)
+    return function
+
+
+def on_end(function):
+    _on_end.append(function)
+    return function
 
 
 def _check_order(spec: ServiceSpec, period: str, given: dict) -> None:
@@ -177,7 +190,8 @@ def _open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurr
     if rule_due is None:
         records.write("clock.no_date", brand=row.brand, instant=now_for(row.brand,
                       row.test_clock), test_clock=row.test_clock, subject=row.subject_id,
-                      job=row.job_id, data={"clock": row.id, "item": item, "why": why})
+                      job=row.job_id,
+                      data={"clock": row.id, "name": row.name, "item": item, "why": why})
         return None
     price = exposure.price(spec.exposure)
     occurrence = Occurrence(clock=row, item=item, seq=seq, rule_due=rule_due, due=rule_due,
@@ -381,18 +395,30 @@ def _lapse_body(occurrence: Occurrence, choices: tuple[str, ...]) -> str:
     return f"{said} Choose what to do next:{listed}\n\nChoose on its page:"
 
 
-def end_job(job: Job, *, state: str = Job.State.ENDED) -> None:
-    """End a job. Clocks that live on the subject stay open in their owner's hands."""
+def end_job(job: Job, *, state: str = Job.State.ENDED, by: str = "",
+            data: dict | None = None) -> None:
+    """End a job (S16). Clocks that live on the subject stay open in their owner's hands;
+    the job's other dates close, and so does its own time (deadlines, asks, tasks)."""
     now = now_for(job.brand, job.test_clock)
     with transaction.atomic():
+        if Job.objects.filter(pk=job.pk, state=Job.State.OPEN).update(state=state,
+                                                                      ended=now) != 1:
+            raise OrderRefused("job", f"job {job.pk} is {Job.objects.get(pk=job.pk).state}; "
+                                      "only an open job ends")
         job.state, job.ended = state, now
-        job.save(update_fields=["state", "ended"])
-        for occurrence in open_occurrences(job).filter(clock__lives_on_subject=False):
+        for ended in _on_end:
+            ended(job, state, now)
+        kept = []
+        for occurrence in open_occurrences(job).select_related("clock"):
+            if occurrence.clock.lives_on_subject:
+                kept.append(occurrence.label)
+                continue
             occurrence.status = Occurrence.Status.CLOSED
             occurrence.save(update_fields=["status"])
             _end_timers(occurrence, f"job {job.pk} {state}")
         records.write(f"job.{state}", brand=job.brand, instant=now, test_clock=job.test_clock,
-                      subject=job.subject_id, job=job.pk, data={})
+                      subject=job.subject_id, job=job.pk,
+                      data={**(data or {}), "by": by, "lives_on": kept})
 
 
 def postpone(brand: Brand, postponement: Postponement) -> list[str]:
@@ -627,8 +653,6 @@ def _save_roll(occurrence: Occurrence, rolled: rules.Rolled, late_from: datetime
 def choose(occurrence: Occurrence, choice: str, *, by: str):
     """The owner's choice on a clock: one the clock offers (`choices`); a choice that names a
     step runs it through the gate, for the occurrence's item."""
-    from timekeeping import gate  # the gate calls back into the clocks
-
     spec = spec_of(occurrence.clock)
     if choice not in spec.choices:
         raise OrderRefused("choice", f"{choice!r} is not one of this clock's choices: "
@@ -673,11 +697,17 @@ def owner_email(occurrence: Occurrence, *, escalate: bool = False) -> str:
 
 def _recipient(occurrence: Occurrence, *, escalate: bool) -> tuple[str, bool]:
     """Whom a date's email goes to, and whether that is the customer: the subject's contact
-    for a buyer's date, else (and for an escalation) the brand's owner. A date in a test
-    clock's world is the brand's own rehearsal: its emails never reach a real customer."""
+    for a buyer's date; for a brand's date assigned to a member (`mbr_…`), that member; else
+    (and for an escalation) the brand's owner. A date in a test clock's world is the brand's
+    own rehearsal: its emails never reach anyone but the brand's owner."""
     row = occurrence.clock
     brand_owner = row.brand.owner.email if row.brand.owner else ""
-    if escalate or row.test_clock_id or row.owner != "buyer" or not row.subject.contact_email:
+    if escalate or row.test_clock_id:
+        return brand_owner, False
+    if row.owner != "buyer" or not row.subject.contact_email:
+        assignee = occurrence.assignee
+        if assignee is not None and assignee.user.email:
+            return assignee.user.email, False
         return brand_owner, False
     return row.subject.contact_email, True
 
@@ -722,3 +752,36 @@ def notice(occurrence: Occurrence, rung: str, *, escalate: bool = False) -> None
         return
     _tell_owner(occurrence, f"{title}: due {occurrence.due}", f"{said} See it on its page:",
                 key=rung, escalate=escalate)
+
+
+# -- what the gate asks of the clocks ---------------------------------------------------------
+# Registered on import: the gate imports no kind (it is the floor the kinds propose to).
+
+@gate.check(30)
+def _items_known(job: Job, step: str, items: list[str], now: datetime):
+    service = services_of(job.bundle)[job.service]
+    known = {item for spec in service.clocks.values() for item in items_of(job, spec)}
+    unknown = [item for item in items if item not in known]
+    if unknown:
+        return "item_unknown", f"{', '.join(unknown)} is not an item of job {job.pk}"
+    return None
+
+
+@gate.check(40)
+def _hard_date(job: Job, step: str, items: list[str], now: datetime):
+    passed = date_passed(job, step, items, now)
+    if passed is not None:
+        return "date_passed", (f"the hard date {passed.clock.name}"
+                               f"{' ' + passed.item if passed.item else ''} of {passed.due} "
+                               f"has passed, and it bars '{step}'")
+    return None
+
+
+@gate.effect(10)
+def _satisfied(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
+    outcome.satisfied = satisfy(job, step, items, now)
+
+
+@gate.effect(20)
+def _moved(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
+    outcome.moved = move(job, step, items)

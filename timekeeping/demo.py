@@ -61,10 +61,10 @@ def demo_load() -> DemoLogin:
     demo_lockers(login.brand)
     venue_owner = _person(VENUE_USERNAME, "venue@keeping-time.example")
     demo_venue(venue_owner)
-    job = Job.objects.select_related("brand", "subject").get(subject_id=TAX_SUBJECT)
-    demo_customer(job.subject, by=login.brand.owner)
-    demo_near(job.brand)
-    demo_late(job.brand)
+    subject = Subject.objects.select_related("brand").get(pk=TAX_SUBJECT)
+    demo_customer(subject, by=login.brand.owner)
+    demo_near(subject.brand)
+    demo_late(subject.brand)
     return DemoLogin(login.username, login.password, login.brand, sign_ins=(
         SignIn(DEMO_USERNAME, DEMO_PASSWORD, "the owner of Demo brand and Demo tax practice: "
                                              "the console (a superuser: the admin too)"),
@@ -154,11 +154,12 @@ TAX_SUBJECT, TAX_CLOCK = "sbj_7Hq2", "tc_7Hq4"
 TAX_START = datetime(2028, 2, 1, 14, tzinfo=UTC)
 
 
-def demo_tax(user) -> Job:
+def demo_tax(user) -> Subject:
     """A tax practice on a test clock: a taxpayer filing in US, US-CA, US-NY and US-NJ, with
     the file clock per jurisdiction, the hard pay date, the refund window and a credit's
     expiry living on the subject. The ids are fixed so documented command lines work:
 
+        manage.py tick --test-clock tc_7Hq4 --to 2028-02-01T20:00:00Z --trace
         manage.py tick --test-clock tc_7Hq4 --to 2028-04-16T00:00:00Z --trace
         manage.py subjects calendar sbj_7Hq2 --from 2028-01-01 --test-clock tc_7Hq4
     """
@@ -174,13 +175,16 @@ def demo_tax(user) -> Job:
                                   "name": "Harbor Robotics", "zone": "America/New_York",
                                   "owner_name": "Grace Okafor",
                                   "contact_email": "finance@harbor.example"})
-    job = Job.objects.filter(subject=subject, service="annual-return", period="2027").first()
-    if job is None:
-        job = clocks.order(brand=brand, service="annual-return", subject=subject,
-                           period="2027", by="demo",
-                           input={"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"],
-                                  "earliest_credit_expiry": "2046-12-31"})
-    return job
+    if not Job.objects.filter(subject=subject, service="annual-return", period="2027").exists():
+        # The 2027 return is ordered at the test clock's first instant, by a timer: the first
+        # tick of the test clock opens it, and its trace shows what opening armed and held.
+        delays.delay("jobs.order", {"subject": subject.pk, "service": "annual-return",
+                                    "period": "2027",
+                                    "input": {"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"],
+                                              "earliest_credit_expiry": "2046-12-31"}},
+                     brand=brand, at=TAX_START, test_clock=test_clock, key="demo:tax:2027",
+                     owner=subject.pk)
+    return subject
 
 
 def demo_customer(subject: Subject, *, by) -> None:

@@ -15,7 +15,7 @@ from datetime import datetime
 from django.db.models import F, Value
 from django.db.models.fields import DateTimeField
 
-from timekeeping import kinds, records
+from timekeeping import clock, kinds, records
 from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
 
 _current: ContextVar[Firing | None] = ContextVar("keeping_time_current_firing", default=None)
@@ -26,8 +26,22 @@ def current() -> Firing | None:
     return _current.get()
 
 
+def now_for(brand: Brand, test_clock: TestClock | None) -> datetime:
+    """The time of an operation on a brand clock: inside a firing of that brand, the firing's
+    instant; outside one, the clock's now (its test clock's, if it has one)."""
+    batch = current()
+    if batch is not None and batch.brand.pk == brand.pk:
+        return batch.instant
+    return clock.now(brand=brand, test_clock=test_clock)
+
+
 class Drop(Exception):
     """Raised by a handler that decides not to run its timer (a delay past its bound)."""
+
+
+class Hold(Exception):
+    """Raised by a handler whose timer must wait (a run rung whose step needs a grant that
+    has ended): the timer is held, not fired, until what holds it releases it."""
 
 
 @dataclass
@@ -59,6 +73,8 @@ class Firing:
         self.armed_ids: set[str] = set()
         self.rows: list[TraceRow] = []
         self.armed_log: list[Timer] = []  # listed under the firing that armed them
+        self.held_log: list[tuple[Timer, str]] = []  # held by a firing, listed under it
+        self.holding: list[tuple[Timer, str]] = []  # fired timers that were held instead
         self.current: Timer | None = None
 
     # -- firing --------------------------------------------------------------------------
@@ -74,6 +90,12 @@ class Firing:
             row.outcome, row.what = "dropped", str(dropped)
             self.dropped.append((timer, str(dropped)))
             self.record("timer.dropped", timer=timer.id, data={"why": str(dropped)})
+            self.rows.append(row)
+            return
+        except Hold as held:
+            row.outcome, row.what = "held", str(held)
+            self.holding.append((timer, str(held)))
+            self.record("timer.held", timer=timer.id, data={"why": str(held)})
             self.rows.append(row)
             return
         finally:
@@ -108,14 +130,23 @@ class Firing:
         self.armed_ids.add(timer.id)
         self.armed_log.append(timer)
 
+    def note_held(self, timer: Timer, why: str) -> None:
+        """A timer this firing held (or armed held): the trace lists it under the firing."""
+        timer.armed_by = self.current.id if self.current else ""
+        self.held_log.append((timer, why))
+
     # -- writing the batch -------------------------------------------------------------------
 
     def attach_armed(self) -> None:
         by_parent: dict[str, list[Timer]] = {}
         for timer in self.armed_log:
             by_parent.setdefault(timer.armed_by, []).append(timer)
+        held: dict[str, list[tuple[Timer, str]]] = {}
+        for timer, why in self.held_log:
+            held.setdefault(timer.armed_by, []).append((timer, why))
         for row in self.rows:
             row.armed = by_parent.get(row.timer.id, [])
+            row.held = held.get(row.timer.id, [])
 
     def flush(self) -> None:
         """Write the batch: fired and dropped timers, records, deliveries (bulk writes)."""
@@ -128,6 +159,9 @@ class Firing:
             )
         for timer, why in self.dropped:
             Timer.objects.filter(id=timer.id).update(state=Timer.State.DROPPED, ended_by=why)
+        for timer, why in self.holding:
+            Timer.objects.filter(id=timer.id, state=Timer.State.ARMED).update(
+                state=Timer.State.HELD, ended_by=why[:200])
         records.write_many(self.records, brand=self.brand, test_clock=self.test_clock,
                            instant=self.instant)
         if self.deliveries:

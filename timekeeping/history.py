@@ -53,6 +53,10 @@ def _by(data: dict) -> str:
     return f" by {person(who)}" if who else ""
 
 
+def _work(data: dict) -> str:
+    return f"step {data['step']}" if data.get("step") else "the job"
+
+
 def _kept(data: dict) -> str:
     """How a date was kept: marked done by someone, or by the step or rule that kept it."""
     who = data.get("by") or ""
@@ -65,7 +69,6 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "job.opened": lambda d: f"The {d.get('service')} job for {d.get('period') or 'no period'} "
                             f"was opened{_by(d)}.",
     "job.ended": lambda d: "The job ended.",
-    "job.lapsed": lambda d: "The job lapsed.",
     "job.cancelled": lambda d: "The job was cancelled.",
     "clock.rolled": lambda d: f"The {_what(d)} rolled from {d.get('from')} to {d.get('to')}"
                               f" ({'; '.join(d.get('why') or []) or 'a closed day'}).",
@@ -90,6 +93,37 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                 + _by(d) + ".",
     "step.refused": lambda d: f"Step '{d.get('step')}' was refused ({d.get('code')}): "
                               f"{d.get('reason')}.",
+    "job.lapsed": lambda d: "The job lapsed: a party's link expired twice without an answer"
+                            + (f"; the acts already done ({', '.join(d['acts_committed'])}) "
+                               "are charged and the hold returns"
+                               if d.get("acts_committed") else "; the hold returns") + ".",
+    "deadline.at_risk": lambda d: f"The deadline on {_work(d)} is at risk: late from "
+                                  f"{d.get('ends')}.",
+    "deadline.late": lambda d: f"The deadline on {_work(d)} passed with the work not done"
+                               + (f"; {d['late_price']} comes off the charge"
+                                  if d.get("late_price") else "") + ".",
+    "deadline.met": lambda d: f"The deadline on {_work(d)} was met"
+                              + ("" if d.get("on_time") else ", late") + ".",
+    "deadline.moved": lambda d: f"The job's deadline followed {d.get('follows')}: now "
+                                f"{d.get('to')}.",
+    "ask.opened": lambda d: f"{d.get('party')} was asked by a link"
+                            + (f" for {d['step']}" if d.get("step") else " to give the grant "
+                               "again") + f", working until {d.get('expires')}.",
+    "ask.expired": lambda d: f"A party's link expired once and works again until "
+                             f"{d.get('opens_until')}.",
+    "ask.answered": lambda d: "A party's link was answered" + _by(d) + ".",
+    "grant.ended": lambda d: f"The grant ended at {d.get('ended')}: steps that need it wait "
+                             "until the party gives it again.",
+    "grant.given": lambda d: "The grant was given" + _by(d) + f", until {d.get('until')}.",
+    "task.taken": lambda d: f"Task {d.get('task')} was taken until {d.get('until')}.",
+    "task.opened_again": lambda d: f"Task {d.get('task')} is open again ({d.get('why')}).",
+    "task.done": lambda d: f"Task {d.get('task')} was done.",
+    "task.handed_over": lambda d: f"Task {d.get('task')} was handed over to {d.get('to')}"
+                                  + _by(d) + ".",
+    "signal.raised": lambda d: f"Nothing happened for {d.get('silent')}: signal "
+                               f"'{d.get('signal')}' was raised, proposing {d.get('goto')}.",
+    "member.withdrew": lambda d: f"Member {d.get('member')} withdrew; their dates and tasks "
+                                 f"passed to {d.get('successor')}.",
     "calendar.postponed": lambda d: f"Notice {d.get('notice')} postponed dates from "
                                     f"{d.get('from')} through {d.get('through')} to "
                                     f"{d.get('to')}.",

@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 from calendars import ical
 from calendars.moments import day_in_zone
 from timekeeping.clocks import calendar_for, spec_of
-from timekeeping.models import Occurrence, Subject
+from timekeeping.models import Ask, Deadline, Occurrence, Subject, Task
 from timekeeping.models.service import new_feed_token
 
 
@@ -52,7 +52,45 @@ def lines(subject: Subject, *, start: date | None = None, end: date | None = Non
         uid = "+".join(sorted(occurrence.label for occurrence in group)) + "@keeping-time"
         result.append(Line(due, what, "hard" if row.hard else "clock", _answers_for(subject,
                            row.owner), status, uid))
+    result.extend(line for line in _work_lines(subject)
+                  if (not start or line.date >= start) and (not end or line.date <= end))
     return sorted(result, key=lambda line: (line.date, line.what))
+
+
+def _work_lines(subject: Subject) -> list[Line]:
+    """A job's own time on the subject's calendar (S6-S10): each party's link expiry (`ask`),
+    each deadline (`deadline`) and each task's due date (`task`), in the subject's zone."""
+    zone = zone_of_subject(subject)
+
+    def day(instant):
+        return day_in_zone(instant, zone) if instant else ""
+
+    found = []
+    for ask in Ask.objects.filter(subject=subject):
+        status = {"open": "open", "answered": f"answered {day(ask.answered)}",
+                  "lapsed": "lapsed: the job lapsed", "closed": "closed with its job"}[ask.state]
+        if ask.state == "open" and ask.expiries:
+            status += " · opened once more"
+        found.append(Line(day(ask.expires), f"the link for {ask.title} expires", "ask",
+                          ask.party, status.strip(), f"{ask.pk}@keeping-time"))
+    for deadline in Deadline.objects.filter(job__subject=subject).select_related("job"):
+        what = (f"{deadline.job.service} {deadline.job.period}".strip() if not deadline.step
+                else f"step {deadline.step} of {deadline.job.service}") + " is due"
+        status = deadline.get_state_display()
+        if deadline.state in ("open", "at_risk") and deadline.running_since is None:
+            status += " · held while a party is asked"
+        if deadline.state == "met":
+            status = f"met {day(deadline.settled)}"
+        found.append(Line(day(deadline.ends), f"{what} (within {deadline.rule})", "deadline",
+                          "the brand", status, f"{deadline.pk}@keeping-time"))
+    for task in Task.objects.filter(subject=subject).exclude(due=None).select_related(
+            "holder__user"):
+        holder = task.holder.user.get_username() if task.holder else "the pool"
+        status = {"open": "open in the pool", "held": f"held until {day(task.held_until)}",
+                  "done": f"done {day(task.done)}", "closed": "closed with its job"}[task.state]
+        found.append(Line(day(task.due), task.title, "task", holder, status,
+                          f"{task.pk}@keeping-time"))
+    return found
 
 
 def _joined(items: list[str]) -> str:

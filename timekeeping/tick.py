@@ -252,6 +252,7 @@ class Engine:
         self.run.fired += len(batch.fired)
         self.run.dropped += len(batch.dropped)
         self.run.armed += len(batch.armed_log)
+        self.run.held += len(batch.held_log) + len(batch.holding)
         self.rows.extend(batch.rows)
 
     def _failed(self, timer: Timer, error: Exception, instant: datetime, pass_no: int) -> None:

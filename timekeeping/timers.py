@@ -32,12 +32,13 @@ def arm(
     *, brand: Brand, kind: str, key: str, owed: datetime,
     test_clock: TestClock | None = SAME_CLOCK,
     owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,
-    payload: dict | None = None, bundle: str = "",
+    payload: dict | None = None, bundle: str = "", held_by: str = "",
 ) -> Timer:
     """Arm a timer, or find the one already armed under `key` on this brand clock.
 
     Idempotent by key (a unique constraint), so arming twice never makes two. Inside a
     firing the new timer is noted as armed by it, and fires in the next pass if owed by then.
+    With `held_by`, it is made held (a deadline whose job already waits on a party).
     """
     if owed.tzinfo is None:
         raise ValueError("owed: give an aware instant")
@@ -53,13 +54,13 @@ def arm(
         return existing
     return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
                    owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened,
-                   payload=payload, bundle=bundle)
+                   payload=payload, bundle=bundle, held_by=held_by)
 
 
 def _insert(
     *, brand: Brand, kind: str, key: str, owed: datetime, test_clock: TestClock | None,
     owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,
-    payload: dict | None = None, bundle: str = "",
+    payload: dict | None = None, bundle: str = "", held_by: str = "",
 ) -> Timer:
     place = kinds.get(kind).place
     batch = firing.current()
@@ -69,13 +70,17 @@ def _insert(
         owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened or now,
         payload=payload or {}, bundle=bundle, armed_at=now,
         armed_by=batch.current.id if batch and batch.current else "",
+        state=Timer.State.HELD if held_by else Timer.State.ARMED, ended_by=held_by[:200],
     )
     # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
     Timer.objects.bulk_create([timer], ignore_conflicts=True)
     stored = clock_timers(brand, test_clock).filter(
         key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first() or timer
     if batch is not None and stored.pk == timer.pk:
-        batch.note_armed(stored)
+        if held_by:
+            batch.note_held(stored, held_by)
+        else:
+            batch.note_armed(stored)
     return stored
 
 
@@ -111,10 +116,14 @@ def end(timer_id: str, *, state: Timer.State, by: str) -> bool:
 
 
 def hold(timer_id: str, *, by: str) -> bool:
-    """Hold an armed timer: the tick passes it by until it is released."""
-    return Timer.objects.filter(id=timer_id, state=Timer.State.ARMED).update(
-        state=Timer.State.HELD, ended_by=by
-    ) == 1
+    """Hold an armed timer: the tick passes it by until it is released. Inside a firing, the
+    trace lists it held under the firing that held it."""
+    held = Timer.objects.filter(id=timer_id, state=Timer.State.ARMED).update(
+        state=Timer.State.HELD, ended_by=by[:200]) == 1
+    batch = firing.current()
+    if held and batch is not None:
+        batch.note_held(Timer.objects.get(pk=timer_id), by)
+    return held
 
 
 def release(timer_id: str) -> bool:

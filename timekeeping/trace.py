@@ -49,7 +49,7 @@ def render(ticked: ClockTick, *, label: str, start: datetime, end: datetime,
     rows = shown_rows(ticked.rows, on)
     fired = sum(1 for row in rows if row.outcome == "fired")
     armed = sum(len(row.armed) for row in rows)
-    held = sum(len(row.held) for row in rows)
+    held = sum(len(row.held) for row in rows) + sum(1 for row in rows if row.outcome == "held")
     end_text = at(end)
     if end.date() == start.date():
         end_text = end_text[len("YYYY-MM-DD "):]

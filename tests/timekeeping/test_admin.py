@@ -80,6 +80,7 @@ def test_it_shows_a_job_and_a_clock_with_their_rows(admin_client_logged_in, sett
     from timekeeping.models import Clock, Job
 
     call_command("demo")
+    call_command("tick", "--test-clock", "tc_7Hq4", "--to", "2028-02-01T20:00:00Z")  # opens it
     clock = Clock.objects.get(name="file", subject_id="sbj_7Hq2")
     page = admin_client_logged_in.get(f"/admin/timekeeping/clock/{quote(clock.pk)}/change/")
     assert page.status_code == 200 and "US-NJ" in page.content.decode()

@@ -10,7 +10,7 @@ from django.test import Client
 
 from timekeeping import test_clocks
 from timekeeping.demo import TAX_MANIFEST
-from timekeeping.models import Job, Manifest, Record, Subject, TestClock
+from timekeeping.models import Ask, Job, Manifest, Record, Subject, TestClock
 
 TAX = json.loads(TAX_MANIFEST.read_text())
 JSON = "application/json"
@@ -90,15 +90,20 @@ def test_it_lists_a_subject_calendar_in_its_zone(owner, ordered):
     test_clocks.advance(clock, to=datetime(2028, 4, 16, tzinfo=UTC))
     body = owner.get(f"/api/subjects/{subject}/calendar?from=2028-01-01").json()
     dates = [(d["date"], d["what"], d["kind"], d["status"]) for d in body["dates"]]
-    assert dates[:3] == [
+    assert dates[:5] == [
         ("2028-04-18", "pay the 2027 tax", "hard", "open · rolled from 04-15"),
+        # The job's deadline, 5 days before its earliest filing date: US moved to 10-16, so
+        # New Jersey's 05-15 is the earliest now, and the deadline followed it.
+        ("2028-05-11", "annual-return 2027 is due (within 5d before file)", "deadline",
+         "open · held while a party is asked"),
         ("2028-05-15", "file the 2027 return, US-NJ", "clock", "open"),
+        ("2028-07-30", "the link for the organizer expires", "ask", "open"),
         ("2028-10-16", "file the 2027 return, US", "clock",
          "open · extended from 04-18 · rolled from 10-15"),
     ]
     assert body["zone"] == "America/New_York"
     to = owner.get(f"/api/subjects/{subject}/calendar?from=2028-01-01&to=2028-12-31").json()
-    assert len(to["dates"]) == 3
+    assert len(to["dates"]) == 5
 
 
 def test_it_serves_the_feed_only_with_the_subject_token_and_rotates_it(owner, ordered):
@@ -108,7 +113,7 @@ def test_it_serves_the_feed_only_with_the_subject_token_and_rotates_it(owner, or
     answer = client.get(feed)
     assert answer.status_code == 200 and answer["Content-Type"].startswith("text/calendar")
     events = icalendar.Calendar.from_ical(answer.content).walk("VEVENT")
-    assert len(events) == 5
+    assert len(events) == 7  # five dates, the organizer's link and the job's deadline
     assert sum("#US" in str(e["uid"]) for e in events) == 2  # one event per jurisdiction
     uids = sorted(str(e["uid"]) for e in events)
     assert uids == sorted(str(e["uid"]) for e in icalendar.Calendar.from_ical(
@@ -139,9 +144,10 @@ def test_it_prints_a_subject_calendar_on_the_command_line(ordered):
                  clock.pk, stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0] == (f"{subject} · taxpayer 22-2222222 · Lumen Labs · America/New_York · "
-                        f"5 dates · webcal at /subjects/{subject}/calendar.ics")
+                        f"7 dates · webcal at /subjects/{subject}/calendar.ics")
     assert lines[1].split()[:3] == ["date", "what", "kind"]
-    assert lines[2].startswith("  2028-04-18  file the 2027 return, US ")
+    assert lines[2].startswith("  2028-04-14  annual-return 2027 is due (within 5d before file)")
+    assert lines[3].startswith("  2028-04-18  file the 2027 return, US ")
     assert Subject.objects.get(pk=subject).zone == "America/New_York"
 
 
@@ -169,6 +175,42 @@ def test_the_demo_runs_the_seed_command_lines(settings):
     assert "2028-05-15  file the 2027 return, US-NJ" in listing
     assert "2028-10-16  file the 2027 return, US and US-NY" in listing
     assert "2028-11-15  file the 2027 return, US-CA" in listing
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("drop_venue_tables")
+def test_the_demo_opens_the_return_in_the_seeds_trace_shape(settings):
+    """The tick that opens the 2027 return: its mint arms the organizer's link and its
+    reminder, the deadline's late mark, and holds its at-risk mark while the organizer waits;
+    the three passed `notice 90d` rungs fire in place in the second pass (seed 000, "The
+    tick")."""
+    settings.DEBUG = True
+    call_command("demo", stdout=StringIO())
+    out = StringIO()
+    call_command("tick", "--test-clock", "tc_7Hq4", "--to", "2028-02-01T20:00:00Z", "--trace",
+                 stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("tc_7Hq4 · 2028-02-01 14:00Z → 20:00Z · UTC · 4 fired · ")
+    assert lines[0].endswith(" armed · 1 held · 2 passes")
+    job = Job.objects.get(subject_id="sbj_7Hq2").pk
+    ask = Ask.objects.get(job_id=job).pk
+    assert lines[2].startswith("  1     2028-02-01 14:00Z  2028-02-01 14:00Z  5      delay")
+    assert f"annual-return → {job} · period 2027" in lines[2]
+    assert (f"          armed 2   2028-07-29 13:00Z  3  ask       {job} the organizer · a "
+            "reminder the day before, then its expiry") in lines
+    assert (f"          armed 1   2028-04-14 04:00Z  5  deadline  {job} late · within 5d "
+            "before file") in lines
+    assert (f"          held  1   —                  5  deadline  {job} at risk · 54d 10h 30m "
+            f"of work left · held by {ask} while the organizer waits") in lines
+    in_place = [line for line in lines if line.startswith("  2 ")]
+    assert len(in_place) == 3
+    assert all("notice 90d · its day passed: fired in place" in line for line in in_place)
+    out = StringIO()
+    call_command("subjects", "calendar", "sbj_7Hq2", "--from", "2027-02-01", "--test-clock",
+                 "tc_7Hq4", stdout=out)
+    listing = out.getvalue()
+    assert "2028-07-30  the link for the organizer expires" in listing
+    assert "2028-04-14  annual-return 2027 is due (within 5d before file)" in listing
 
 
 def test_it_names_a_field_it_does_not_know_and_keeps_nothing(owner, ordered):

@@ -45,7 +45,9 @@ class Kind:
 
 
 _kinds: dict[str, Kind] = {}
-_BUILT_IN = ("timekeeping.kinds.delay", "timekeeping.kinds.clock")
+_BUILT_IN = ("timekeeping.kinds.delay", "timekeeping.kinds.clock", "timekeeping.kinds.ask",
+             "timekeeping.kinds.grant", "timekeeping.kinds.task", "timekeeping.kinds.deadline",
+             "timekeeping.kinds.signal")
 
 
 def register(name: str, *, place: Place, describe: Callable[[Timer], str]):

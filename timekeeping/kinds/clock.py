@@ -14,7 +14,8 @@ from datetime import timedelta
 
 from calendars.moments import day_in_zone
 from timekeeping import clocks, gate, timers
-from timekeeping.firing import Firing
+from timekeeping.firing import Firing, Hold
+from timekeeping.jobs import grants
 from timekeeping.kinds import Place, register
 from timekeeping.manifests.spec import parse_rung
 from timekeeping.models import Occurrence, Timer
@@ -27,7 +28,7 @@ def describe(timer: Timer) -> str:
 @register("clock", place=Place.CLOCK, describe=describe)
 def fire(timer: Timer, firing: Firing) -> str:
     occurrence = Occurrence.objects.select_related(
-        "clock", "clock__job", "clock__subject", "clock__brand__owner").get(
+        "clock", "clock__job", "clock__subject", "clock__brand__owner", "assignee__user").get(
         pk=timer.payload["occurrence"])
     name = occurrence.clock.name
     passed = " · its day passed: fired in place" if timer.owed < firing.instant else ""
@@ -41,6 +42,9 @@ def fire(timer: Timer, firing: Firing) -> str:
         return f"{name} · {rung.text}{passed}"
     if rung.action == "ack":
         return f"{name} · {_ack(occurrence, timer, firing)}{passed}"
+    held = grants.held_rung(occurrence.clock.job, rung.step, firing.instant)
+    if held is not None:
+        raise Hold(f"{name} · rung {rung.text} held: {held}")
     outcome = gate.propose(job=occurrence.clock.job, step=rung.step,
                            items=[occurrence.item] if occurrence.item else [],
                            by=f"rung {timer.id}")

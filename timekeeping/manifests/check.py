@@ -21,6 +21,7 @@ from calendars.moments import parse_time_of_day, zone_of
 from timekeeping import dues
 from timekeeping.exposure import FORMS as EXPOSURE_FORMS
 from timekeeping.instants import parse_date
+from timekeeping.jobs.check import check_work, deliver_steps
 from timekeeping.manifest_rules import is_whole, shown
 from timekeeping.manifests.spec import (
     EVERY_MAX,
@@ -35,7 +36,7 @@ from timekeeping.moves.check import check_section as check_tables
 SECTIONS = ("calendar", "services", "tables", "schedules", "settings")
 CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at", "roll",
                  "postpone")
-SERVICE_KEYS = ("subject", "steps", "clocks")
+SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals")
 SUBJECT_KEYS = ("kind", "key", "period")
 CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars",
               "satisfied_by", "choices", "every", "lives_on", "exposure", "guarantee")
@@ -237,14 +238,22 @@ def _service(checker: Checker, name: str, service: object, path: str) -> None:
     if not isinstance(steps, dict):
         checker.add("service.steps_invalid", f"{path}.steps", "'steps' maps names to steps")
         steps = {}
+    declared, delivered = steps, deliver_steps(service)
+    steps = {**delivered, **declared}  # a step of either section; one named twice is refused
     for step, spec in steps.items():
+        if step not in declared:
+            if not _name_ok(step):
+                checker.add("step.name_invalid", f"{path}.deliver.{step}",
+                            f"a step's name is {NAME}")
+            continue
         _step(checker, step, spec, steps, f"{path}.steps.{step}")
     clocks = service.get("clocks", {})
     if not isinstance(clocks, dict):
         checker.add("service.clocks_invalid", f"{path}.clocks", "'clocks' maps names to clocks")
-        return
+        clocks = {}
     for clock_name, spec in clocks.items():
         _clock(checker, clock_name, spec, steps, clocks, f"{path}.clocks.{clock_name}")
+    check_work(checker.add, service, steps, clocks, path)
 
 
 def _subject(checker: Checker, subject: object, path: str) -> None:

@@ -8,6 +8,8 @@ from datetime import date
 
 from dateutil.relativedelta import relativedelta
 
+from timekeeping.jobs.spec import WorkSpec, compile_work
+
 # Digits are bounded in the patterns: int() refuses a string of more than 4,300 digits.
 RUNG = re.compile(
     r"(?:(?P<plain>notice|escalate) (?P<days>\d{1,4})d"
@@ -114,6 +116,7 @@ class ServiceSpec:
     period: PeriodSpec
     steps: dict[str, StepSpec]
     clocks: dict[str, ClockSpec]
+    work: WorkSpec = field(default_factory=WorkSpec)
 
 
 def compile_services(document: dict) -> dict[str, ServiceSpec]:
@@ -127,7 +130,8 @@ def compile_services(document: dict) -> dict[str, ServiceSpec]:
         if isinstance(ends, dict):
             ends_input, ends = ends.get("input"), ends.get("default", "12-31")
         steps = {step: StepSpec(step, tuple((spec or {}).get("then", ())))
-                 for step, spec in (raw.get("steps") or {}).items()}
+                 for step, spec in {**(raw.get("deliver") or {}),
+                                    **(raw.get("steps") or {})}.items()}
         clocks = {}
         for clock_name, spec in (raw.get("clocks") or {}).items():
             clocks[clock_name] = ClockSpec(
@@ -144,6 +148,6 @@ def compile_services(document: dict) -> dict[str, ServiceSpec]:
         services[name] = ServiceSpec(
             name=name, subject_kind=subject.get("kind", ""),
             period=PeriodSpec(of=period.get("of", "none"), ends=ends, ends_input=ends_input),
-            steps=steps, clocks=clocks,
+            steps=steps, clocks=clocks, work=compile_work(raw),
         )
     return services

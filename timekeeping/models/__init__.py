@@ -8,10 +8,11 @@ from timekeeping.models.record import Record
 from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
 from timekeeping.models.service import Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.models.timer import TickRun, Timer
+from timekeeping.models.work import Ask, Deadline, Grant, Task
 
 __all__ = [
-    "ApiKey", "Brand", "BrandTable", "Clock", "Connection", "Customer", "Delivery", "Fault",
-    "Heartbeat", "Invitation", "Job", "Manifest", "Member", "Occurrence", "Record", "RowAudit",
-    "SampleRow", "Schedule", "ScheduleRun", "SetAside", "Subject", "TestClock", "TickRun",
-    "Timer", "brands_kept_by",
+    "ApiKey", "Ask", "Brand", "BrandTable", "Clock", "Connection", "Customer", "Deadline",
+    "Delivery", "Fault", "Grant", "Heartbeat", "Invitation", "Job", "Manifest", "Member",
+    "Occurrence", "Record", "RowAudit", "SampleRow", "Schedule", "ScheduleRun", "SetAside",
+    "Subject", "Task", "TestClock", "TickRun", "Timer", "brands_kept_by",
 ]

@@ -93,6 +93,9 @@ class Job(models.Model):
     bundle = models.CharField(max_length=64)
     opened = models.DateTimeField()
     ended = models.DateTimeField(null=True, blank=True)
+    steps_done = models.JSONField(default=list, blank=True,
+                                  help_text="The steps committed so far, in order: a step that "
+                                            "comes `after` others opens once they are here.")
 
     class Meta:
         ordering = ["-opened"]

@@ -95,7 +95,7 @@ def test_the_next_days_count_dates_and_timers_per_day_in_the_brands_zone(desk):
         "file the 2027 return", "pay the 2027 tax"]
     assert days[date(2028, 4, 11)].counts == {"delay": 1}
     assert days[date(2028, 4, 15)].counts["rung"] >= 2
-    assert found.kinds == ["hard date", "date", "rung", "delay"]
+    assert found.kinds == ["hard date", "date", "rung", "deadline", "delay"]
     assert all("clock" not in day.counts for day in found.days)  # a date is counted once
 
 

@@ -37,7 +37,8 @@ KEYS = ("calendar", "services", "tables", "schedules", "settings", "zone", "week
         "refuse", "via", "plus", "minus", "or", "hours", "minutes", "edge", "table",
         "weekday", "opens", "open", "undo", "setting", "eq", "when", "link", "lead", "max",
         "fallback", "amount", "currency", "payer", "until", "takes", "gives_back", "body",
-        "addMinutes", "run", "changed")
+        "addMinutes", "run", "changed", "deliver", "price", "scope", "signals", "ask",
+        "expires", "task", "hold", "needs_grant", "silent", "goto", "for")
 HUGE = (10**12, 10**100, -(10**30), 2**63, 2**31, -1, 0, 1, 3651, 10_001, 1e9, 1e308, -0.0)
 
 

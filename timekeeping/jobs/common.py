@@ -1,0 +1,88 @@
+"""What every kind of a job's own time shares: the job's zone and now, its spec, its timers,
+its records and who hears them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+
+from timekeeping import clocks, outbox, records, timers
+from timekeeping.firing import now_for
+from timekeeping.jobs.spec import WorkSpec
+from timekeeping.manifests import services_of
+from timekeeping.models import Job, Subject, Timer
+
+
+def work_of(job: Job) -> WorkSpec:
+    """The Service's own time as the job's manifest version wrote it (S24: pinned)."""
+    return services_of(job.bundle)[job.service].work
+
+
+def zone_of(job: Job) -> str:
+    """The zone a job's days are counted in: its subject's calendar's."""
+    return clocks.calendar_for(job.subject).zone_name
+
+
+def now_of(job: Job) -> datetime:
+    return now_for(job.brand, job.test_clock)
+
+
+def now_for_subject(subject: Subject) -> datetime:
+    return now_for(subject.brand, subject.test_clock)
+
+
+def arm(job: Job, kind: str, key: str, owed: datetime, payload: dict, *,
+        held_by: str = "") -> Timer:
+    return timers.arm(brand=job.brand, test_clock=job.test_clock, kind=kind, key=key,
+                      owed=owed, owner_type="job", owner_id=job.pk, owner_opened=job.opened,
+                      bundle=job.bundle, payload=payload, held_by=held_by)
+
+
+def rearm(job: Job, kind: str, key: str, owed: datetime, payload: dict, *, why: str) -> Timer:
+    """Arm `key` anew for `owed`: a live timer under it (armed or held) is superseded."""
+    return timers.rearm(brand=job.brand, test_clock=job.test_clock, kind=kind, key=key,
+                        owed=owed, why=why, owner_type="job", owner_id=job.pk,
+                        owner_opened=job.opened, bundle=job.bundle, payload=payload)
+
+
+def live(job: Job, key: str) -> Timer | None:
+    return timers.clock_timers(job.brand, job.test_clock).filter(
+        key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first()
+
+
+def cancel(job: Job, *keys: str, why: str) -> None:
+    for timer in timers.clock_timers(job.brand, job.test_clock).filter(
+            key__in=keys, state__in=[Timer.State.ARMED, Timer.State.HELD]):
+        timers.end(timer.id, state=Timer.State.CANCELLED, by=why)
+
+
+def record(job: Job, kind: str, data: dict, *, at: datetime | None = None) -> None:
+    records.write(kind, brand=job.brand, instant=at or now_of(job), test_clock=job.test_clock,
+                  subject=job.subject_id, job=job.pk, data=data)
+
+
+def tell(job: Job, to: str, subject: str, body: str, *, key: str, link: str = "") -> None:
+    """Email someone about the job. In a test clock's world the email goes to the brand's
+    owner only, its subject line naming the test clock: a rehearsal reaches no real person."""
+    owner = job.brand.owner.email if job.brand.owner else ""
+    if job.test_clock_id:
+        to, subject = owner, f"[test clock {job.test_clock_id}] {subject}"
+    if not to:
+        return
+    if link:
+        body += f"\n\n{link}\n"
+    outbox.enqueue_email(brand=job.brand, to=[to], subject=subject, body=body,
+                         key=f"{job.pk}:{key}:{now_of(job).isoformat()}")
+
+
+def owner_email(job: Job) -> str:
+    return job.brand.owner.email if job.brand.owner else ""
+
+
+def console_link(job: Job) -> str:
+    return f"{settings.SITE_URL}/console/{job.brand_id}/subjects/{job.subject_id}/"
+
+
+def at(instant: datetime) -> str:
+    return instant.strftime("%Y-%m-%d %H:%MZ")

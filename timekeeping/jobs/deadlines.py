@@ -1,0 +1,281 @@
+"""Deadlines on the work (S6, S7): the job's (`price.within`) and a step's
+(`deliver.<step>.within`). Place 5 of the tick.
+
+    start(job, step="", within=…, late_price="", now=…)   the deadline, its timers armed
+    hold_all(job, ask, now) / release_all(job, now)       the job waits on a party, or not
+    follow(job)                                           re-read the clocks it follows
+    meet(deadline, now) / close(job, why)                 the work is done, or the job ended
+
+Work time counts only while the work is the brand's. A deadline's two marks are work time
+from its start: at risk at three quarters, late at the whole. While the job waits on a party
+(an open ask) the deadline is held: the work time used so far is kept and its timers are
+held; when the party answers it runs again and its timers are re-armed for the work time
+left. Written before a clock ("5d before file"), it ends where the clock's earliest open date
+says, and follows it when it moves; its late mark is the world's date and is never held.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+
+from timekeeping.jobs import common
+from timekeeping.jobs.spec import Within, parse_within
+from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
+from timekeeping.spans import span_text
+
+KIND = "deadline"
+OPEN_STATES = (Deadline.State.OPEN, Deadline.State.AT_RISK, Deadline.State.LATE)
+
+
+def _key(deadline: Deadline, mark: str) -> str:
+    return f"{deadline.pk}:{mark}"
+
+
+def _risk_work(deadline: Deadline) -> timedelta:
+    return deadline.budget * 3 / 4
+
+
+def work_left(deadline: Deadline, now: datetime, *, mark: str = "risk") -> timedelta:
+    """Work time left until the mark (at risk, or late), counted to `now`."""
+    used = deadline.used + (now - deadline.running_since if deadline.running_since else
+                            timedelta(0))
+    target = _risk_work(deadline) if mark == "risk" else deadline.budget
+    return max(target - used, timedelta(0))
+
+
+def _clock_end(job: Job, clock_name: str, within: Within) -> datetime | None:
+    """The end of a deadline written before a clock: the span before the first instant its
+    earliest open date is late."""
+    first = Occurrence.objects.filter(clock__job=job, clock__name=clock_name,
+                                      status=Occurrence.Status.OPEN).order_by("late_from").first()
+    if first is None:
+        return None
+    return within.span.before(first.late_from, common.zone_of(job))
+
+
+def start(job: Job, *, within: Within, now: datetime, step: str = "",
+          late_price: str = "") -> Deadline | None:
+    """Open a deadline and arm its marks; held at once if the job already waits on a party."""
+    if within.clock:
+        ends = _clock_end(job, within.clock, within)
+        if ends is None:
+            common.record(job, "deadline.no_date", {"step": step, "rule": within.text,
+                                                    "why": f"{within.clock} has no open date"})
+            return None
+    else:
+        ends = within.span.after(now, common.zone_of(job))
+    deadline = Deadline.objects.create(
+        brand=job.brand, test_clock=job.test_clock, job=job, step=step, rule=within.text,
+        follows=within.clock, started=now, ends=ends, budget=max(ends - now, timedelta(0)),
+        running_since=now, late_price=late_price)
+    common.record(job, "deadline.started", {"deadline": deadline.pk, "step": step,
+                                            "rule": within.text, "ends": ends})
+    waiting = Ask.objects.filter(job=job, state=Ask.State.OPEN).order_by("opened").first()
+    if waiting is None:
+        _arm_late(deadline)
+        _arm_work(deadline, "risk", now)
+        return deadline
+    why = _held_why(deadline, waiting, now)
+    _pause(deadline, waiting, now)
+    if deadline.follows:
+        _arm_late(deadline)
+    else:
+        common.arm(job, KIND, _key(deadline, "late"), now + deadline.budget,
+                   {"deadline": deadline.pk, "mark": "late"},
+                   held_by=why.replace("at risk", "late", 1))
+    common.arm(job, KIND, _key(deadline, "risk"), now + _risk_work(deadline),
+               {"deadline": deadline.pk, "mark": "risk"}, held_by=why)
+    return deadline
+
+
+def _arm_late(deadline: Deadline) -> None:
+    """The late mark: the world's date when the deadline follows a clock, else work time."""
+    job = deadline.job
+    if deadline.follows:
+        common.rearm(job, KIND, _key(deadline, "late"), deadline.ends,
+                     {"deadline": deadline.pk, "mark": "late"}, why="the clock moved")
+    elif deadline.running_since is not None:
+        _arm_work(deadline, "late", deadline.running_since)
+
+
+def _arm_work(deadline: Deadline, mark: str, now: datetime) -> None:
+    owed = now + work_left(deadline, now, mark=mark)
+    live = common.live(deadline.job, _key(deadline, mark))
+    if live is not None and live.state == live.State.ARMED and live.owed == owed:
+        return
+    common.rearm(deadline.job, KIND, _key(deadline, mark), owed,
+                 {"deadline": deadline.pk, "mark": mark}, why="re-armed for the work time left")
+
+
+def _held_why(deadline: Deadline, ask: Ask, now: datetime) -> str:
+    return (f"at risk · {span_text(work_left(deadline, now))} of work left · held by {ask.pk} "
+            f"while the {ask.step or 'party'} waits")
+
+
+def _pause(deadline: Deadline, ask: Ask, now: datetime) -> None:
+    if deadline.running_since is not None:
+        deadline.used += now - deadline.running_since
+    deadline.running_since, deadline.held_by = None, ask.pk
+    if not deadline.follows:
+        deadline.ends = now + work_left(deadline, now, mark="late")  # projected, held
+    deadline.save(update_fields=["used", "running_since", "held_by", "ends"])
+    _task_due(deadline)
+
+
+def _task_due(deadline: Deadline) -> None:
+    """A step's task is due when its step's deadline ends, as that end moves."""
+    if deadline.step:
+        Task.objects.filter(job_id=deadline.job_id, step=deadline.step,
+                            state__in=[Task.State.OPEN, Task.State.HELD]).update(
+            due=deadline.ends)
+
+
+@transaction.atomic
+def hold_all(job: Job, ask: Ask, now: datetime) -> list[Deadline]:
+    """The job now waits on a party: every running deadline of the job is held."""
+    held = []
+    for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
+            job=job, state__in=OPEN_STATES, running_since__isnull=False):
+        why = _held_why(deadline, ask, now)
+        _pause(deadline, ask, now)
+        marks = ["risk"] if deadline.follows else ["risk", "late"]
+        for mark in marks:
+            timer = common.live(job, _key(deadline, mark))
+            if timer is not None and timer.state == timer.State.ARMED:
+                common.timers.hold(timer.id, by=why if mark == "risk" else
+                                   why.replace("at risk", "late", 1))
+        common.record(job, "deadline.held", {"deadline": deadline.pk, "by": ask.pk,
+                                             "work_left": span_text(work_left(deadline, now))})
+        held.append(deadline)
+    return held
+
+
+@transaction.atomic
+def release_all(job: Job, now: datetime) -> list[Deadline]:
+    """No party is waited on any more: every held deadline runs again, its timers re-armed
+    for the work time it had left."""
+    if Ask.objects.filter(job=job, state=Ask.State.OPEN).exists():
+        return []
+    released = []
+    for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
+            job=job, state__in=OPEN_STATES, running_since__isnull=True):
+        deadline.running_since, deadline.held_by = now, ""
+        if not deadline.follows:
+            deadline.ends = now + work_left(deadline, now, mark="late")
+        deadline.save(update_fields=["running_since", "held_by", "ends"])
+        _task_due(deadline)
+        if deadline.state == Deadline.State.OPEN:
+            _arm_work(deadline, "risk", now)
+        if not deadline.follows and deadline.state != Deadline.State.LATE:
+            _arm_work(deadline, "late", now)
+        common.record(job, "deadline.released", {
+            "deadline": deadline.pk, "work_left": span_text(work_left(deadline, now)),
+            "ends": deadline.ends})
+        released.append(deadline)
+    return released
+
+
+@transaction.atomic
+def follow(job: Job) -> list[str]:
+    """Deadlines written before a clock follow its date when it moves (an extension, a
+    postponement, a new roll): their end and their work time change with it."""
+    moved = []
+    for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
+            job=job, state__in=OPEN_STATES).exclude(follows=""):
+        within = _within_of(deadline)
+        ends = _clock_end(job, deadline.follows, within) if within else None
+        if ends is None or ends == deadline.ends:
+            continue
+        before = deadline.ends
+        deadline.ends, deadline.budget = ends, max(ends - deadline.started, timedelta(0))
+        now = common.now_of(job)
+        relieved = deadline.state != Deadline.State.OPEN and ends > now and \
+            work_left(deadline, now) > timedelta(0)
+        if relieved:
+            deadline.state = Deadline.State.OPEN
+        deadline.save(update_fields=["ends", "budget", "state"])
+        _task_due(deadline)
+        _arm_late(deadline)
+        if deadline.state == Deadline.State.OPEN and deadline.running_since is not None:
+            _arm_work(deadline, "risk", now)  # a held one re-arms on release, from `budget`
+        common.record(job, "deadline.moved", {"deadline": deadline.pk, "from": before,
+                                              "to": ends, "follows": deadline.follows})
+        moved.append(f"{deadline.what} {common.at(before)} → {common.at(ends)}")
+    return moved
+
+
+def _within_of(deadline: Deadline) -> Within | None:
+    return parse_within(deadline.rule)
+
+
+def meet(deadline: Deadline, now: datetime) -> None:
+    """The work is done: the deadline is met (on time, or late), its timers cancelled."""
+    on_time = deadline.state != Deadline.State.LATE and now < deadline.ends
+    deadline.state, deadline.settled = Deadline.State.MET, now
+    deadline.save(update_fields=["state", "settled"])
+    common.cancel(deadline.job, _key(deadline, "risk"), _key(deadline, "late"),
+                  why=f"deadline {deadline.pk} met")
+    common.record(deadline.job, "deadline.met", {"deadline": deadline.pk, "step":
+                                                 deadline.step, "on_time": on_time})
+
+
+def close(job: Job, why: str) -> None:
+    for deadline in Deadline.objects.filter(job=job, state__in=OPEN_STATES):
+        deadline.state = Deadline.State.CLOSED
+        deadline.save(update_fields=["state"])
+        common.cancel(job, _key(deadline, "risk"), _key(deadline, "late"), why=why)
+
+
+# -- firing -----------------------------------------------------------------------------------
+
+def fire(deadline_id: str, mark: str, instant: datetime) -> str:
+    with transaction.atomic():
+        deadline = Deadline.objects.select_for_update(of=("self",)).select_related(
+            "job__brand__owner", "job__subject").get(pk=deadline_id)
+        job = deadline.job
+        label = f"{'at risk' if mark == 'risk' else 'late'} · within {deadline.rule}"
+        if deadline.state not in OPEN_STATES:
+            return f"{label} · {deadline.state}: nothing to do"
+        if mark == "risk":
+            if deadline.state != Deadline.State.OPEN:
+                return f"{label} · already {deadline.get_state_display()}"
+            deadline.state = Deadline.State.AT_RISK
+            deadline.save(update_fields=["state"])
+            common.record(job, "deadline.at_risk", {
+                "deadline": deadline.pk, "step": deadline.step, "ends": deadline.ends,
+                "work_left": span_text(work_left(deadline, instant, mark="late"))})
+            _tell(deadline, "at risk", f"The deadline on {deadline.what} ({deadline.rule}) is "
+                                       f"at risk: it is late from {common.at(deadline.ends)}.")
+            return f"{label} · {span_text(work_left(deadline, instant, mark='late'))} left"
+        deadline.state = Deadline.State.LATE
+        deadline.save(update_fields=["state"])
+        data = {"deadline": deadline.pk, "step": deadline.step, "ends": deadline.ends}
+        if deadline.late_price:
+            data["late_price"] = deadline.late_price  # comes off the charge (the ledger)
+        common.record(job, "deadline.late", data)
+        off = f" {deadline.late_price} comes off the charge." if deadline.late_price else ""
+        _tell(deadline, "late", f"The deadline on {deadline.what} ({deadline.rule}) passed at "
+                                f"{common.at(deadline.ends)} with the work not done.{off}")
+        return label + (f" · {deadline.late_price} off the charge" if deadline.late_price
+                        else "")
+
+
+def _tell(deadline: Deadline, what: str, body: str) -> None:
+    """The one answering for the work hears it: a step's task holder, else the brand's owner."""
+    job = deadline.job
+    to = common.owner_email(job)
+    if deadline.step:
+        task = job.tasks.filter(step=deadline.step, holder__isnull=False).select_related(
+            "holder__user").first()
+        if task is not None and task.holder.user.email:
+            to = task.holder.user.email
+    common.tell(job, to, f"Deadline {what}: {job.service} {job.period}".strip(), body,
+                key=f"{deadline.pk}:{what}", link=common.console_link(job))
+
+
+def describe(payload: dict, rule: str) -> str:
+    mark = "at risk" if payload.get("mark") == "risk" else "late"
+    return f"{mark} · within {rule}"
+

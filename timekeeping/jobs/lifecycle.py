@@ -1,0 +1,145 @@
+"""A job's own time, from its opening to its end (S6-S11, S16, S23).
+
+When a job opens (after its clocks): its grant starts, the steps that come first open (a
+party asked by a link, a task in the pool, a step's deadline), then the job's deadline, then
+its quiet signals. When a step commits (a gate effect): the job counts it done, its ask is
+answered, its task done, its step deadline met; a deadline written before a clock follows the
+clock; the steps that come after it open; the signals re-arm. When the job ends, lapses or is
+cancelled, everything of its own time closes, and its deadline is met if it ended delivered.
+
+    end(job, by=…)              the brand ends a job (the API and the console)
+    lapse(job, cause=ask)       a party's link expired twice
+    withdraw(member, subject, successor, by=…)
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+
+from timekeeping import clocks, gate, records
+from timekeeping.jobs import asks, common, deadlines, grants, signals, tasks
+from timekeeping.manifests.spec import ServiceSpec
+from timekeeping.models import Ask, Deadline, Grant, Job, Member, Occurrence, Subject, Task
+
+
+@clocks.on_open
+def _opened(job: Job, spec: ServiceSpec, now: datetime) -> None:
+    grants.start(job, now)
+    open_steps(job, now)
+    if spec.work.within is not None:
+        deadlines.start(job, within=spec.work.within, now=now, late_price=spec.work.late)
+    signals.arm_all(job, now)
+
+
+def open_steps(job: Job, now: datetime) -> list[str]:
+    """Open the steps whose `after` steps are all done and that are not open or done yet:
+    the party's asks first (the job then waits on them), then step deadlines and tasks."""
+    work = common.work_of(job)
+    done = set(job.steps_done)
+    started = set(Ask.objects.filter(job=job, purpose=Ask.Purpose.STEP).values_list(
+        "step", flat=True)) | set(Task.objects.filter(job=job).values_list("step", flat=True)) \
+        | set(Deadline.objects.filter(job=job).exclude(step="").values_list("step", flat=True))
+    ready = [spec for spec in work.deliver.values()
+             if spec.name not in done and spec.name not in started
+             and set(spec.after) <= done and (spec.ask or spec.task or spec.within)]
+    for spec in ready:
+        if spec.ask:
+            asks.open_ask(job, now=now, step=spec.name, spec=spec)
+    for spec in ready:
+        if spec.within is not None:
+            deadlines.start(job, step=spec.name, within=spec.within, now=now)
+        if spec.task:
+            tasks.open_task(job, spec, now)
+    return [spec.name for spec in ready]
+
+
+@gate.effect(30)
+def _committed(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
+    if step not in job.steps_done:
+        job.steps_done = [*job.steps_done, step]
+        Job.objects.filter(pk=job.pk).update(steps_done=job.steps_done)
+    for ask in Ask.objects.select_for_update(of=("self",)).filter(job=job, step=step,
+                                                      purpose=Ask.Purpose.STEP,
+                                                      state=Ask.State.OPEN):
+        asks.settle(ask, now, by=f"{step} committed")
+    tasks.done(job, step, now, by=f"{step} committed")
+    for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
+            job=job, step=step, state__in=deadlines.OPEN_STATES):
+        deadlines.meet(deadline, now)
+    deadlines.follow(job)
+    open_steps(job, now)
+    signals.arm_all(job, now)
+
+
+@clocks.on_end
+def _ended(job: Job, state: str, now: datetime) -> None:
+    why = f"job {job.pk} {state}"
+    if state == Job.State.ENDED:
+        for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
+                job=job, step="", state__in=deadlines.OPEN_STATES):
+            deadlines.meet(deadline, now)
+    deadlines.close(job, why)
+    asks.close(job, why)
+    tasks.close(job, why)
+    signals.close(job, why)
+    for grant in Grant.objects.filter(job=job):
+        common.cancel(job, f"{grant.pk}:end", why=why)
+
+
+def end(job: Job, *, by: str) -> None:
+    """The brand ends a job: delivered. Its `lives_on: subject` dates stay on the subject."""
+    clocks.end_job(job, state=Job.State.ENDED, by=by)
+
+
+def lapse(job: Job, *, cause: Ask) -> None:
+    """A party's link expired twice (S8, S23): the job ends `lapsed`. The hold on the money
+    returns and the paid acts already committed are charged: recorded here as facts for the
+    ledger to post. The buyer and the brand's owner hear it."""
+    data = {"cause": cause.pk, "hold": "returns", "acts_committed": list(job.steps_done)}
+    clocks.end_job(job, state=Job.State.LAPSED, by=f"ask {cause.pk} expired twice",
+                   data=data)
+    body = (f"The job {job.service} {job.period} for {job.subject.name} lapsed: the link to "
+            f"{cause.title} expired twice without an answer.")
+    common.tell(job, job.subject.contact_email, f"Lapsed: {job.service} {job.period}".strip(),
+                body, key="lapsed:buyer")
+    common.tell(job, common.owner_email(job), f"Lapsed: {job.service} {job.period}".strip(),
+                body, key="lapsed:owner", link=common.console_link(job))
+
+
+class WithdrawRefused(Exception):
+    def __init__(self, code: str, field: str, message: str):
+        super().__init__(message)
+        self.code, self.field, self.message = code, field, message
+
+
+def withdraw(member: Member, subject: Subject, successor: Member, *, by: str) -> dict:
+    """A member withdraws from a subject naming a successor: the subject's open dates they
+    answer for and the tasks they hold pass to the successor, each on the record."""
+    if successor.brand_id != member.brand_id or subject.brand_id != member.brand_id:
+        raise WithdrawRefused("member_unknown", "successor",
+                              f"{successor.pk} is not a member of the subject's brand")
+    if successor.pk == member.pk:
+        raise WithdrawRefused("successor_self", "successor", "a successor is someone else")
+    if successor.role == Member.Role.VIEWER:
+        raise WithdrawRefused("role_viewer", "successor",
+                              "a viewer reads; the successor must be a manager or the owner")
+    with transaction.atomic():
+        dates = list(Occurrence.objects.select_for_update(of=("self",)).filter(
+            clock__subject=subject, assignee=member,
+            status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED]).select_related(
+            "clock"))
+        for occurrence in dates:
+            clocks.assign(occurrence, successor, by=by)
+        held = list(Task.objects.select_for_update(of=("self",)).filter(
+            subject=subject, holder=member, state=Task.State.HELD).select_related("job"))
+        for task in held:
+            tasks.hand_over(task, successor, by=by)
+        now = common.now_for_subject(subject)
+        records.write("member.withdrew", brand=subject.brand, instant=now,
+                      test_clock=subject.test_clock, subject=subject.pk,
+                      data={"member": member.pk, "successor": successor.pk, "by": by,
+                            "dates": [each.label for each in dates],
+                            "tasks": [task.pk for task in held]})
+    return {"dates": len(dates), "tasks": len(held)}
