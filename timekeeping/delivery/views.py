@@ -1,0 +1,121 @@
+"""The delivery portal (issue 12): a brand's member sees the open and held tasks of their
+brands and the dates assigned to them, and acts on them. Views stay thin: they scope to the
+person's memberships (404 otherwise, 403 for a viewer's control), call the engine, and render.
+A control answers htmx with its row re-rendered in place, and a plain form post with a message
+and a redirect back to /delivery/."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from timekeeping.delivery import controls, rows
+from timekeeping.delivery.access import (
+    acting,
+    date_of,
+    may_act,
+    members_of,
+    subject_of,
+    task_of,
+    who,
+)
+from timekeeping.jobs import lifecycle
+from timekeeping.models import Member, Occurrence
+from timekeeping.portals import controls as date_controls
+from timekeeping.portals.controls import Said
+
+
+@login_required
+def home(request):
+    members = members_of(request)
+    worlds = rows.nows(members)
+    return render(request, "delivery/home.html", {
+        "tasks": rows.tasks(members, worlds), "dates": rows.dates(members, worlds),
+        "leaving": rows.leaving(members, request.user), "limit": rows.LIMIT,
+        "acts": any(may_act(member) for member in members.values())})
+
+
+@login_required
+@require_POST
+def task_control(request, task_id: str, *, verb: str):
+    members = members_of(request)
+    task = task_of(members, task_id)
+    member = acting(members, task.brand_id)
+    said = controls.act(verb, task, member, zone=rows.zone_of(task.subject))
+    if request.htmx:
+        fresh = task_of(members, task.pk)
+        return render(request, "delivery/_task.html", {"row": rows.task_row(fresh, member),
+                                                       "gone": fresh, "said": said})
+    return _back(request, said)
+
+
+DATE_VERBS = {
+    "acknowledge": lambda occurrence, post, by: date_controls.acknowledge(occurrence, by=by),
+    "done": lambda occurrence, post, by: date_controls.mark_done(occurrence, by=by),
+    "choose": lambda occurrence, post, by: date_controls.choose(
+        occurrence, post.get("choice", ""), by=by),
+}
+
+
+@login_required
+@require_POST
+def date_control(request, date_id: int, *, verb: str):
+    members = members_of(request)
+    occurrence = date_of(members, date_id)
+    member = acting(members, occurrence.brand_id)
+    if occurrence.assignee_id != member.pk:
+        said = Said(False, f"Nothing was done: {_what(occurrence)} is no longer assigned to "
+                           "you.")
+    else:
+        said = DATE_VERBS[verb](occurrence, request.POST, who(request))
+    if request.htmx:
+        return render(request, "delivery/_date.html", {
+            "row": rows.date_row(date_of(members, date_id), member), "gone": occurrence,
+            "said": said})
+    return _back(request, said)
+
+
+@login_required
+@require_POST
+def withdraw(request):
+    """Hand the person's open dates and held tasks on a subject to a successor."""
+    members = members_of(request)
+    subject_id = request.POST.get("subject", "")
+    if not subject_id:
+        if not any(may_act(member) for member in members.values()):
+            raise PermissionDenied("a viewer reads; a manager or the owner withdraws")
+        return _back(request, Said(False, "Not withdrawn: subject: choose the subject to "
+                                          "withdraw from."))
+    subject = subject_of(members, subject_id)
+    member = acting(members, subject.brand_id)
+    successor = Member.objects.filter(brand_id__in=list(members), pk=request.POST.get(
+        "successor", "")).select_related("user").first()
+    if successor is None:
+        return _back(request, Said(False, f"Not withdrawn from {subject.name}: successor: "
+                                          f"choose a manager or the owner of "
+                                          f"{subject.brand.name} to take over."))
+    try:
+        moved = lifecycle.withdraw(member, subject, successor, by=who(request))
+    except lifecycle.WithdrawRefused as refused:
+        return _back(request, Said(False, f"Not withdrawn from {subject.name}: "
+                                          f"{refused.field}: {refused.message}."))
+    return _back(request, Said(True, f"Withdrawn from {subject.name}: "
+                                     f"{_count(moved['dates'], 'date')} and "
+                                     f"{_count(moved['tasks'], 'task')} passed to "
+                                     f"{successor.user.get_username()}."))
+
+
+def _back(request, said: Said):
+    (messages.success if said.ok else messages.error)(request, said.text)
+    return redirect("delivery:home")
+
+
+def _what(occurrence: Occurrence) -> str:
+    return occurrence.clock.title + (f", {occurrence.item}" if occurrence.item else "")
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
