@@ -6,6 +6,7 @@ from timekeeping.api import strict  # noqa: F401 - registers the path converters
 from timekeeping.api.docs import RedocPage
 from timekeeping.api.services import SubjectFeed
 from timekeeping.pages import home
+from timekeeping.portals import asked
 
 admin.site.site_header = admin.site.site_title = "Keeping Time operations"
 admin.site.index_title = "For operators: the console is the owner's place"
@@ -14,7 +15,9 @@ urlpatterns = [
     path("", home, name="home"),
     path("console/", include("timekeeping.console.urls")),
     path("portal/", include("timekeeping.portals.urls")),
+    path("delivery/", include("timekeeping.delivery.urls")),
     path("accounts/", include("timekeeping.portals.accounts")),
+    path("ask/<token:token>/", asked.ask, name="ask"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

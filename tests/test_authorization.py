@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 
 from tests.csrf import unmasked
-from tests.doors import Endpoint, api, console, portal, reading
+from tests.doors import Endpoint, api, console, delivery, portal, reading
 from tests.world import ACTORS, NOW, World
 from timekeeping import keys
 from timekeeping.models import Subject
@@ -23,19 +23,23 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
            "job": "job_Missing0000000000", "clock": "clk_Missing0000000000",
            "test_clock": "tc_Missing0000000000", "key": "key_Missing0000000000",
-           "buyer_clock": "clk_Missing0000000001"}
-ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS]
+           "buyer_clock": "clk_Missing0000000001", "task": "tsk_Missing0000000000",
+           "date": "999999999", "ending": "job_Missing0000000001"}
+# The delivery doors come last: their "date done" settles A's refund-window date.
+ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *delivery.DOORS]
 
 
 
 def _fill(text: str, world: World, n: int, missing: bool = False) -> str:
     ids = {"brand": world.brand.pk, "subject": world.subject.pk, "job": world.job.pk,
            "clock": world.clock.pk, "test_clock": world.test_clock.pk,
-           "key": world.spare_key.pk, "buyer_clock": world.buyer_clock.pk}
+           "key": world.spare_key.pk, "buyer_clock": world.buyer_clock.pk,
+           "task": world.task.pk, "date": world.date.pk, "ending": world.endings[n].pk}
     if missing:
         ids = MISSING
     token = Subject.objects.get(pk=world.subject.pk).feed_token  # doors rotate it
-    return text.format(**ids, order=world.orders[n], code=world.codes[n], token=token)
+    return text.format(**ids, order=world.orders[n], code=world.codes[n], token=token,
+                       link=world.link)
 
 
 def _ask(world: World, endpoint: Endpoint, actor: str, *, missing: bool = False):
@@ -59,7 +63,7 @@ def _shape(answer, world: World) -> tuple[int, str]:
     text = answer.content.decode()
     for value in [*MISSING.values(), world.brand.pk, world.subject.pk, world.job.pk,
                   world.clock.pk, world.test_clock.pk, world.spare_key.pk,
-                  world.buyer_clock.pk]:
+                  world.buyer_clock.pk, world.task.pk, *(job.pk for job in world.endings)]:
         text = text.replace(value, "<id>")
     return answer.status_code, unmasked(text)
 
@@ -78,7 +82,8 @@ def test_every_door_answers_each_caller_exactly_as_expected(world):
 def test_a_stranger_hears_the_same_for_another_brands_id_and_a_missing_one(world):
     differ = []
     for endpoint in ENDPOINTS:
-        named = re.search(r"\{(brand|subject|job|clock|test_clock|key|buyer_clock)\}",
+        named = re.search(r"\{(brand|subject|job|clock|test_clock|key|buyer_clock|task|date|"
+                          r"ending)\}",
                           endpoint.path + endpoint.query)
         if not named or endpoint.expect["owner_b"] < 300:  # public doors: a link's key opens
             continue

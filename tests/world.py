@@ -13,8 +13,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from timekeeping import clocks, keys, manifests
-from timekeeping.models import Brand, Connection, Customer, Member, Subject, TestClock
+from timekeeping import clock, clocks, gate, keys, manifests
+from timekeeping.jobs import asks
+from timekeeping.manifests import services_of
+from timekeeping.models import Brand, Connection, Customer, Member, Subject, Task, TestClock
 from timekeeping.moves.rows import Venue
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "timekeeping" / "manifests" / "examples"
@@ -43,6 +45,10 @@ class World:
     secrets: dict[str, str]
     buyer_clock: object
     clients: dict[str, Client] = field(default_factory=dict)
+    task: object = None  # A's `prepare` task, open in the pool (the task doors)
+    date: object = None  # A's refund-window date, assigned to staff_a (the delivery doors)
+    link: str = ""  # the key of a party's link on A's job, open (the link doors)
+    endings: list = field(default_factory=list)  # one open job of A per caller, to end
 
 
 def _venue(brand: Brand) -> Venue:
@@ -67,7 +73,7 @@ def world() -> World:
     people = {name: users.create_user(name, password="pw") for name in
               ("owner_a", "staff_a", "owner_b", "nobody", "viewer_a", "customer_a")}
     brand = Brand.objects.create(name="A", slug="a", owner=people["owner_a"])
-    Member.objects.create(brand=brand, user=people["staff_a"], role=Member.Role.MANAGER)
+    staff = Member.objects.create(brand=brand, user=people["staff_a"], role=Member.Role.MANAGER)
     Member.objects.create(brand=brand, user=people["viewer_a"], role=Member.Role.VIEWER)
     other = Brand.objects.create(name="B", slug="b", owner=people["owner_b"])
     for each in (brand, other):
@@ -85,6 +91,19 @@ def world() -> World:
     found = World(brand, other, subject, job, job.clocks.get(name="file"), test_clock, orders,
                   codes, made["spare"].key, {n: made[n].secret for n in ("key_a", "key_b")},
                   job.clocks.get(name="pay"))
+    # The organizer answered: `prepare` opens as a task in the pool; then a second link for
+    # the organizer, open, whose answer commits that step again.
+    gate.propose(job=job, step="organizer", by="the world")
+    found.task = Task.objects.get(job=job, step="prepare")
+    found.link = asks.open_ask(job, now=clock.wall_now(), step="organizer",
+                               spec=services_of(job.bundle)[job.service].work
+                               .deliver["organizer"]).token
+    found.endings = [clocks.order(brand=brand, service="annual-return", subject=subject,
+                                  period=str(2040 + n), input={"jurisdictions": ["US"]})
+                     for n in range(len(ACTORS))]
+    found.date = job.clocks.get(name="refund-window").occurrences.get()
+    found.date.assignee = staff
+    found.date.save(update_fields=["assignee"])
     for name in ACTORS:
         client = Client()
         if name in people:

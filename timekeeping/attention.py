@@ -6,6 +6,8 @@ Failures: open faults of the brand's places, timers whose handler failed (still 
 attempts), runaway tick runs, failed schedule runs, deliveries that failed for good.
 Warnings: skipped schedule runs, deliveries still pending an hour after they were written,
 timers that fired more than five minutes late, rows the timed-move job set aside.
+A job's own time: lapses (a job, a grant; failures). `work_at_risk` answers the rest of a job's
+own time that is at risk, for the console's at-risk section.
 
 Recent means the last seven days on the real clock. Each source is one query of at most
 `SHOWN` rows (one more is read to know there are more), whatever the data: a page that shows
@@ -18,9 +20,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Q
+from django.db.models import F, Q
 
-from timekeeping.models import Brand, Delivery, Fault, ScheduleRun, SetAside, TickRun, Timer
+from timekeeping.models import (
+    Ask,
+    Brand,
+    Deadline,
+    Delivery,
+    Fault,
+    Record,
+    ScheduleRun,
+    SetAside,
+    Task,
+    TickRun,
+    Timer,
+)
 from timekeeping.spans import span_text
 
 SHOWN = 10  # per source
@@ -31,7 +45,8 @@ STUCK = timedelta(hours=1)  # a delivery still pending this long after it was wr
 
 @dataclass(frozen=True)
 class Item:
-    kind: str  # fault, failed timer, runaway, failed run, skipped run, undelivered, late, set aside
+    kind: str  # fault, failed timer, runaway, failed run, skipped run, undelivered, late,
+    # set aside; lapse, deadline, link, hold
     failure: bool
     at: datetime  # when it happened, UTC
     text: str  # one sentence, without times: the page shows `at` in the brand's zone
@@ -86,7 +101,79 @@ def _sources(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..
                                              late_by__gt=LATE).order_by("-fired"), _late),
         ("set-aside rows", SetAside.objects.filter(connection__brand=brand, until__gt=now)
          .order_by("-created"), _set_aside),
+        # A job's own time (S6-S10, S23): lapses on the record, deadlines at risk or late,
+        # links about to expire, holds about to end.
+        ("lapses", Record.objects.filter(brand=brand, kind__in=LAPSES, instant__gte=since)
+         .order_by("-instant"), _lapse),
     ]
+
+
+def work_at_risk(brand: Brand, *, now: datetime) -> Attention:
+    """A job's own time at risk, for the console's at-risk section: deadlines late (first) or
+    at risk, links that expire within a week and holds that end within a day, each in its own
+    world; each source one query of at most `SHOWN` rows."""
+    found = Attention()
+    for kind, rows, said in [
+        ("deadlines", Deadline.objects.filter(brand=brand, state__in=["at_risk", "late"])
+         .order_by("-state", "ends"), _deadline),
+        ("links", Ask.objects.filter(_before(brand, "expires", now, SOON), state="open")
+         .order_by("expires"), _link),
+        ("holds", Task.objects.filter(_before(brand, "held_until", now, timedelta(days=1)),
+                                      state="held")
+         .select_related("holder__user").order_by("held_until"), _hold),
+    ]:
+        rows = list(rows[:SHOWN + 1])
+        if len(rows) > SHOWN:
+            found.more.append(kind)
+        found.items += [said(row) for row in rows[:SHOWN]]
+    found.items.sort(key=lambda item: not item.failure)
+    return found
+
+
+LAPSES = ("job.lapsed", "grant.ended")  # a link's second expiry is said by its job's lapse
+
+
+def _before(brand: Brand, field: str, now: datetime, within: timedelta) -> Q:
+    """Rows of the brand whose `field` comes within `within` of their own world's now: the
+    real clock's, or their test clock's frozen time."""
+    return Q(brand=brand) & (
+        Q(test_clock__isnull=True, **{f"{field}__lt": now + within})
+        | Q(test_clock__isnull=False, **{f"{field}__lt": F("test_clock__frozen_time") + within}))
+SOON = timedelta(days=7)
+
+
+def _world(row) -> str:
+    return f" on test clock {row.test_clock_id}" if row.test_clock_id else ""
+
+
+def _lapse(record: Record) -> Item:
+    said = {"job.lapsed": f"Job {record.job} lapsed: a party's link expired twice",
+            "grant.ended": f"The grant on job {record.job} ended: steps that need it are "
+                           "refused until the party gives it again"}
+    return Item("lapse", True, record.instant, said[record.kind] + _world(record),
+                ref=record.job)
+
+
+def _deadline(deadline: Deadline) -> Item:
+    late = deadline.state == "late"
+    return Item("deadline", late, deadline.ends,
+                f"The deadline on {deadline.what} of job {deadline.job_id} (within "
+                f"{deadline.rule}) is {'late' if late else 'at risk'}{_world(deadline)}",
+                ref=deadline.job_id)
+
+
+def _link(ask: Ask) -> Item:
+    return Item("link", False, ask.expires,
+                f"The link for {ask.title} on job {ask.job_id} expires soon, unanswered by "
+                f"{ask.party}" + (" (its second and last time)" if ask.expiries else "")
+                + _world(ask), ref=ask.job_id)
+
+
+def _hold(task: Task) -> Item:
+    holder = task.holder.user.get_username() if task.holder else "someone"
+    return Item("hold", False, task.held_until,
+                f"{holder}'s hold on {task.title} (job {task.job_id}) ends soon"
+                + _world(task), ref=task.job_id)
 
 
 def _last_line(text: str) -> str:

@@ -8,6 +8,8 @@ they keep, whether they are a customer).
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from django.shortcuts import redirect
 
 from timekeeping.models import Customer, brands_kept_by
@@ -29,12 +31,12 @@ class _Frame:
     def __init__(self, request):
         self.request = request
 
-    @property
+    @cached_property
     def brands(self):
         user = self.request.user
         return list(brands_kept_by(user).only("id", "name")) if user.is_authenticated else []
 
-    @property
+    @cached_property
     def customer(self) -> bool:
         user = self.request.user
         return user.is_authenticated and Customer.objects.filter(user=user).exists()

@@ -30,6 +30,7 @@ from timekeeping.models import (
     Brand,
     Clock,
     Connection,
+    Job,
     Occurrence,
     Schedule,
     SetAside,
@@ -45,8 +46,9 @@ OCCURRENCE = re.compile(r"(?P<clock>clk_[A-Za-z0-9]{1,40})(?:(?:#|\s+)(?P<item>[
                         r"(?:@(?P<seq>\d{1,6}))?")
 NAME = re.compile(r"[a-z][a-z0-9_.-]{0,199}")
 SHOWN = 20  # dates of one clock, schedules of one name
-HELP = ("Ask about a timer (tmr_…), a schedule (sch_… or its name), a clock's dates (clk_…, "
-        "with an item: clk_… US-CA) or a table row (table:id, such as orders:12).")
+HELP = ("Ask about a timer (tmr_…), a schedule (sch_… or its name), a job's own time "
+        "(job_…), a clock's dates (clk_…, with an item: clk_… US-CA) or a table row (table:id, "
+        "such as orders:12).")
 
 
 def why(brand: Brand, text: str, *, now: datetime | None = None) -> list[str]:
@@ -57,6 +59,8 @@ def why(brand: Brand, text: str, *, now: datetime | None = None) -> list[str]:
         return _timer(brand, text)
     if text.startswith("sch_"):
         return _schedules(brand, Schedule.objects.filter(pk=text), f"schedule {text}", now)
+    if text.startswith("job_"):
+        return _job(brand, text, zone, now)
     found = OCCURRENCE.fullmatch(text)
     if found:
         return _dates(brand, found, zone)
@@ -67,6 +71,37 @@ def why(brand: Brand, text: str, *, now: datetime | None = None) -> list[str]:
         return _schedules(brand, Schedule.objects.filter(name=text, active=True),
                           f"schedule named {text!r}", now)
     return [HELP]
+
+
+def _job(brand: Brand, job_id: str, zone: ZoneInfo, now: datetime) -> list[str]:
+    """A job's own time (docs/jobs.md): its deadlines, links and tasks, then its live timers,
+    each told against the job's world."""
+    job = Job.objects.select_related("test_clock").filter(brand=brand, pk=job_id).first()
+    if job is None:
+        return _missing(f"job {job_id}")
+    world = job.test_clock.frozen_time if job.test_clock_id else now
+    lines = [f"Job {job.pk} ({job.service} {job.period}".rstrip() + f") is {job.state}"
+             + (f", on test clock {job.test_clock_id}" if job.test_clock_id else "") + "."]
+    for deadline in job.deadlines.all()[:SHOWN]:
+        running = (f"held by {deadline.held_by}" if deadline.running_since is None
+                   else "counting")
+        lines.append(f"Deadline on {deadline.what} (within {deadline.rule}): "
+                     f"{deadline.get_state_display()}, {running}, late from "
+                     f"{_at(deadline.ends, zone, world)}.")
+    for ask in job.asks.all()[:SHOWN]:
+        lines.append(f"Link for {ask.title}, asked of {ask.party}: {ask.get_state_display()}, "
+                     f"works until {_at(ask.expires, zone, world)}"
+                     + (" (opened once more)" if ask.expiries == 1 else "") + ".")
+    for task in job.tasks.select_related("holder__user")[:SHOWN]:
+        held = (f", held by {task.holder.user.get_username()} until "
+                f"{_at(task.held_until, zone, world)}" if task.holder and task.held_until
+                else "")
+        lines.append(f"Task {task.title}: {task.get_state_display()}{held}.")
+    for timer in Timer.objects.select_related("brand", "test_clock").filter(
+            brand=brand, owner_id=job.pk, state__in=["armed", "held"]).order_by(
+            "owed")[:SHOWN]:
+        lines.append(timers.explain(timer))
+    return lines
 
 
 def _missing(what: str) -> list[str]:

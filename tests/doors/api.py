@@ -68,4 +68,24 @@ DOORS = [
              body=lambda w, n: {"brand": w.brand.pk, "from": "2031-01-01",
                                 "through": "2031-01-02", "to": "2031-01-05",
                                 "notice": f"notice {n}"}),
+    # A job's own time (docs/jobs.md). Each caller ends a job of its own ({ending}). A task is
+    # a person's: A's owner takes it first (a membership is made for them) and holds it, so A's
+    # manager then hears 409 (task_held, task_not_held); keys are no members (403).
+    Endpoint("job work", "get", "/api/jobs/{job}/work", _as(200, 404)),
+    Endpoint("job end", "post", "/api/jobs/{ending}/end", _writes(200, 404)),
+    Endpoint("task take", "post", "/api/tasks/{task}/take", _writes(409, 404, owner=200,
+                                                                     key_a=403)),
+    Endpoint("task extend", "post", "/api/tasks/{task}/extend",
+             _writes(409, 404, owner=200, key_a=403)),
+    Endpoint("task release", "post", "/api/tasks/{task}/release",
+             _writes(409, 404, owner=200, key_a=403)),
+    Endpoint("task done, not held", "post", "/api/tasks/{task}/done",
+             _writes(409, 404, key_a=403)),
+    # A party's link is its own key: everyone reads it; the first answer commits its step.
+    Endpoint("link read", "get", "/api/links/{link}", EVERYONE_200),
+    Endpoint("link answer", "post", "/api/links/{link}",
+             {**dict.fromkeys(ACTORS, 409), "owner_a": 200}),
+    Endpoint("link page", "get", "/ask/{link}/", EVERYONE_200),
+    Endpoint("link, wrong key", "get", "/api/links/Wrong0000000000000000", dict.fromkeys(
+        ACTORS, 404)),
 ]

@@ -28,6 +28,8 @@ DOORS: list[Endpoint] = [
     Endpoint("console subjects", "get", "/console/{brand}/subjects/", READ,
              query="q=S&kind=taxpayer&page=1"),
     Endpoint("console subject", "get", "/console/{brand}/subjects/{subject}/", READ),
+    Endpoint("console end a job", "post",
+             "/console/{brand}/subjects/{subject}/jobs/{ending}/end", CONTROL),
     Endpoint("console subject feed link", "post", "/console/{brand}/subjects/{subject}/feed",
              CONTROL),
     Endpoint("console subject invite", "post", "/console/{brand}/subjects/{subject}/invite",

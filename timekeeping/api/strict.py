@@ -121,6 +121,12 @@ class LinkCodeConverter(_Pattern):
     regex = r"[0-9A-Za-z]{1,64}"
 
 
+class TokenConverter(_Pattern):
+    """A link's secret key (a party's link): URL-safe base64 of 16 to 64 characters."""
+
+    regex = r"[0-9A-Za-z_-]{16,64}"
+
+
 class RowIdConverter(_Pattern):
     regex = r"[0-9]{1,18}"  # fits a 64-bit key
 
@@ -135,3 +141,4 @@ register_converter(PublicIdConverter, "pid")
 register_converter(RowIdConverter, "rowid")
 register_converter(TableNameConverter, "table")
 register_converter(LinkCodeConverter, "code")
+register_converter(TokenConverter, "token")

@@ -12,6 +12,7 @@ from timekeeping.api import (  # noqa: F401 - strict registers the converters
     services,
     strict,
     test_clocks,
+    work,
 )
 
 urlpatterns = [
@@ -37,6 +38,15 @@ urlpatterns = [
     path("jobs", reading.Jobs.as_view(), name="jobs"),
     path("jobs/<pid:job_id>", reading.JobDetail.as_view(), name="job"),
     path("jobs/<pid:job_id>/steps", services.JobSteps.as_view(), name="job-steps"),
+    path("jobs/<pid:job_id>/work", work.JobWork.as_view(), name="job-work"),
+    path("jobs/<pid:job_id>/end", work.JobEnd.as_view(), name="job-end"),
+    path("tasks/<pid:task_id>/take", work.TaskAction.as_view(action="take"), name="task-take"),
+    path("tasks/<pid:task_id>/extend", work.TaskAction.as_view(action="extend"),
+         name="task-extend"),
+    path("tasks/<pid:task_id>/release", work.TaskAction.as_view(action="release"),
+         name="task-release"),
+    path("tasks/<pid:task_id>/done", work.TaskAction.as_view(action="done"), name="task-done"),
+    path("links/<token:token>", work.Link.as_view(), name="link"),
     path("clocks", reading.Clocks.as_view(), name="clocks"),
     path("clocks/<pid:clock_id>", reading.ClockDetail.as_view(), name="clock"),
     path("clocks/<pid:clock_id>/acknowledge", services.ClockAcknowledge.as_view(),

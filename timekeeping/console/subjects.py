@@ -13,11 +13,12 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from timekeeping import clock, dates, history, instants, invitations, subject_calendar
+from timekeeping import clock, clocks, dates, history, instants, invitations, subject_calendar
 from timekeeping.console import forms
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.controls import members
 from timekeeping.console.shown import face_of
+from timekeeping.jobs import lifecycle
 from timekeeping.models import Brand, Invitation, Job, Subject
 
 PER_PAGE = 50
@@ -120,3 +121,24 @@ def invite(request, brand_id: str, subject_id: str):
                                       "works for 7 days, once.")
             return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)
     return _page(request, brand, subject, form, status=400)
+
+
+@login_required
+@require_POST
+def end_job(request, brand_id: str, subject_id: str, job_id: str):
+    """End a job (S16), through the function the API's `POST /api/jobs/{id}/end` calls: its
+    dates that live on the subject stay open in their owner's hands."""
+    brand = brand_of(request, brand_id, at_least="manager")
+    subject = _subject(brand, subject_id)
+    job = Job.objects.filter(subject=subject, pk=job_id).select_related(
+        "brand", "subject", "test_clock").first()
+    if job is None:
+        raise Http404("no such job")
+    try:
+        lifecycle.end(job, by=f"user {request.user.pk} ({request.user.get_username()})")
+    except clocks.OrderRefused as refused:
+        messages.error(request, f"Not ended: {refused.message}.")
+    else:
+        messages.success(request, f"Ended: {job.service} {job.period}. Its dates that live on "
+                                  "the subject stay open.")
+    return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)

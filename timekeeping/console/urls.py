@@ -16,6 +16,8 @@ urlpatterns = [
     path("<pid:brand_id>/subjects/<pid:subject_id>/", subjects.subject_page, name="subject"),
     path("<pid:brand_id>/subjects/<pid:subject_id>/feed", subjects.rotate_feed,
          name="subject-feed"),
+    path("<pid:brand_id>/subjects/<pid:subject_id>/jobs/<pid:job_id>/end", subjects.end_job,
+         name="job-end"),
     path("<pid:brand_id>/subjects/<pid:subject_id>/invite", subjects.invite,
          name="subject-invite"),
     path("<pid:brand_id>/schedules/", operations.schedule_list, name="schedules"),

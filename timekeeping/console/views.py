@@ -39,7 +39,7 @@ def home(request, brand_id: str):
     world = next((each for each in worlds if each.pk == request.GET.get("world")), None)
     state, assignee = request.GET.get("state", ""), request.GET.get("assignee", "")
     coming, face = ahead.ahead(brand, now=now, test_clock=world), face_of(brand, now)
-    needs = attention.attention(brand, now=now)
+    needs, work = attention.attention(brand, now=now), attention.work_at_risk(brand, now=now)
     return render(request, "console/home.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"),
         "stopped": operate.ticks_stopped(now),
@@ -49,6 +49,8 @@ def home(request, brand_id: str):
         "states": STATES, "state": state, "assignee": assignee, "members": members(brand),
         "attention": [{"item": item, "at": face.at(item.at)} for item in needs.items],
         "attention_more": needs.more,
+        "work": [{"item": item, "at": face.at(item.at)} for item in work.items],
+        "work_more": work.more,
         "ahead": coming, "chart": chart(coming), "worlds": worlds, "world": world,
         "next": request.get_full_path()})
 

@@ -1,0 +1,73 @@
+"""A job's own time where people look: the subject's calendar and its feed list each link's
+expiry (`ask`), deadline and task due date; the console's "needs attention" says what lapsed,
+what is at risk and which links are about to expire."""
+
+import html
+import re
+from datetime import UTC, datetime, timedelta
+
+from django.test import Client
+
+from timekeeping import subject_calendar, test_clocks
+from timekeeping.models import Ask, Job
+
+from .test_work import START, world  # noqa: F401 - the fixture
+
+
+def _text(answer) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", answer.content.decode())))
+
+
+def test_the_calendar_and_feed_list_the_link_the_deadline_and_the_task(world):  # noqa: F811
+    clock, job = world(deliver={"organizer": {"title": "the organizer", "ask": "owner",
+                                              "expires": "180d"},
+                                "prepare": {"title": "prepare it", "task": True,
+                                            "within": "10d"}},
+                       price={"within": "5d before file"})
+    lines = {line.kind: line for line in subject_calendar.lines(job.subject)}
+    assert lines["ask"].what == "the link for the organizer expires"
+    assert lines["ask"].date.isoformat() == "2028-08-28" and lines["ask"].answers_for == "Grace"
+    assert lines["deadline"].date.isoformat() == "2028-06-26"
+    assert lines["deadline"].status == "open · held while a party is asked"
+    assert lines["task"].what == "prepare it" and lines["task"].status == "open in the pool"
+    feed = subject_calendar.feed(job.subject, stamp=START).decode()
+    assert "SUMMARY:the link for the organizer expires" in feed
+    assert "SUMMARY:prepare it" in feed
+
+
+def test_needs_attention_says_a_job_lapsed_and_a_link_expires_soon(world, actors):  # noqa: F811
+    clock, job = world(deliver={"organizer": {"title": "the organizer", "ask": "owner",
+                                              "expires": "2d"}})
+    owner = Client()
+    owner.force_login(actors["owner"])
+    soon = _text(owner.get(f"/console/{job.brand_id}/"))
+    assert f"The link for the organizer on job {job.pk} expires soon, unanswered by Grace" in soon
+    assert soon.index("The work") < soon.index("expires soon") < soon.index("Needs attention")
+    ask = Ask.objects.get(job=job)
+    test_clocks.advance(clock, to=ask.expires)
+    clock.refresh_from_db()
+    test_clocks.advance(clock, to=ask.expires + timedelta(days=2))
+    assert Job.objects.get(pk=job.pk).state == Job.State.LAPSED
+    page = _text(owner.get(f"/console/{job.brand_id}/"))
+    assert f"Job {job.pk} lapsed: a party's link expired twice on test clock {clock.pk}" in page
+    assert datetime(2028, 3, 5, 14, tzinfo=UTC) == Ask.objects.get(pk=ask.pk).expires
+    story = _text(owner.get(f"/console/{job.brand_id}/subjects/{job.subject_id}/"))
+    assert "The job lapsed: a party's link expired twice without an answer; the hold " \
+           "returns." in story
+    assert "A party's link expired once and works again until 2028-03-05T14:00:00Z." in story
+    assert "Grace was asked by a link for organizer, working until 2028-03-03T14:00:00Z." \
+        in story
+
+
+def test_the_why_box_tells_a_jobs_own_time(world, actors):  # noqa: F811
+    clock, job = world(deliver={"organizer": {"title": "the organizer", "ask": "owner",
+                                              "expires": "180d"}},
+                       price={"within": "30d"})
+    owner = Client()
+    owner.force_login(actors["owner"])
+    said = _text(owner.get(f"/console/{job.brand_id}/why?q={job.pk}"))
+    assert f"Job {job.pk} (work) is open, on test clock {clock.pk}." in said
+    assert "Deadline on the job (within 30d): open, held by ask_" in said
+    assert "Link for the organizer, asked of Grace: open, works until 2028-08-28 09:00 EDT" \
+        in said
+    assert "is held by at risk · 22d 11h" in said

@@ -1,0 +1,169 @@
+"""A job's own time in the API (S6-S11, S16, T1): read a job's deadlines, asks, tasks and
+grant; end a job; take, extend, release and finish a task; read and answer a party's link.
+
+The task actions are a person's: a member of the task's brand (an API key is no member, and
+hears 403). A party's link is its own key: `GET /api/links/{token}` serves its expiry to the
+client (T1) and `POST` answers it, with 410 once it has stopped working.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from timekeeping import clocks
+from timekeeping.api.access import kept, key_of, who
+from timekeeping.jobs import asks, lifecycle, tasks
+from timekeeping.jobs.common import now_of
+from timekeeping.models import Ask, Deadline, Grant, Job, Member, Task
+
+
+class DeadlineOut(serializers.ModelSerializer):
+    class Meta:
+        model = Deadline
+        fields = ["id", "step", "rule", "follows", "state", "started", "ends", "budget", "used",
+                  "running_since", "held_by", "late_price", "settled"]
+
+
+class AskOut(serializers.ModelSerializer):
+    works = serializers.SerializerMethodField(help_text="Whether the link works now (T1).")
+
+    class Meta:
+        model = Ask
+        fields = ["id", "purpose", "step", "title", "party", "state", "opened", "expires",
+                  "expiries", "answered", "works"]
+
+    def get_works(self, ask: Ask) -> bool:
+        return asks.judge(ask, now_of(ask.job)) is None
+
+
+class TaskOut(serializers.ModelSerializer):
+    holder = serializers.CharField(source="holder_id", allow_null=True)
+
+    class Meta:
+        model = Task
+        fields = ["id", "job", "step", "title", "state", "due", "hold", "holder", "held_since",
+                  "held_until", "extended", "opened", "done"]
+
+
+class GrantOut(serializers.ModelSerializer):
+    class Meta:
+        model = Grant
+        fields = ["id", "state", "starts", "ends", "term"]
+
+
+class WorkOut(serializers.Serializer):
+    deadlines = DeadlineOut(many=True)
+    asks = AskOut(many=True)
+    tasks = TaskOut(many=True)
+    grant = GrantOut(allow_null=True)
+
+
+class JobWork(APIView):
+    @extend_schema(responses=WorkOut, summary="A job's own time: deadlines, asks, tasks, grant")
+    def get(self, request, job_id: str):
+        job = kept(request, Job.objects.select_related("test_clock"), job_id, "job")
+        return Response(WorkOut({
+            "deadlines": list(job.deadlines.all()), "tasks": list(job.tasks.all()),
+            "asks": [ask for ask in job.asks.select_related("job__brand", "job__test_clock")],
+            "grant": Grant.objects.filter(job=job).first()}).data)
+
+
+class EndedOut(serializers.Serializer):
+    id = serializers.CharField()
+    state = serializers.CharField()
+    ended = serializers.DateTimeField()
+
+
+class JobEnd(APIView):
+    @extend_schema(request=None, responses={200: EndedOut, 409: dict},
+                   summary="End a job: its dates that live on the subject stay open")
+    def post(self, request, job_id: str):
+        job = kept(request, Job.objects.select_related("subject", "test_clock"), job_id, "job")
+        try:
+            lifecycle.end(job, by=who(request))
+        except clocks.OrderRefused as refused:
+            return Response({refused.field: [refused.message]}, status=status.HTTP_409_CONFLICT)
+        job.refresh_from_db()
+        return Response(EndedOut(job).data)
+
+
+def _member(request, task: Task) -> Member:
+    if key_of(request) is not None:
+        raise PermissionDenied("a task is taken by a person: an API key is no member")
+    member = tasks.member_of(task.brand_id, request.user)
+    if member is None:
+        raise PermissionDenied("only a member of the brand takes its tasks")
+    return member
+
+
+class TaskAction(APIView):
+    action = ""
+
+    @extend_schema(request=None, responses={200: TaskOut, 409: dict})
+    def post(self, request, task_id: str):
+        task = kept(request, Task.objects.select_related("job"), task_id, "task")
+        member = _member(request, task)
+        try:
+            if self.action == "done":
+                tasks.finish(task, member)
+            else:
+                getattr(tasks, self.action)(task, member)
+        except tasks.TaskRefused as refused:
+            return Response({"code": refused.code, "detail": refused.message},
+                            status=status.HTTP_409_CONFLICT)
+        task.refresh_from_db()
+        return Response(TaskOut(task).data)
+
+
+class LinkOut(serializers.Serializer):
+    title = serializers.CharField()
+    party = serializers.CharField()
+    state = serializers.CharField()
+    expires = serializers.DateTimeField()
+    works = serializers.BooleanField()
+    refused = serializers.CharField(allow_null=True)
+
+
+def _link(token: str) -> Ask:
+    found = asks.by_token(token)
+    if found is None:
+        raise Http404("no such link")
+    return found
+
+
+def _link_out(ask: Ask) -> dict:
+    refused = asks.judge(ask, now_of(ask.job))
+    return LinkOut({"title": ask.title, "party": ask.party, "state": ask.state,
+                    "expires": ask.expires, "works": refused is None,
+                    "refused": refused.code if refused else None}).data
+
+
+class Link(APIView):
+    """A party's link, by its key: no sign-in."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses=LinkOut, auth=[], summary="A party's link: until when it works")
+    def get(self, request, token: str):
+        return Response(_link_out(_link(token)))
+
+    @extend_schema(request=None, responses={200: LinkOut, 409: dict, 410: dict}, auth=[],
+                   summary="Answer a party's link")
+    def post(self, request, token: str):
+        found = _link(token)
+        try:
+            asks.answer(token)
+        except asks.AskRefused as refused:
+            code = status.HTTP_410_GONE if refused.code == "link_expired" else \
+                status.HTTP_409_CONFLICT
+            return Response({"code": refused.code, "detail": refused.message,
+                             "expired": refused.moment}, status=code)
+        found.refresh_from_db()
+        return Response(_link_out(found))
