@@ -130,7 +130,9 @@ def work_at_risk(brand: Brand, *, now: datetime) -> Attention:
     return found
 
 
-LAPSES = ("job.lapsed", "grant.ended")  # a link's second expiry is said by its job's lapse
+# Every lapse (S23): a date, a hard date, a job, a grant. A link's second expiry is said by its
+# job's lapse.
+LAPSES = ("clock.lapsed", "job.lapsed", "grant.ended")
 
 
 def _before(brand: Brand, field: str, now: datetime, within: timedelta) -> Q:
@@ -147,11 +149,17 @@ def _world(row) -> str:
 
 
 def _lapse(record: Record) -> Item:
-    said = {"job.lapsed": f"Job {record.job} lapsed: a party's link expired twice",
+    data = record.data if isinstance(record.data, dict) else {}
+    date = (f"The {'hard ' if data.get('hard') else ''}date {data.get('name', '')}"
+            f"{' ' + data['item'] if data.get('item') else ''} due {data.get('due')} passed "
+            "unkept" + ("; the steps it bars are refused" if data.get("bars") else
+                        "; its owner is asked to choose" if data.get("choices") else ""))
+    said = {"clock.lapsed": f"{date} (job {record.job})",
+            "job.lapsed": f"Job {record.job} lapsed: a party's link expired twice",
             "grant.ended": f"The grant on job {record.job} ended: steps that need it are "
                            "refused until the party gives it again"}
-    return Item("lapse", True, record.instant, said[record.kind] + _world(record),
-                ref=record.job)
+    ref = data.get("clock", record.job) if record.kind == "clock.lapsed" else record.job
+    return Item("lapse", True, record.instant, said[record.kind] + _world(record), ref=ref)
 
 
 def _deadline(deadline: Deadline) -> Item:

@@ -71,3 +71,14 @@ def test_the_why_box_tells_a_jobs_own_time(world, actors):  # noqa: F811
     assert "Link for the organizer, asked of Grace: open, works until 2028-08-28 09:00 EDT" \
         in said
     assert "is held by at risk · 22d 11h" in said
+
+
+def test_a_date_that_passes_unkept_is_a_lapse_in_needs_attention(world, actors):  # noqa: F811
+    clock, job = world()
+    test_clocks.advance(clock, to=datetime(2028, 7, 1, 4, tzinfo=UTC))  # 00:00 EDT, late
+    owner = Client()
+    owner.force_login(actors["owner"])
+    page = _text(owner.get(f"/console/{job.brand_id}/"))
+    attention = page[page.index("Needs attention"):]
+    assert f"The date file due 2028-06-30 passed unkept (job {job.pk}) on test clock " \
+           f"{clock.pk}" in attention
