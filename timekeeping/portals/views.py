@@ -15,12 +15,15 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from timekeeping import clock, subject_calendar
-from timekeeping.models import Occurrence
+from timekeeping.models import Ask, Occurrence
 from timekeeping.portals import controls, record, rows
 from timekeeping.portals.access import customer_only, date_of, subject_of, subjects_of, who
 from timekeeping.portals.subscribe import feed_of
 
 ROWS_PER_PAGE = 100
+
+
+ASKED_SHOWN = 20
 
 
 @login_required
@@ -41,6 +44,10 @@ def subject(request, subject_id: str):
     zone = subject_calendar.zone_of_subject(found)
     return render(request, "portal/subject.html", {
         "subject": found, "zone": zone, "rows": rows.coming_up([found]),
+        # What the brand asks of the subject's people by a link (docs/jobs.md): the link
+        # itself reached them by email; the page says what and until when.
+        "asked": list(Ask.objects.filter(subject=found, state=Ask.State.OPEN)
+                      .order_by("expires")[:ASKED_SHOWN]),
         "history": record.page(found, before=before, zone=zone), "feed": feed_of(found)})
 
 

@@ -82,3 +82,18 @@ def test_a_date_that_passes_unkept_is_a_lapse_in_needs_attention(world, actors):
     attention = page[page.index("Needs attention"):]
     assert f"The date file due 2028-06-30 passed unkept (job {job.pk}) on test clock " \
            f"{clock.pk}" in attention
+
+
+def test_the_portal_says_what_is_asked_of_the_customer_and_until_when(world, brand,
+                                                                      actors):  # noqa: F811
+    from timekeeping.models import Customer
+
+    clock, job = world(deliver={"organizer": {"title": "the organizer", "ask": "owner",
+                                              "expires": "180d"}})
+    Customer.objects.create(brand=brand, user=actors["buyer"]).subjects.add(job.subject)
+    buyer = Client()
+    buyer.force_login(actors["buyer"])
+    page = _text(buyer.get(f"/portal/subjects/{job.subject_id}/"))
+    asked = page[page.index("Asked of you"):page.index("Subscribe")]
+    assert "Northwind Filing asks Grace for the organizer" in asked
+    assert "the link in the email works until Mon 28 Aug 2028, 09:00 EDT" in asked
