@@ -84,8 +84,8 @@ def test_a_date_that_passes_unkept_is_a_lapse_in_needs_attention(world, actors):
            f"{clock.pk}" in attention
 
 
-def test_the_portal_says_what_is_asked_of_the_customer_and_until_when(world, brand,
-                                                                      actors):  # noqa: F811
+def test_the_portal_says_what_is_asked_of_the_customer_and_until_when(
+        world, brand, actors):  # noqa: F811
     from timekeeping.models import Customer
 
     clock, job = world(deliver={"organizer": {"title": "the organizer", "ask": "owner",
