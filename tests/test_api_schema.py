@@ -43,7 +43,8 @@ def _real_ids(case, world) -> None:
            else world.clock.pk, "key_id": world.spare_key.pk, "table": "orders",
            "id": world.orders[0], "code": world.codes[0], "version": 1,
            "timer_id": world.brand.timers.values_list("pk", flat=True).first(),
-           "schedule_id": _schedule(world).pk}
+           "schedule_id": _schedule(world).pk, "task_id": world.task.pk, "token": world.link,
+           "subscription_id": world.subscription.pk}
     if tested.endswith("/links/{code}/move"):
         ids["table"] = "tickets"
     if case.path_parameters:

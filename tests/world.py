@@ -18,6 +18,7 @@ from timekeeping.jobs import asks
 from timekeeping.manifests import services_of
 from timekeeping.models import Brand, Connection, Customer, Member, Subject, Task, TestClock
 from timekeeping.moves.rows import Venue
+from timekeeping.recurring import plans
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "timekeeping" / "manifests" / "examples"
 ACTORS = ("owner_a", "staff_a", "owner_b", "nobody", "anonymous", "key_a", "key_b", "viewer_a",
@@ -28,7 +29,14 @@ NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 def manifest() -> dict:
     tax = json.loads((EXAMPLES / "tax.json").read_text())
     venue = json.loads((EXAMPLES / "venue.json").read_text())
-    return {**copy.deepcopy(tax), "tables": venue["tables"]}
+    found = {**copy.deepcopy(tax), "tables": venue["tables"]}
+    found["services"]["tax-plan"] = {  # a plan, for the subscription doors
+        "subject": {"kind": "taxpayer"},
+        "price": {"every": "1y", "amount": 240000, "currency": "USD",
+                  "includes": {"annual-return": 1}},
+        "on": {"schedule": {"annual": {"order": "annual-return", "each": "tax_year",
+                                       "at": "1mo after end", "catch_up": "last"}}}}
+    return found
 
 
 @dataclass
@@ -49,6 +57,7 @@ class World:
     date: object = None  # A's refund-window date, assigned to staff_a (the delivery doors)
     link: str = ""  # the key of a party's link on A's job, open (the link doors)
     endings: list = field(default_factory=list)  # one open job of A per caller, to end
+    subscription: object = None  # A's subject on A's plan
 
 
 def _venue(brand: Brand) -> Venue:
@@ -98,6 +107,7 @@ def world() -> World:
     found.link = asks.open_ask(job, now=clock.wall_now(), step="organizer",
                                spec=services_of(job.bundle)[job.service].work
                                .deliver["organizer"]).token
+    found.subscription = plans.subscribe(subject=subject, service="tax-plan", by="the world")
     found.endings = [clocks.order(brand=brand, service="annual-return", subject=subject,
                                   period=str(2040 + n), input={"jurisdictions": ["US"]})
                      for n in range(len(ACTORS))]

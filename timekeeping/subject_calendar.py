@@ -11,7 +11,16 @@ from datetime import date, datetime, timedelta
 from calendars import ical
 from calendars.moments import day_in_zone
 from timekeeping.clocks import calendar_for, spec_of
-from timekeeping.models import Ask, Deadline, Occurrence, Subject, Task
+from timekeeping.models import (
+    Ask,
+    Deadline,
+    Occurrence,
+    Record,
+    Subject,
+    Subscription,
+    Task,
+    Timer,
+)
 from timekeeping.models.service import new_feed_token
 
 
@@ -52,9 +61,50 @@ def lines(subject: Subject, *, start: date | None = None, end: date | None = Non
         uid = "+".join(sorted(occurrence.label for occurrence in group)) + "@keeping-time"
         result.append(Line(due, what, "hard" if row.hard else "clock", _answers_for(subject,
                            row.owner), status, uid))
-    result.extend(line for line in _work_lines(subject)
+    result.extend(line for line in [*_work_lines(subject), *_plan_lines(subject)]
                   if (not start or line.date >= start) and (not end or line.date <= end))
     return sorted(result, key=lambda line: (line.date, line.what))
+
+
+def _plan_lines(subject: Subject) -> list[Line]:
+    """The subject's plans (S18, S19): each renewal (`cycle`) and each mint (`schedule`), those
+    done from the record and the next ones from their armed timers, in the subject's zone."""
+    zone = zone_of_subject(subject)
+    buyer = subject.owner_name or "the buyer"
+    found = []
+    subscriptions = {each.pk: each for each in Subscription.objects.filter(subject=subject)}
+    if not subscriptions:
+        return found
+    for record in Record.objects.filter(brand_id=subject.brand_id, subject=subject.pk,
+                                        kind__in=["cycle.renewed", "schedule.minted"]):
+        data = record.data
+        owed = data.get("owed")
+        day = day_in_zone(datetime.fromisoformat(owed) if isinstance(owed, str)
+                          else record.instant, zone)  # the day it was due, if it ran late
+        owner = subscriptions.get(data.get("subscription"))
+        if owner is None:
+            continue
+        if record.kind == "cycle.renewed":
+            found.append(Line(day, f"the {owner.service} renews", "cycle", buyer,
+                              f"renewed, cycle {data.get('cycle')}", f"{record.pk}@keeping-time"))
+        else:
+            found.append(Line(day, f"the {data.get('period')} {data.get('service')} is minted",
+                              "schedule", "the brand", f"minted {record.job}",
+                              f"{record.pk}@keeping-time"))
+    for timer in Timer.objects.filter(brand_id=subject.brand_id, owner_id__in=list(
+            subscriptions), state=Timer.State.ARMED, kind__in=["cycle", "schedule"]):
+        owner, day = subscriptions[timer.owner_id], day_in_zone(timer.owed, zone)
+        if timer.kind == "cycle":
+            ending = owner.ends_after is not None and timer.payload["cycle"] > owner.ends_after
+            found.append(Line(day, f"the {owner.service} renews", "cycle", buyer,
+                              "ends: cancelled at the cycle's end" if ending else
+                              f"ahead · cycle {timer.payload['cycle']}",
+                              f"{timer.pk}@keeping-time"))
+        else:
+            found.append(Line(day, f"the {timer.payload['period']} {timer.payload['order']} is "
+                                   "minted", "schedule", "the brand", "ahead",
+                              f"{timer.pk}@keeping-time"))
+    return found
 
 
 def _work_lines(subject: Subject) -> list[Line]:

@@ -86,6 +86,13 @@ DOORS = [
     Endpoint("link answer", "post", "/api/links/{link}",
              {**dict.fromkeys(ACTORS, 409), "owner_a": 200}),
     Endpoint("link page", "get", "/ask/{link}/", EVERYONE_200),
+    # Plans (docs/recurring.md): A's subject is on A's plan already, so subscribing it again
+    # is refused naming the field (400); the stranger hears 404 for the subject.
+    Endpoint("subscribe", "post", "/api/subscriptions", _writes(400, 404),
+             body=lambda w, n: {"subject": w.subject.pk, "service": "tax-plan"}),
+    Endpoint("subscription", "get", "/api/subscriptions/{subscription}", _as(200, 404)),
+    Endpoint("subscription cancel", "post", "/api/subscriptions/{subscription}/cancel",
+             _writes(200, 404)),
     Endpoint("link, wrong key", "get", "/api/links/Wrong0000000000000000", dict.fromkeys(
         ACTORS, 404)),
 ]

@@ -32,11 +32,12 @@ from timekeeping.manifests.spec import (
     parse_rung,
 )
 from timekeeping.moves.check import check_section as check_tables
+from timekeeping.recurring.check import check_plan
 
 SECTIONS = ("calendar", "services", "tables", "schedules", "settings")
 CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at", "roll",
                  "postpone")
-SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals")
+SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals", "on")
 SUBJECT_KEYS = ("kind", "key", "period")
 CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars",
               "satisfied_by", "choices", "every", "lives_on", "exposure", "guarantee")
@@ -104,6 +105,8 @@ def check(document: object) -> list[Problem]:
     else:
         for name, service in services.items():
             _service(checker, name, service, f"$.services.{name}")
+            if isinstance(service, dict):
+                check_plan(checker.add, service, services, f"$.services.{name}")
     return checker.problems
 
 

@@ -9,6 +9,7 @@ from datetime import date
 from dateutil.relativedelta import relativedelta
 
 from timekeeping.jobs.spec import WorkSpec, compile_work
+from timekeeping.recurring.spec import PlanSpec, compile_plan
 
 # Digits are bounded in the patterns: int() refuses a string of more than 4,300 digits.
 RUNG = re.compile(
@@ -117,6 +118,7 @@ class ServiceSpec:
     steps: dict[str, StepSpec]
     clocks: dict[str, ClockSpec]
     work: WorkSpec = field(default_factory=WorkSpec)
+    plan: PlanSpec = field(default_factory=PlanSpec)
 
 
 def compile_services(document: dict) -> dict[str, ServiceSpec]:
@@ -148,6 +150,6 @@ def compile_services(document: dict) -> dict[str, ServiceSpec]:
         services[name] = ServiceSpec(
             name=name, subject_kind=subject.get("kind", ""),
             period=PeriodSpec(of=period.get("of", "none"), ends=ends, ends_input=ends_input),
-            steps=steps, clocks=clocks, work=compile_work(raw),
+            steps=steps, clocks=clocks, work=compile_work(raw), plan=compile_plan(raw),
         )
     return services

@@ -1,0 +1,89 @@
+"""Subscriptions in the API (S19, T2): subscribe a subject to a plan, read it with its
+allowances (used, left, when they reset) and its next renewal, and cancel it at its cycle's
+end. Each goes through `timekeeping.recurring.plans`, as the pages do."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from timekeeping import clocks
+from timekeeping.api.access import kept, who
+from timekeeping.api.strict import StrictSerializer
+from timekeeping.firing import now_for
+from timekeeping.models import Subject, Subscription
+from timekeeping.recurring import plans
+
+
+class SubscriptionIn(StrictSerializer):
+    subject = serializers.CharField(max_length=48, help_text="The subject's id (sbj_…).")
+    service = serializers.CharField(max_length=100, help_text="The plan: a service with "
+                                                              "'price.every'.")
+    anchor = serializers.DateField(required=False, help_text="The first day of cycle 1; "
+                                   "today in the subject's zone when left out.")
+
+
+class AllowanceOut(serializers.Serializer):
+    service = serializers.CharField()
+    included = serializers.IntegerField()
+    used = serializers.IntegerField()
+    left = serializers.IntegerField()
+    cycle = serializers.IntegerField()
+    resets_on = serializers.DateField()
+
+
+class SubscriptionOut(serializers.ModelSerializer):
+    renews_on = serializers.SerializerMethodField(help_text="The first day of the next cycle.")
+    allowances = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Subscription
+        fields = ["id", "brand", "subject", "service", "anchor", "cycle", "state", "ends_after",
+                  "opened", "test_clock", "renews_on", "allowances"]
+
+    def get_renews_on(self, subscription: Subscription) -> date:
+        return plans.renews_on(subscription, subscription.cycle + 1)
+
+    @extend_schema_field(AllowanceOut(many=True))
+    def get_allowances(self, subscription: Subscription) -> list[dict]:
+        now = now_for(subscription.brand, subscription.test_clock)
+        return AllowanceOut(plans.allowances(subscription, at=now), many=True).data
+
+
+class SubscriptionList(APIView):
+    @extend_schema(request=SubscriptionIn, responses={201: SubscriptionOut},
+                   summary="Subscribe a subject to a plan")
+    def post(self, request):
+        given = SubscriptionIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        subject = kept(request, Subject.objects.select_related("brand", "test_clock"),
+                       data["subject"], "subject")
+        try:
+            made = plans.subscribe(subject=subject, service=data["service"],
+                                   anchor=data.get("anchor"), by=who(request))
+        except clocks.OrderRefused as refused:
+            raise ValidationError({refused.field: [refused.message]}) from None
+        return Response(SubscriptionOut(made).data, status=status.HTTP_201_CREATED)
+
+
+class SubscriptionDetail(APIView):
+    @extend_schema(responses=SubscriptionOut, summary="A subscription, with its allowances")
+    def get(self, request, subscription_id: str):
+        found = kept(request, Subscription.objects.select_related("test_clock", "subject"),
+                     subscription_id, "subscription")
+        return Response(SubscriptionOut(found).data)
+
+
+class SubscriptionCancel(APIView):
+    @extend_schema(request=None, responses=SubscriptionOut,
+                   summary="Cancel at the end of the current cycle")
+    def post(self, request, subscription_id: str):
+        found = kept(request, Subscription.objects.select_related("test_clock", "subject"),
+                     subscription_id, "subscription")
+        return Response(SubscriptionOut(plans.cancel_at_cycle_end(found, by=who(request))).data)

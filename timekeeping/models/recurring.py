@@ -1,0 +1,60 @@
+"""Plans a subject subscribes to (S18, S19, T2): a subscription renews on its cycle dates and
+mints jobs on its schedules; its allowances are counted per cycle."""
+
+from django.db import models
+
+from timekeeping import clock
+from timekeeping.models.brand import Brand, TestClock
+from timekeeping.models.service import Subject
+from timekeeping.public_ids import PublicIdField
+
+
+class Subscription(models.Model):
+    """A subject on a plan (a service with `price.every`), from its anchor day. It keeps the
+    manifest version it was ordered under (S24)."""
+
+    class State(models.TextChoices):
+        ACTIVE = "active", "active"
+        CANCELLED = "cancelled", "cancelled"
+
+    id = PublicIdField(prefix="sbn")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="subscriptions")
+    test_clock = models.ForeignKey(TestClock, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="subscriptions")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="subscriptions")
+    service = models.CharField(max_length=100, help_text="The plan: a service with a cycle.")
+    bundle = models.CharField(max_length=64)
+    anchor = models.DateField(help_text="The first day of cycle 1; cycles count from it.")
+    cycle = models.PositiveIntegerField(default=1, help_text="The cycle it is in.")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
+    opened = models.DateTimeField()
+    ends_after = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Cancelled at the end of this cycle, if set.")
+    created = models.DateTimeField(default=clock.wall_now)
+
+    class Meta:
+        ordering = ["brand", "subject", "service"]
+        constraints = [models.UniqueConstraint(
+            fields=["subject", "service"], condition=models.Q(state="active"),
+            name="subscription_active_once")]
+
+    def __str__(self) -> str:
+        return f"{self.service} for {self.subject_id} from {self.anchor} (cycle {self.cycle})"
+
+
+class Allowance(models.Model):
+    """What a cycle of a subscription has used of one included service (T2): a row per cycle,
+    so a new cycle starts at zero with no reset job."""
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE,
+                                     related_name="allowances")
+    service = models.CharField(max_length=100)
+    cycle = models.PositiveIntegerField()
+    used = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subscription", "service", "cycle"],
+                                               name="allowance_per_cycle")]
+
+    def __str__(self) -> str:
+        return f"{self.subscription_id} {self.service} cycle {self.cycle}: {self.used} used"

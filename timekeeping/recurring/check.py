@@ -1,0 +1,116 @@
+"""Checking a plan's recurring keys (`price.every`, `price.amount`, `price.currency`,
+`price.includes`, `on.schedule`): every problem at once with its path, never an exception."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import date
+
+from calendars import periods
+from timekeeping.manifest_rules import is_whole, shown
+from timekeeping.recurring.spec import CATCH_UP, EACH
+
+Add = Callable[[str, str, str], None]
+CURRENCY = re.compile(r"[A-Z]{3}")
+AMOUNT_MAX = 10**12
+INCLUDES_MAX = 100_000
+SCHEDULE_KEYS = ("order", "each", "at", "catch_up", "when")
+WHEN_VALUE_MAX = 200
+
+
+def check_plan(add: Add, service: dict, services: dict, path: str) -> None:
+    """`services`: every service of the document, by name (a schedule orders one of them)."""
+    price = service.get("price")
+    if isinstance(price, dict):
+        _price(add, price, services, f"{path}.price")
+    if "on" in service:
+        _on(add, service["on"], services, "every" in (price or {}) if isinstance(price, dict)
+            else False, f"{path}.on")
+
+
+def _price(add: Add, price: dict, services: dict, path: str) -> None:
+    if "every" in price:
+        try:
+            periods.cycle_date(date(2027, 1, 31), price["every"], 1)
+        except ValueError:
+            add("price.every_invalid", f"{path}.every",
+                f"{shown(price['every'])} is not a cycle; write a whole number and a unit, "
+                "d, w, mo or y (\"1mo\", \"1y\")")
+    if "amount" in price and not is_whole(price["amount"], 0, AMOUNT_MAX):
+        add("price.amount_invalid", f"{path}.amount",
+            f"{shown(price['amount'])} is not an amount; write whole minor units from 0 to "
+            f"{AMOUNT_MAX} (cents: 240000 is $2,400.00)")
+    if "amount" in price and not (isinstance(price.get("currency"), str)
+                                  and CURRENCY.fullmatch(price["currency"])):
+        add("price.currency_invalid", f"{path}.currency",
+            "an amount needs its currency, three capital letters (\"USD\")")
+    if "includes" in price:
+        includes = price["includes"]
+        if "every" not in price:
+            add("price.includes_without_every", f"{path}.includes",
+                "allowances come with a cycle: give 'every'")
+        if not isinstance(includes, dict):
+            add("price.includes_invalid", f"{path}.includes",
+                "'includes' maps a service to how many of it each cycle brings")
+            return
+        for name, count in includes.items():
+            if name not in services:
+                add("price.includes_unknown", f"{path}.includes.{name}",
+                    f"{shown(name)} is not a service of this manifest")
+            if not is_whole(count, 0, INCLUDES_MAX):
+                add("price.includes_invalid", f"{path}.includes.{name}",
+                    f"{shown(count)} is not a count; write a whole number from 0 to "
+                    f"{INCLUDES_MAX}")
+
+
+def _on(add: Add, on: object, services: dict, is_plan: bool, path: str) -> None:
+    if not isinstance(on, dict) or set(on) - {"schedule"}:
+        add("on.invalid", path, "'on' is {\"schedule\": {name: schedule}}")
+        return
+    schedules = on.get("schedule")
+    if not isinstance(schedules, dict):
+        add("on.invalid", f"{path}.schedule", "'schedule' maps names to schedules")
+        return
+    if schedules and not is_plan:
+        add("schedule.without_every", f"{path}.schedule",
+            "schedules run on a plan a subject subscribes to: give the service 'price.every'")
+    for name, spec in schedules.items():
+        here = f"{path}.schedule.{name}"
+        if not isinstance(name, str) or re.fullmatch(r"[a-z][a-z0-9_-]{0,63}", name) is None:
+            add("schedule.name_invalid", here, "a schedule's name is 1 to 64 characters a-z, "
+                                               "0-9, '-' and '_', starting with a letter")
+        if not isinstance(spec, dict):
+            add("schedule.not_object", here, "a schedule is an object")
+            continue
+        for key in spec:
+            if key not in SCHEDULE_KEYS:
+                add("schedule.key_unknown", f"{here}.{key}",
+                    f"'{key}' is not a key here; the keys are: {', '.join(SCHEDULE_KEYS)}")
+        _schedule(add, spec, services, here)
+
+
+def _schedule(add: Add, spec: dict, services: dict, path: str) -> None:
+    if not isinstance(spec.get("order"), str) or spec["order"] not in services:
+        add("schedule.order_unknown", f"{path}.order",
+            f"{shown(spec.get('order'))} is not a service of this manifest")
+    if spec.get("each") not in EACH:
+        add("schedule.each_invalid", f"{path}.each",
+            f"{shown(spec.get('each'))} is not a period; the periods are: {', '.join(EACH)}")
+    else:
+        try:
+            periods.at(periods.period_of(date(2027, 6, 1), spec["each"]), spec.get("at"))
+        except ValueError as error:
+            add("schedule.at_invalid", f"{path}.at", str(error).removeprefix("at: "))
+    if spec.get("catch_up", "last") not in CATCH_UP:
+        add("schedule.catch_up_invalid", f"{path}.catch_up",
+            f"{shown(spec.get('catch_up'))} is not one of: {', '.join(CATCH_UP)}")
+    when = spec.get("when", {})
+    if not isinstance(when, dict) or not all(
+            isinstance(key, str) and 0 < len(key) <= 64
+            and (isinstance(value, bool | int) or (isinstance(value, str)
+                                                    and len(value) <= WHEN_VALUE_MAX))
+            for key, value in when.items()):
+        add("schedule.when_invalid", f"{path}.when",
+            "'when' maps a field of the subject's input to the value it must have "
+            "({\"entity\": \"C corp\"})")

@@ -1,0 +1,277 @@
+"""Subscriptions to a plan: cycles (place 1), allowances (T2) and schedules that mint jobs
+(place 2) (S18, S19).
+
+    subscribe(subject=…, service=…, anchor=None, by=…)   the subscription, its timers armed
+    allowances(subscription, at=…)                       used, left and when they reset
+    cancel_at_cycle_end(subscription, by=…)
+
+A subscription renews on its cycle dates counted from its anchor (`periods.cycle_date`, so
+an anchor on the 31st renews on each month's last day and never drifts), at the calendar's
+`rings_at` in the subject's zone. Each renewal starts a cycle, posts the cycle's charge as
+owed in the ledger, and brings the plan's allowances afresh: an allowance is counted per
+cycle, the cycle read from the anchor and the day of use, so nothing resets them.
+
+Each schedule mints a job of its `order` service for each period of `each`, on the day `at`
+says of the period, at `rings_at`. The first period minted is the earliest whose mint day is
+on or after the anchor. When a mint fires late, `catch_up` says what the gap mints: `all`
+mints every period owed; `last` only the latest (a mint whose next period is owed too is
+skipped); `none` nothing that is more than a day late. `when` mints only for a subject whose
+input has those values. A mint inside the plan's allowance is $0 and counted.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+from django.db import transaction
+
+from calendars import periods
+from calendars.moments import day_in_zone
+from money import ledger
+from timekeeping import clocks, records, timers
+from timekeeping.firing import now_for
+from timekeeping.manifests import services_of
+from timekeeping.models import Allowance, Manifest, Subject, Subscription, Timer
+from timekeeping.recurring.spec import PlanSpec, ScheduleSpec
+
+GRACE = timedelta(days=1)  # `catch_up: none`: a mint later than this is part of a gap
+MIN_DAYS = {"d": 1, "w": 7, "mo": 28, "y": 365}
+
+
+def plan_of(subscription: Subscription) -> PlanSpec:
+    return services_of(subscription.bundle)[subscription.service].plan
+
+
+def _calendar(subscription: Subscription):
+    return clocks.calendar_for(subscription.subject)
+
+
+def _record(subscription: Subscription, kind: str, data: dict, *, at: datetime,
+            job: str = "") -> None:
+    records.write(kind, brand=subscription.brand, instant=at,
+                  test_clock=subscription.test_clock, subject=subscription.subject_id, job=job,
+                  data={"subscription": subscription.pk, **data})
+
+
+def _arm(subscription: Subscription, kind: str, key: str, owed: datetime,
+         payload: dict) -> Timer:
+    return timers.rearm(brand=subscription.brand, test_clock=subscription.test_clock,
+                        kind=kind, key=key, owed=owed, why="re-armed",
+                        owner_type="subscription", owner_id=subscription.pk,
+                        owner_opened=subscription.opened, bundle=subscription.bundle,
+                        payload=payload)
+
+
+# -- subscribing -----------------------------------------------------------------------------
+
+@transaction.atomic
+def subscribe(*, subject: Subject, service: str, anchor: date | None = None,
+              by: str = "") -> Subscription:
+    """Subscribe `subject` to the plan `service` from `anchor` (today, in the subject's zone,
+    when not given). Refused, naming the field, for a service that is no plan, a subject of
+    another kind, or a subject already on the plan."""
+    brand = subject.brand
+    version = Manifest.objects.filter(brand=brand).order_by("-version").first()
+    spec = services_of(version.bundle).get(service) if version else None
+    if spec is None:
+        raise clocks.OrderRefused("service", f"{service!r} is not a service of the brand's "
+                                             "manifest")
+    if not spec.plan.is_plan:
+        raise clocks.OrderRefused("service", f"{service!r} is no plan: it has no "
+                                             "'price.every'")
+    if spec.subject_kind and subject.kind != spec.subject_kind:
+        raise clocks.OrderRefused("subject", f"{service!r} is for a {spec.subject_kind}, not "
+                                             f"a {subject.kind}")
+    if Subscription.objects.filter(subject=subject, service=service,
+                                   state=Subscription.State.ACTIVE).exists():
+        raise clocks.OrderRefused("service", f"{subject.pk} is on {service!r} already")
+    now = now_for(brand, subject.test_clock)
+    cal = clocks.calendar_for(subject)
+    anchor = anchor or day_in_zone(now, cal.zone_name)
+    subscription = Subscription.objects.create(
+        brand=brand, test_clock=subject.test_clock, subject=subject, service=service,
+        bundle=version.bundle, anchor=anchor, opened=now)
+    _record(subscription, "subscription.opened", {"service": service, "anchor": anchor,
+                                                  "by": by}, at=now)
+    _charge(subscription, 1, now)
+    _arm_renewal(subscription, 2)
+    for schedule in spec.plan.schedules.values():
+        _arm_mint(subscription, schedule, _first_period(subscription, schedule))
+    return subscription
+
+
+def _first_period(subscription: Subscription, schedule: ScheduleSpec) -> periods.Period:
+    """The earliest period whose mint day is on or after the anchor."""
+    found = periods.period_of(subscription.anchor, schedule.each)
+    while periods.at(found.previous(), schedule.at) >= subscription.anchor:
+        found = found.previous()
+    while periods.at(found, schedule.at) < subscription.anchor:
+        found = found.next()
+    return found
+
+
+def _mint_at(subscription: Subscription, schedule: ScheduleSpec,
+             period: periods.Period) -> datetime:
+    return _calendar(subscription).rings(periods.at(period, schedule.at))
+
+
+def _arm_mint(subscription: Subscription, schedule: ScheduleSpec,
+              period: periods.Period) -> Timer:
+    return _arm(subscription, "schedule", f"{subscription.pk}:{schedule.name}:{period.label}",
+                _mint_at(subscription, schedule, period),
+                {"subscription": subscription.pk, "schedule": schedule.name,
+                 "period": period.label, "order": schedule.order})
+
+
+def renews_on(subscription: Subscription, cycle: int) -> date:
+    """The first day of `cycle` (cycle 1 starts on the anchor)."""
+    return periods.cycle_date(subscription.anchor, plan_of(subscription).every, cycle - 1)
+
+
+def _arm_renewal(subscription: Subscription, cycle: int) -> Timer:
+    return _arm(subscription, "cycle", f"{subscription.pk}:cycle:{cycle}",
+                _calendar(subscription).rings(renews_on(subscription, cycle)),
+                {"subscription": subscription.pk, "cycle": cycle})
+
+
+def _charge(subscription: Subscription, cycle: int, at: datetime) -> str:
+    """The cycle's charge, posted as owed by the subject to the brand (collected later)."""
+    plan = plan_of(subscription)
+    if not plan.amount:
+        return "no charge"
+    brand = subscription.brand_id
+    ledger.post(kind="cycle.charge", reference=f"{subscription.pk}:cycle:{cycle}",
+                currency=plan.currency, at=at,
+                lines=[(f"{brand}:owed:{subscription.subject_id}", plan.amount),
+                       (f"{brand}:revenue", -plan.amount)])
+    return f"{plan.amount / 100:,.2f} {plan.currency} owed"
+
+
+def cancel_at_cycle_end(subscription: Subscription, *, by: str) -> Subscription:
+    """The subscription ends when its current cycle does: it does not renew again."""
+    with transaction.atomic():
+        subscription = Subscription.objects.select_for_update(of=("self",)).get(
+            pk=subscription.pk)
+        subscription.ends_after = subscription.cycle
+        subscription.save(update_fields=["ends_after"])
+        _record(subscription, "subscription.cancelling", {
+            "by": by, "ends": renews_on(subscription, subscription.cycle + 1)},
+            at=now_for(subscription.brand, subscription.test_clock))
+    return subscription
+
+
+# -- allowances (T2) --------------------------------------------------------------------------
+
+def cycle_on(subscription: Subscription, day: date) -> int:
+    """The cycle holding `day`, read from the anchor: no timer needs to have fired."""
+    every = plan_of(subscription).every
+    unit = every.lstrip("0123456789")
+    length = int(every[:-len(unit)]) * MIN_DAYS[unit]
+    n = max(0, (day - subscription.anchor).days // length + 1)
+    while n > 0 and periods.cycle_date(subscription.anchor, every, n) > day:
+        n -= 1
+    return n + 1
+
+
+def use(subscription: Subscription, service: str, at: datetime) -> tuple[int, int, int]:
+    """Count one use of `service`: (its cycle, used so far in it, included in a cycle)."""
+    day = day_in_zone(at, _calendar(subscription).zone_name)
+    cycle = cycle_on(subscription, day)
+    row, _ = Allowance.objects.get_or_create(subscription=subscription, service=service,
+                                             cycle=cycle)
+    Allowance.objects.filter(pk=row.pk).update(used=row.used + 1)
+    return cycle, row.used + 1, plan_of(subscription).includes.get(service, 0)
+
+
+def allowances(subscription: Subscription, *, at: datetime) -> list[dict]:
+    """Each included service: used and left in the cycle holding `at`, and when it resets."""
+    day = day_in_zone(at, _calendar(subscription).zone_name)
+    cycle = cycle_on(subscription, day)
+    used = dict(Allowance.objects.filter(subscription=subscription, cycle=cycle)
+                .values_list("service", "used"))
+    resets = renews_on(subscription, cycle + 1)
+    return [{"service": service, "included": count, "used": used.get(service, 0),
+             "left": max(count - used.get(service, 0), 0), "cycle": cycle, "resets_on": resets}
+            for service, count in sorted(plan_of(subscription).includes.items())]
+
+
+# -- firing -----------------------------------------------------------------------------------
+
+def renew(subscription_id: str, cycle: int, instant: datetime, *,
+          owed: datetime | None = None) -> str:
+    with transaction.atomic():
+        subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
+            "subject__brand").get(pk=subscription_id)
+        if subscription.state != Subscription.State.ACTIVE or subscription.cycle >= cycle:
+            return f"cycle {cycle} · {subscription.state}, cycle {subscription.cycle}: " \
+                   "nothing to do"
+        if subscription.ends_after is not None and cycle > subscription.ends_after:
+            subscription.state = Subscription.State.CANCELLED
+            subscription.save(update_fields=["state"])
+            _record(subscription, "subscription.ended", {"after_cycle":
+                                                         subscription.ends_after}, at=instant)
+            for timer in Timer.objects.filter(owner_id=subscription.pk,
+                                              state=Timer.State.ARMED, kind="schedule"):
+                timers.end(timer.id, state=Timer.State.CANCELLED, by="the subscription ended")
+            return f"ended after cycle {subscription.ends_after}"
+        subscription.cycle = cycle
+        subscription.save(update_fields=["cycle"])
+        charged = _charge(subscription, cycle, instant)
+        _record(subscription, "cycle.renewed", {"cycle": cycle, "charge": charged,
+                                                "owed": owed or instant}, at=instant)
+        _arm_renewal(subscription, cycle + 1)
+        return f"renewed, cycle {cycle} · {charged}"
+
+
+def mint(subscription_id: str, name: str, label: str, timer: Timer, instant: datetime) -> str:
+    with transaction.atomic():
+        subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
+            "subject__brand").get(pk=subscription_id)
+        if subscription.state != Subscription.State.ACTIVE:
+            return f"{name} · period {label} · the subscription ended: nothing minted"
+        schedule = plan_of(subscription).schedules[name]
+        period = periods.period(schedule.each, label)
+        following = period.next()
+        _arm_mint(subscription, schedule, following)
+        skipped = _skipped(schedule, subscription, following, timer, instant)
+        if skipped is None and any(subscription.subject.input.get(key) != value
+                                   for key, value in schedule.when.items()):
+            skipped = "its 'when' does not hold for the subject"
+        if skipped is not None:
+            _record(subscription, "schedule.skipped", {"schedule": name, "period": label,
+                                                       "why": skipped}, at=instant)
+            return f"{name} · period {label} · skipped: {skipped}"
+        try:
+            job = clocks.order(brand=subscription.brand, service=schedule.order,
+                               subject=subscription.subject, period=label,
+                               by=f"schedule {name} of {subscription.pk}")
+        except clocks.PeriodTaken:
+            return f"{name} · period {label} · already held by a job: nothing minted"
+        except clocks.OrderRefused as refused:
+            _record(subscription, "schedule.refused", {"schedule": name, "period": label,
+                                                       "field": refused.field,
+                                                       "why": refused.message}, at=instant)
+            return f"{name} · period {label} · refused: {refused.message}"
+        cycle, used, included = use(subscription, schedule.order, instant)
+        inside = used <= included
+        _record(subscription, "schedule.minted", {
+            "schedule": name, "period": label, "service": schedule.order, "cycle": cycle,
+            "used": used, "included": included, "inside": inside, "owed": timer.owed},
+            at=instant, job=job.pk)
+        counted = (f"$0.00 · {used} of {included}" if inside else
+                   f"beyond the allowance ({used}, {included} included)")
+        return f"{name} → {job.pk} · period {label} · {counted}"
+
+
+def _skipped(schedule: ScheduleSpec, subscription: Subscription, following: periods.Period,
+             timer: Timer, instant: datetime) -> str | None:
+    if schedule.catch_up == "all":
+        return None
+    if schedule.catch_up == "last":
+        if _mint_at(subscription, schedule, following) <= instant:
+            return f"period {following.label} is owed too; catch_up last mints the latest"
+        return None
+    if instant - timer.owed > GRACE:
+        return "it is more than a day late; catch_up none mints nothing for a gap"
+    return None
+

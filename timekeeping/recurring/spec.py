@@ -1,0 +1,55 @@
+"""A plan's recurring time, as its manifest writes it (S18, S19, T2):
+
+    "price": {"every": "1y", "amount": 240000, "currency": "USD",
+              "includes": {"annual-return": 1, "question": 12}}
+    "on": {"schedule": {"annual": {"order": "annual-return", "each": "tax_year",
+                                   "at": "1mo after end", "catch_up": "last",
+                                   "when": {"entity": "C corp"}}}}
+
+A service with `price.every` is a plan a subject subscribes to: it renews on its cycle dates,
+counted from the anchor (`calendars.periods.cycle_date`), and each cycle brings its allowances
+(`includes`). Its schedules mint a job of another service for each period, on a day relative to
+the period (`calendars.periods.at`), at the calendar's `rings_at`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CATCH_UP = ("none", "last", "all")
+EACH = ("tax_year", "year", "quarter", "month", "week")
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    name: str
+    order: str
+    each: str
+    at: str
+    catch_up: str = "last"
+    when: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlanSpec:
+    every: str | None = None
+    amount: int = 0
+    currency: str = ""
+    includes: dict[str, int] = field(default_factory=dict)
+    schedules: dict[str, ScheduleSpec] = field(default_factory=dict)
+
+    @property
+    def is_plan(self) -> bool:
+        return self.every is not None
+
+
+def compile_plan(raw: dict) -> PlanSpec:
+    price = raw.get("price") or {}
+    schedules = {
+        name: ScheduleSpec(name=name, order=spec["order"], each=spec["each"], at=spec["at"],
+                           catch_up=spec.get("catch_up", "last"),
+                           when=dict(spec.get("when") or {}))
+        for name, spec in ((raw.get("on") or {}).get("schedule") or {}).items()}
+    return PlanSpec(every=price.get("every"), amount=int(price.get("amount", 0)),
+                    currency=price.get("currency", ""),
+                    includes=dict(price.get("includes") or {}), schedules=schedules)
