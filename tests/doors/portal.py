@@ -43,6 +43,8 @@ DOORS = [
     Endpoint("password reset link, wrong", "get", "/accounts/reset/MQ/wrong-token/",
              EVERYONE_200),
     Endpoint("password reset complete", "get", "/accounts/reset/done/", EVERYONE_200),
+    Endpoint("portal cancel a plan at its cycle's end", "post",
+             "/portal/plans/{subscription}/cancel", _customer(302)),
     # Last: it gives the subject a new feed token, which the feed doors above already used.
     Endpoint("portal new feed link", "post", "/portal/subjects/{subject}/calendar/token",
              _customer(302)),

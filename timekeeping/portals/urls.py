@@ -14,4 +14,5 @@ urlpatterns = [
     path("clocks/<pid:clock_id>/acknowledge", views.acknowledge, name="acknowledge"),
     path("clocks/<pid:clock_id>/done", views.done, name="done"),
     path("clocks/<pid:clock_id>/choose", views.choose, name="choose"),
+    path("plans/<pid:subscription_id>/cancel", views.cancel_plan, name="cancel_plan"),
 ]

@@ -9,16 +9,18 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from timekeeping import clock, subject_calendar
-from timekeeping.models import Ask, Occurrence
+from timekeeping.firing import now_for
+from timekeeping.models import Ask, Occurrence, Subscription
 from timekeeping.portals import controls, record, rows
 from timekeeping.portals.access import customer_only, date_of, subject_of, subjects_of, who
 from timekeeping.portals.subscribe import feed_of
+from timekeeping.recurring import plans
 
 ROWS_PER_PAGE = 100
 
@@ -48,6 +50,7 @@ def subject(request, subject_id: str):
         # itself reached them by email; the page says what and until when.
         "asked": list(Ask.objects.filter(subject=found, state=Ask.State.OPEN)
                       .order_by("expires")[:ASKED_SHOWN]),
+        "plans": _plans(found),
         "history": record.page(found, before=before, zone=zone), "feed": feed_of(found)})
 
 
@@ -58,6 +61,37 @@ def calendar(request, subject_id: str):
     body = subject_calendar.feed(found, stamp=clock.wall_now())
     return HttpResponse(body, content_type="text/calendar; charset=utf-8", headers={
         "Content-Disposition": f'attachment; filename="{found.pk}.ics"'})
+
+
+def _plans(subject) -> list[dict]:
+    """The subject's plans as its customer reads them: the cycle it is in, when it renews (or
+    ends), and each allowance's use in this cycle (S19, T2)."""
+    found = []
+    for subscription in Subscription.objects.filter(
+            subject=subject, state=Subscription.State.ACTIVE).select_related("test_clock",
+                                                                           "brand"):
+        now = now_for(subscription.brand, subscription.test_clock)
+        found.append({"subscription": subscription,
+                      "renews_on": plans.renews_on(subscription, subscription.cycle + 1),
+                      "allowances": plans.allowances(subscription, at=now)})
+    return found
+
+
+@login_required
+@require_POST
+def cancel_plan(request, subscription_id: str):
+    """Cancel a plan at the end of its cycle, through the function the API calls."""
+    found = Subscription.objects.filter(
+        pk=subscription_id, subject__in=subjects_of(request)).select_related("brand",
+                                                                            "test_clock").first()
+    if found is None:
+        raise Http404("no such plan")
+    if found.ends_after is None:
+        plans.cancel_at_cycle_end(found, by=who(request))
+    ends = plans.renews_on(found, (found.ends_after or found.cycle) + 1)
+    messages.success(request, f"Cancelled at the cycle's end: {found.service} ends on {ends} "
+                              "and does not renew.")
+    return redirect("portal:subject", subject_id=found.subject_id)
 
 
 @login_required

@@ -1,0 +1,47 @@
+"""A customer's plans in the portal: the cycle, when it renews, each allowance's use this cycle,
+and cancelling at the cycle's end (through the function the API calls); another customer's
+plan answers 404."""
+
+import html
+import re
+from datetime import UTC, datetime
+
+from django.test import Client
+
+from timekeeping import clock, tick
+from timekeeping.models import Customer, Subscription
+from timekeeping.recurring import plans
+
+from .test_plans import client_of, document  # noqa: F401 - the fixture
+
+
+def _text(answer) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", answer.content.decode())))
+
+
+def test_a_customer_sees_their_plan_and_cancels_it_at_the_cycles_end(brand, actors,
+                                                                    client_of):  # noqa: F811
+    from timekeeping import manifests
+
+    manifests.load(brand, document())
+    subject = client_of()
+    Customer.objects.create(brand=brand, user=actors["buyer"]).subjects.add(subject)
+    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+        subscription = plans.subscribe(subject=subject, service="plan")
+    tick.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
+    buyer = Client()
+    buyer.force_login(actors["buyer"])
+    with clock.fixed(datetime(2027, 2, 3, 15, tzinfo=UTC)):
+        page = _text(buyer.get(f"/portal/subjects/{subject.pk}/"))
+        assert "Your plans plan · cycle 1 · renews on Mon 15 Feb 2027" in page
+        assert "1 × books 1 0 Mon 15 Feb 2027" in page
+        answer = buyer.post(f"/portal/plans/{subscription.pk}/cancel")
+    assert answer.status_code == 302
+    assert Subscription.objects.get(pk=subscription.pk).ends_after == 1
+    with clock.fixed(datetime(2027, 2, 3, 15, tzinfo=UTC)):
+        page = _text(buyer.get(f"/portal/subjects/{subject.pk}/"))
+    assert "Cancelled at the cycle's end: plan ends on 2027-02-15 and does not renew." in page
+    assert "ends on Mon 15 Feb 2027, cancelled at the cycle's end" in page
+    stranger = Client()
+    stranger.force_login(actors["outsider"])
+    assert stranger.post(f"/portal/plans/{subscription.pk}/cancel").status_code == 404
