@@ -34,6 +34,7 @@ from timekeeping.models import (
     Occurrence,
     Schedule,
     SetAside,
+    Subscription,
     TestClock,
     Timer,
 )
@@ -47,8 +48,8 @@ OCCURRENCE = re.compile(r"(?P<clock>clk_[A-Za-z0-9]{1,40})(?:(?:#|\s+)(?P<item>[
 NAME = re.compile(r"[a-z][a-z0-9_.-]{0,199}")
 SHOWN = 20  # dates of one clock, schedules of one name
 HELP = ("Ask about a timer (tmr_…), a schedule (sch_… or its name), a job's own time "
-        "(job_…), a clock's dates (clk_…, with an item: clk_… US-CA) or a table row (table:id, "
-        "such as orders:12).")
+        "(job_…), a plan's subscription (sbn_…), a clock's dates (clk_…, with an item: "
+        "clk_… US-CA) or a table row (table:id, such as orders:12).")
 
 
 def why(brand: Brand, text: str, *, now: datetime | None = None) -> list[str]:
@@ -61,6 +62,8 @@ def why(brand: Brand, text: str, *, now: datetime | None = None) -> list[str]:
         return _schedules(brand, Schedule.objects.filter(pk=text), f"schedule {text}", now)
     if text.startswith("job_"):
         return _job(brand, text, zone, now)
+    if text.startswith("sbn_"):
+        return _subscription(brand, text)
     found = OCCURRENCE.fullmatch(text)
     if found:
         return _dates(brand, found, zone)
@@ -100,6 +103,22 @@ def _job(brand: Brand, job_id: str, zone: ZoneInfo, now: datetime) -> list[str]:
     for timer in Timer.objects.select_related("brand", "test_clock").filter(
             brand=brand, owner_id=job.pk, state__in=["armed", "held"]).order_by(
             "owed")[:SHOWN]:
+        lines.append(timers.explain(timer))
+    return lines
+
+
+def _subscription(brand: Brand, subscription_id: str) -> list[str]:
+    """A plan's subscription (docs/recurring.md): its cycle and its live timers (its next
+    renewal and each schedule's next mint)."""
+    found = Subscription.objects.select_related("brand", "test_clock").filter(
+        brand=brand, pk=subscription_id).first()
+    if found is None:
+        return _missing(f"subscription {subscription_id}")
+    lines = [f"Subscription {found.pk}: {found.subject_id} on {found.service} since "
+             f"{found.anchor}, cycle {found.cycle}, {found.get_state_display()}"
+             + (f", ending after cycle {found.ends_after}" if found.ends_after else "") + "."]
+    for timer in Timer.objects.select_related("brand", "test_clock").filter(
+            brand=brand, owner_id=found.pk, state="armed").order_by("owed")[:SHOWN]:
         lines.append(timers.explain(timer))
     return lines
 

@@ -20,6 +20,7 @@ from timekeeping.console.controls import members
 from timekeeping.console.shown import face_of
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Brand, Invitation, Job, Subject
+from timekeeping.recurring import plans
 
 PER_PAGE = 50
 KINDS_SHOWN = 50
@@ -74,6 +75,7 @@ def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
         "jobs": Job.objects.filter(subject=subject).prefetch_related("clocks")
         .order_by("-opened")[:PER_PAGE],
         "open_dates": dates.coming_up([subject]), "members": members(brand),
+        "plans": plans.of_subject(subject),
         # A test clock's records are told against its own now.
         "history": [{"said": each, "at": face.at(each.at, now=world)} for each in said],
         "older": said[-1].at if len(said) == HISTORY_PAGE else None,

@@ -15,7 +15,6 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from timekeeping import clock, subject_calendar
-from timekeeping.firing import now_for
 from timekeeping.models import Ask, Occurrence, Subscription
 from timekeeping.portals import controls, record, rows
 from timekeeping.portals.access import customer_only, date_of, subject_of, subjects_of, who
@@ -50,7 +49,7 @@ def subject(request, subject_id: str):
         # itself reached them by email; the page says what and until when.
         "asked": list(Ask.objects.filter(subject=found, state=Ask.State.OPEN)
                       .order_by("expires")[:ASKED_SHOWN]),
-        "plans": _plans(found),
+        "plans": plans.of_subject(found),
         "history": record.page(found, before=before, zone=zone), "feed": feed_of(found)})
 
 
@@ -61,20 +60,6 @@ def calendar(request, subject_id: str):
     body = subject_calendar.feed(found, stamp=clock.wall_now())
     return HttpResponse(body, content_type="text/calendar; charset=utf-8", headers={
         "Content-Disposition": f'attachment; filename="{found.pk}.ics"'})
-
-
-def _plans(subject) -> list[dict]:
-    """The subject's plans as its customer reads them: the cycle it is in, when it renews (or
-    ends), and each allowance's use in this cycle (S19, T2)."""
-    found = []
-    for subscription in Subscription.objects.filter(
-            subject=subject, state=Subscription.State.ACTIVE).select_related("test_clock",
-                                                                           "brand"):
-        now = now_for(subscription.brand, subscription.test_clock)
-        found.append({"subscription": subscription,
-                      "renews_on": plans.renews_on(subscription, subscription.cycle + 1),
-                      "allowances": plans.allowances(subscription, at=now)})
-    return found
 
 
 @login_required

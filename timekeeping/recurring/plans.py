@@ -275,3 +275,17 @@ def _skipped(schedule: ScheduleSpec, subscription: Subscription, following: peri
         return "it is more than a day late; catch_up none mints nothing for a gap"
     return None
 
+
+
+def of_subject(subject: Subject) -> list[dict]:
+    """A subject's active plans as pages show them: the subscription, the first day of its
+    next cycle, and each allowance's use this cycle (read on the subject's own clock)."""
+    found = []
+    for subscription in Subscription.objects.filter(
+            subject=subject, state=Subscription.State.ACTIVE).select_related("test_clock",
+                                                                           "brand"):
+        now = now_for(subscription.brand, subscription.test_clock)
+        found.append({"subscription": subscription,
+                      "renews_on": renews_on(subscription, subscription.cycle + 1),
+                      "allowances": allowances(subscription, at=now)})
+    return found

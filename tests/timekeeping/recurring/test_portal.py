@@ -45,3 +45,23 @@ def test_a_customer_sees_their_plan_and_cancels_it_at_the_cycles_end(brand, acto
     stranger = Client()
     stranger.force_login(actors["outsider"])
     assert stranger.post(f"/portal/plans/{subscription.pk}/cancel").status_code == 404
+
+
+def test_the_console_shows_a_subjects_plans_and_why_tells_their_timers(brand, actors,
+                                                                       client_of):  # noqa: F811
+    from timekeeping import manifests
+
+    manifests.load(brand, document())
+    subject = client_of()
+    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+        subscription = plans.subscribe(subject=subject, service="plan")
+    owner = Client()
+    owner.force_login(actors["owner"])
+    with clock.fixed(datetime(2027, 1, 20, 15, tzinfo=UTC)):
+        page = _text(owner.get(f"/console/{brand.pk}/subjects/{subject.pk}/"))
+        why = _text(owner.get(f"/console/{brand.pk}/why?q={subscription.pk}"))
+    assert (f"Plans plan · {subscription.pk} · since 15 Jan 2027 · cycle 1 · renews on Mon 15 Feb "
+            "2027; books: 0 of 1 used, starts afresh 15 Feb 2027") in page
+    assert f"Subscription {subscription.pk}: {subject.pk} on plan since 2027-01-15, cycle 1, " \
+           "active." in why
+    assert why.count("is armed and owed") == 2  # the renewal and the February mint
