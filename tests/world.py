@@ -35,7 +35,12 @@ def manifest() -> dict:
         "price": {"every": "1y", "amount": 240000, "currency": "USD",
                   "includes": {"annual-return": 1}},
         "on": {"schedule": {"annual": {"order": "annual-return", "each": "tax_year",
-                                       "at": "1mo after end", "catch_up": "last"}}}}
+                                       "at": "1mo after end", "catch_up": "last"}},
+               "event": {"notice.received": {"order": "notice-response"}}}}
+    found["services"]["notice-response"] = {
+        "subject": {"kind": "taxpayer"}, "steps": {"reply": {}},
+        "clocks": {"reply": {"title": "reply to the notice", "due": {"input": "reply_by"},
+                             "owner": "brand", "satisfied_by": ["reply"]}}}
     return found
 
 

@@ -93,6 +93,9 @@ DOORS = [
     Endpoint("subscription", "get", "/api/subscriptions/{subscription}", _as(200, 404)),
     Endpoint("subscription cancel", "post", "/api/subscriptions/{subscription}/cancel",
              _writes(200, 404)),
+    Endpoint("subject event", "post", "/api/subjects/{subject}/events", _writes(201, 404),
+             body=lambda w, n: {"event": "notice.received", "key": f"N{n}",
+                                "input": {"reply_by": "2031-03-14"}}),
     Endpoint("link, wrong key", "get", "/api/links/Wrong0000000000000000", dict.fromkeys(
         ACTORS, 404)),
 ]

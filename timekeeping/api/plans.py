@@ -87,3 +87,33 @@ class SubscriptionCancel(APIView):
         found = kept(request, Subscription.objects.select_related("test_clock", "subject"),
                      subscription_id, "subscription")
         return Response(SubscriptionOut(plans.cancel_at_cycle_end(found, by=who(request))).data)
+
+
+class EventIn(StrictSerializer):
+    event = serializers.CharField(max_length=64, help_text="The event's name, as a plan's "
+                                  "`on.event` names it (\"notice.received\").")
+    key = serializers.CharField(max_length=32, help_text="This event's own name (the notice's "
+                                "number): the minted job's period, so it mints once.")
+    input = serializers.DictField(required=False, default=dict,
+                                  help_text="The minted job's input (\"reply_by\": a date).")
+
+
+class MintedOut(serializers.Serializer):
+    minted = serializers.ListField(child=serializers.CharField(), help_text="The jobs' ids.")
+
+
+class SubjectEvents(APIView):
+    @extend_schema(request=EventIn, responses={201: MintedOut},
+                   summary="A subject received an event: its plans mint their jobs")
+    def post(self, request, subject_id: str):
+        subject = kept(request, Subject.objects.select_related("brand", "test_clock"),
+                       subject_id, "subject")
+        given = EventIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        try:
+            minted = plans.receive(subject=subject, event=data["event"], key=data["key"],
+                                   input=data["input"], by=who(request))
+        except clocks.OrderRefused as refused:
+            raise ValidationError({refused.field: [refused.message]}) from None
+        return Response(MintedOut({"minted": minted}).data, status=status.HTTP_201_CREATED)

@@ -49,6 +49,8 @@ urlpatterns = [
     path("tasks/<pid:task_id>/done", work.TaskAction.as_view(action="done"), name="task-done"),
     path("links/<token:token>", work.Link.as_view(), name="link"),
     path("subscriptions", plans.SubscriptionList.as_view(), name="subscriptions"),
+    path("subjects/<pid:subject_id>/events", plans.SubjectEvents.as_view(),
+         name="subject-events"),
     path("subscriptions/<pid:subscription_id>", plans.SubscriptionDetail.as_view(),
          name="subscription"),
     path("subscriptions/<pid:subscription_id>/cancel", plans.SubscriptionCancel.as_view(),

@@ -17,6 +17,7 @@ AMOUNT_MAX = 10**12
 INCLUDES_MAX = 100_000
 SCHEDULE_KEYS = ("order", "each", "at", "catch_up", "when")
 WHEN_VALUE_MAX = 200
+EVENT = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
 
 
 def check_plan(add: Add, service: dict, services: dict, path: str) -> None:
@@ -65,8 +66,13 @@ def _price(add: Add, price: dict, services: dict, path: str) -> None:
 
 
 def _on(add: Add, on: object, services: dict, is_plan: bool, path: str) -> None:
-    if not isinstance(on, dict) or set(on) - {"schedule"}:
-        add("on.invalid", path, "'on' is {\"schedule\": {name: schedule}}")
+    if not isinstance(on, dict) or set(on) - {"schedule", "event"}:
+        add("on.invalid", path, "'on' is {\"schedule\": {name: schedule}, \"event\": {name: "
+                                "{\"order\": service}}}")
+        return
+    if "event" in on:
+        _events(add, on["event"], services, is_plan, f"{path}.event")
+    if "schedule" not in on:
         return
     schedules = on.get("schedule")
     if not isinstance(schedules, dict):
@@ -88,6 +94,25 @@ def _on(add: Add, on: object, services: dict, is_plan: bool, path: str) -> None:
                 add("schedule.key_unknown", f"{here}.{key}",
                     f"'{key}' is not a key here; the keys are: {', '.join(SCHEDULE_KEYS)}")
         _schedule(add, spec, services, here)
+
+
+def _events(add: Add, events: object, services: dict, is_plan: bool, path: str) -> None:
+    if not isinstance(events, dict):
+        add("on.invalid", path, "'event' maps an event's name to {\"order\": service}")
+        return
+    if events and not is_plan:
+        add("event.without_every", path,
+            "events mint on a plan a subject subscribes to: give the service 'price.every'")
+    for name, spec in events.items():
+        here = f"{path}.{name}"
+        if not isinstance(name, str) or EVENT.fullmatch(name) is None:
+            add("event.name_invalid", here, "an event's name is 1 to 64 characters a-z, 0-9, "
+                                            "'.', '-' and '_', starting with a letter")
+        if not isinstance(spec, dict) or set(spec) != {"order"}:
+            add("event.invalid", here, "an event is {\"order\": service}")
+        elif not isinstance(spec["order"], str) or spec["order"] not in services:
+            add("event.order_unknown", f"{here}.order",
+                f"{shown(spec['order'])} is not a service of this manifest")
 
 
 def _schedule(add: Add, spec: dict, services: dict, path: str) -> None:

@@ -289,3 +289,42 @@ def of_subject(subject: Subject) -> list[dict]:
                       "renews_on": renews_on(subscription, subscription.cycle + 1),
                       "allowances": allowances(subscription, at=now)})
     return found
+
+
+# -- events that mint (S18, `on.event`) -------------------------------------------------------
+
+KEY_MAX = 32  # a job's period holds it
+
+
+@transaction.atomic
+def receive(*, subject: Subject, event: str, key: str, input: dict | None = None,
+            by: str = "") -> list[str]:
+    """The subject received `event` (a notice, with its `reply_by`): each of its plans that
+    takes the event mints a job of its `order` with the event's input, counted against the
+    plan's allowance. `key` names this event (the notice's number): the minted job's period,
+    so the same event received twice mints once. Answers the minted jobs' ids."""
+    if not isinstance(key, str) or not 0 < len(key) <= KEY_MAX:
+        raise clocks.OrderRefused("key", f"an event's key is text of 1 to {KEY_MAX} characters")
+    takers = [subscription for subscription in Subscription.objects.filter(
+        subject=subject, state=Subscription.State.ACTIVE).select_related("test_clock")
+        if event in plan_of(subscription).events]
+    if not takers:
+        raise clocks.OrderRefused("event", f"no plan of {subject.pk} takes {event!r}")
+    now = now_for(subject.brand, subject.test_clock)
+    minted = []
+    for subscription in takers:
+        order = plan_of(subscription).events[event]
+        _record(subscription, "event.received", {"event": event, "key": key, "by": by},
+                at=now)
+        try:
+            job = clocks.order(brand=subject.brand, service=order, subject=subject, period=key,
+                               input=input or {}, by=f"event {event} ({key})")
+        except clocks.PeriodTaken:
+            raise clocks.OrderRefused("key", f"{event} {key!r} was received already: its job "
+                                             "is open") from None
+        cycle, used, included = use(subscription, order, now)
+        _record(subscription, "event.minted", {
+            "event": event, "key": key, "service": order, "cycle": cycle, "used": used,
+            "included": included, "inside": used <= included}, at=now, job=job.pk)
+        minted.append(job.pk)
+    return minted

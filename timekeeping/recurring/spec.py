@@ -4,12 +4,14 @@
               "includes": {"annual-return": 1, "question": 12}}
     "on": {"schedule": {"annual": {"order": "annual-return", "each": "tax_year",
                                    "at": "1mo after end", "catch_up": "last",
-                                   "when": {"entity": "C corp"}}}}
+                                   "when": {"entity": "C corp"}}},
+           "event": {"notice.received": {"order": "notice-response"}}}
 
 A service with `price.every` is a plan a subject subscribes to: it renews on its cycle dates,
 counted from the anchor (`calendars.periods.cycle_date`), and each cycle brings its allowances
 (`includes`). Its schedules mint a job of another service for each period, on a day relative to
-the period (`calendars.periods.at`), at the calendar's `rings_at`.
+the period (`calendars.periods.at`), at the calendar's `rings_at`. An event a subject
+receives (`on.event`, through the API) mints a job of its `order` with the event's input.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class PlanSpec:
     currency: str = ""
     includes: dict[str, int] = field(default_factory=dict)
     schedules: dict[str, ScheduleSpec] = field(default_factory=dict)
+    events: dict[str, str] = field(default_factory=dict)  # an event's name -> the service
 
     @property
     def is_plan(self) -> bool:
@@ -50,6 +53,9 @@ def compile_plan(raw: dict) -> PlanSpec:
                            catch_up=spec.get("catch_up", "last"),
                            when=dict(spec.get("when") or {}))
         for name, spec in ((raw.get("on") or {}).get("schedule") or {}).items()}
+    events = {name: spec["order"]
+              for name, spec in ((raw.get("on") or {}).get("event") or {}).items()}
     return PlanSpec(every=price.get("every"), amount=int(price.get("amount", 0)),
                     currency=price.get("currency", ""),
-                    includes=dict(price.get("includes") or {}), schedules=schedules)
+                    includes=dict(price.get("includes") or {}), schedules=schedules,
+                    events=events)

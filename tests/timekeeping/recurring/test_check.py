@@ -41,7 +41,11 @@ def _with(change) -> set[tuple[str, str]]:
      ("schedule.catch_up_invalid", f"{PLAN}.on.schedule.monthly.catch_up")),
     (lambda p: p["on"]["schedule"]["monthly"].update(when=["x"]),
      ("schedule.when_invalid", f"{PLAN}.on.schedule.monthly.when")),
-    (lambda p: p["on"].update(event={}), ("on.invalid", f"{PLAN}.on")),
+    (lambda p: p["on"].update(webhook={}), ("on.invalid", f"{PLAN}.on")),
+    (lambda p: p["on"].update(event={"notice.received": {"order": "nope"}}),
+     ("event.order_unknown", f"{PLAN}.on.event.notice.received.order")),
+    (lambda p: p["on"].update(event={"Bad Event": {"order": "books"}}),
+     ("event.name_invalid", f"{PLAN}.on.event.Bad Event")),
 ])
 def test_each_rule_is_named_at_its_path(change, found):
     assert found in _with(change)
