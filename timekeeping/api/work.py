@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from timekeeping import clocks
 from timekeeping.api.access import kept, key_of, who
+from timekeeping.api.strict import StrictSerializer
 from timekeeping.jobs import asks, lifecycle, tasks
 from timekeeping.jobs.common import now_of
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Task
@@ -74,6 +75,13 @@ class JobWork(APIView):
             "grant": Grant.objects.filter(job=job).first()}).data)
 
 
+class EndIn(StrictSerializer):
+    facts = serializers.DictField(required=False, default=dict,
+                                  help_text="What the work found, joined to the job's input; "
+                                            "the subject keeps those its Service names in "
+                                            "`subject.keeps`.")
+
+
 class EndedOut(serializers.Serializer):
     id = serializers.CharField()
     state = serializers.CharField()
@@ -81,12 +89,16 @@ class EndedOut(serializers.Serializer):
 
 
 class JobEnd(APIView):
-    @extend_schema(request=None, responses={200: EndedOut, 409: dict},
+    @extend_schema(request=EndIn, responses={200: EndedOut, 409: dict},
                    summary="End a job: its dates that live on the subject stay open")
     def post(self, request, job_id: str):
         job = kept(request, Job.objects.select_related("subject", "test_clock"), job_id, "job")
+        # A JSON body is optional: a POST with none ends the job with no facts.
+        sent = request.content_type.startswith("application/json")
+        given = EndIn(data=request.data if sent else {})
+        given.is_valid(raise_exception=True)
         try:
-            lifecycle.end(job, by=who(request))
+            lifecycle.end(job, by=who(request), facts=given.validated_data["facts"])
         except clocks.OrderRefused as refused:
             return Response({refused.field: [refused.message]}, status=status.HTTP_409_CONFLICT)
         job.refresh_from_db()

@@ -20,6 +20,7 @@ from django.db import transaction
 
 from timekeeping import clocks, gate, records
 from timekeeping.jobs import asks, common, deadlines, grants, signals, tasks
+from timekeeping.manifests import services_of
 from timekeeping.manifests.spec import ServiceSpec
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Occurrence, Subject, Task
 
@@ -80,6 +81,7 @@ def _ended(job: Job, state: str, now: datetime) -> None:
         for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
                 job=job, step="", state__in=deadlines.OPEN_STATES):
             deadlines.meet(deadline, now)
+        _keep(job, now)
     deadlines.close(job, why)
     asks.close(job, why)
     tasks.close(job, why)
@@ -88,8 +90,27 @@ def _ended(job: Job, state: str, now: datetime) -> None:
         common.cancel(job, f"{grant.pk}:end", why=why)
 
 
-def end(job: Job, *, by: str) -> None:
-    """The brand ends a job: delivered. Its `lives_on: subject` dates stay on the subject."""
+def _keep(job: Job, now: datetime) -> None:
+    """The facts the Service's subject `keeps`, from the job's input, onto the subject for its
+    next period's job to read (the due rules read the subject's input under the job's)."""
+    keeps = services_of(job.bundle)[job.service].keeps
+    kept = {field: job.input[field] for field in keeps if field in job.input}
+    if not kept:
+        return
+    subject = Subject.objects.select_for_update(of=("self",)).get(pk=job.subject_id)
+    subject.input = {**subject.input, **kept}
+    subject.save(update_fields=["input"])
+    records.write("subject.kept", brand=job.brand, instant=now, test_clock=job.test_clock,
+                  subject=subject.pk, job=job.pk, data={"fields": sorted(kept)})
+
+
+def end(job: Job, *, by: str, facts: dict | None = None) -> None:
+    """The brand ends a job: delivered. Its `lives_on: subject` dates stay on the subject;
+    `facts` (what the work found: a carryforward) join its input first, so the subject keeps
+    those its Service names in `subject.keeps`."""
+    if facts:
+        job.input = {**job.input, **facts}
+        Job.objects.filter(pk=job.pk, state=Job.State.OPEN).update(input=job.input)
     clocks.end_job(job, state=Job.State.ENDED, by=by)
 
 

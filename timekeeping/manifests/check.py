@@ -38,7 +38,7 @@ SECTIONS = ("calendar", "services", "tables", "schedules", "settings")
 CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at", "roll",
                  "postpone")
 SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals", "on")
-SUBJECT_KEYS = ("kind", "key", "period")
+SUBJECT_KEYS = ("kind", "key", "period", "keeps")
 CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars",
               "satisfied_by", "choices", "every", "lives_on", "exposure", "guarantee")
 NAME = ("a name of 1 to 64 lowercase letters a-z, digits, '-' and '_', starting with a "
@@ -275,6 +275,12 @@ def _subject(checker: Checker, subject: object, path: str) -> None:
                     "such as \"ein\"")
     if subject.get("period") is not None:
         _period(checker, subject["period"], f"{path}.period")
+    if "keeps" in subject and not (
+            isinstance(subject["keeps"], list)
+            and all(_text_ok(field, KIND_MAX) for field in subject["keeps"])):
+        checker.add("subject.keeps_invalid", f"{path}.keeps",
+                    f"'keeps' is a list of the job's input fields (1 to {KIND_MAX} characters "
+                    "each) the subject keeps for the next period")
 
 
 def _period(checker: Checker, period: object, path: str) -> None:

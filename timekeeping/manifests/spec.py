@@ -119,6 +119,7 @@ class ServiceSpec:
     clocks: dict[str, ClockSpec]
     work: WorkSpec = field(default_factory=WorkSpec)
     plan: PlanSpec = field(default_factory=PlanSpec)
+    keeps: tuple[str, ...] = ()  # the job's input fields its subject keeps when it ends
 
 
 def compile_services(document: dict) -> dict[str, ServiceSpec]:
@@ -151,5 +152,6 @@ def compile_services(document: dict) -> dict[str, ServiceSpec]:
             name=name, subject_kind=subject.get("kind", ""),
             period=PeriodSpec(of=period.get("of", "none"), ends=ends, ends_input=ends_input),
             steps=steps, clocks=clocks, work=compile_work(raw), plan=compile_plan(raw),
+            keeps=tuple(subject.get("keeps", ())),
         )
     return services

@@ -86,3 +86,32 @@ def test_ending_a_job_twice_is_a_conflict_naming_the_job(desk):
         twice = Client().post(f"/api/jobs/{desk['job'].pk}/end", **desk["key"])
     assert ended.status_code == 200 and ended.json()["state"] == "ended"
     assert twice.status_code == 409 and "job" in twice.json()
+
+
+def test_ending_a_job_with_facts_the_subject_keeps_for_the_next_period(brand, actors):
+    from timekeeping.models import Record
+
+    document = manifest(clocks={"file": {"title": "file it", "due": {"input": "due"},
+                                         "owner": "brand"},
+                                "expiry": {"title": "the credit expires",
+                                           "due": {"input": "credit_expiry"},
+                                           "owner": "brand", "lives_on": "subject"}})
+    document["services"]["work"]["subject"]["keeps"] = ["credit_expiry"]
+    manifests.load(brand, document)
+    subject = Subject.objects.create(brand=brand, kind="client", key="k", name="Keeper")
+    with clock.fixed(START):
+        job = clocks.order(brand=brand, service="work", subject=subject,
+                           input={"due": "2028-06-30", "credit_expiry": "2031-12-31"})
+        secret = keys.make(brand=brand, name="k", by=actors["owner"], now=START).secret
+        ended = Client().post(f"/api/jobs/{job.pk}/end", {"facts": {"carry": 13800}},
+                              content_type="application/json",
+                              HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert ended.status_code == 200
+    subject.refresh_from_db()
+    assert subject.input == {"credit_expiry": "2031-12-31"}  # kept; `carry` is not in keeps
+    assert Record.objects.get(kind="subject.kept").data == {"fields": ["credit_expiry"]}
+    with clock.fixed(START):  # the next period's job reads the kept fact
+        following = clocks.order(brand=brand, service="work", subject=subject, period="next",
+                                 input={"due": "2029-06-29"})
+    expiry = following.clocks.get(name="expiry").occurrences.get()
+    assert expiry.due.isoformat() == "2031-12-31"
