@@ -41,6 +41,7 @@ urlpatterns = [
     path("jobs/<pid:job_id>/steps", services.JobSteps.as_view(), name="job-steps"),
     path("jobs/<pid:job_id>/work", work.JobWork.as_view(), name="job-work"),
     path("jobs/<pid:job_id>/end", work.JobEnd.as_view(), name="job-end"),
+    path("jobs/<pid:job_id>/send_back", work.JobSendBack.as_view(), name="job-send-back"),
     path("tasks/<pid:task_id>/take", work.TaskAction.as_view(action="take"), name="task-take"),
     path("tasks/<pid:task_id>/extend", work.TaskAction.as_view(action="extend"),
          name="task-extend"),

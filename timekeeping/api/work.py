@@ -22,6 +22,7 @@ from timekeeping.api.strict import StrictSerializer
 from timekeeping.jobs import asks, lifecycle, tasks
 from timekeeping.jobs.common import now_of
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Task
+from timekeeping.recurring import charges
 
 
 class DeadlineOut(serializers.ModelSerializer):
@@ -85,7 +86,7 @@ class EndIn(StrictSerializer):
 class EndedOut(serializers.Serializer):
     id = serializers.CharField()
     state = serializers.CharField()
-    ended = serializers.DateTimeField()
+    ended = serializers.DateTimeField(allow_null=True)
 
 
 class JobEnd(APIView):
@@ -179,3 +180,15 @@ class Link(APIView):
                              "expired": refused.moment}, status=code)
         found.refresh_from_db()
         return Response(_link_out(found))
+
+
+class JobSendBack(APIView):
+    @extend_schema(request=None, responses={200: EndedOut, 409: dict},
+                   summary="Send delivered work back inside its acceptance window")
+    def post(self, request, job_id: str):
+        job = kept(request, Job.objects.select_related("subject", "test_clock"), job_id, "job")
+        try:
+            job = charges.send_back(job, by=who(request))
+        except clocks.OrderRefused as refused:
+            return Response({refused.field: [refused.message]}, status=status.HTTP_409_CONFLICT)
+        return Response({"id": job.pk, "state": job.state, "ended": None})

@@ -14,7 +14,7 @@ from timekeeping.jobs.spec import LATE, parse_span, parse_within
 from timekeeping.manifest_rules import shown
 
 Add = Callable[[str, str, str], None]
-PRICE_KEYS = ("within", "late", "every", "amount", "currency", "includes")
+PRICE_KEYS = ("within", "late", "every", "amount", "currency", "includes", "final_after")
 DELIVER_KEYS = ("title", "then", "after", "ask", "expires", "task", "hold", "within",
                 "needs_grant")
 SCOPE_KEYS = ("for", "expires")
@@ -77,6 +77,14 @@ def _price(add: Add, price: object, clocks: dict, path: str) -> None:
         if "within" not in price:
             add("price.late_without_within", f"{path}.late",
                 "a late price needs a deadline ('within') to be late against")
+    if "final_after" in price:
+        if parse_span(price["final_after"]) is None:
+            add("price.final_after_invalid", f"{path}.final_after",
+                f"{shown(price['final_after'])}: {SPAN_RULE}")
+        if "amount" not in price or "every" in price:
+            add("price.final_after_without_charge", f"{path}.final_after",
+                "an acceptance window releases a job's charge: give the service an 'amount' "
+                "(and no 'every': a plan's cycles are charged as they renew)")
 
 
 def _deliver(add: Add, service: dict, steps: dict, clocks: dict, path: str) -> None:

@@ -40,6 +40,7 @@ class PlanSpec:
     includes: dict[str, int] = field(default_factory=dict)
     schedules: dict[str, ScheduleSpec] = field(default_factory=dict)
     events: dict[str, str] = field(default_factory=dict)  # an event's name -> the service
+    final_after: str | None = None  # the acceptance window after delivery ("7d")
 
     @property
     def is_plan(self) -> bool:
@@ -58,4 +59,4 @@ def compile_plan(raw: dict) -> PlanSpec:
     return PlanSpec(every=price.get("every"), amount=int(price.get("amount", 0)),
                     currency=price.get("currency", ""),
                     includes=dict(price.get("includes") or {}), schedules=schedules,
-                    events=events)
+                    events=events, final_after=price.get("final_after"))

@@ -42,6 +42,10 @@ def _with(change) -> set[tuple[str, str]]:
     (lambda p: p["on"]["schedule"]["monthly"].update(when=["x"]),
      ("schedule.when_invalid", f"{PLAN}.on.schedule.monthly.when")),
     (lambda p: p["on"].update(webhook={}), ("on.invalid", f"{PLAN}.on")),
+    (lambda p: p["price"].update(final_after="7days"),
+     ("price.final_after_invalid", f"{PLAN}.price.final_after")),
+    (lambda p: p["price"].update(final_after="7d"),  # a plan: its cycles are charged
+     ("price.final_after_without_charge", f"{PLAN}.price.final_after")),
     (lambda p: p["on"].update(event={"notice.received": {"order": "nope"}}),
      ("event.order_unknown", f"{PLAN}.on.event.notice.received.order")),
     (lambda p: p["on"].update(event={"Bad Event": {"order": "books"}}),

@@ -1,0 +1,97 @@
+"""A job's charge on time: held when the job opens, released when the acceptance window closes
+with no send-back (place 7), less the late price when its deadline went late, and returned when
+the job lapses. On a New York test clock across the autumn change."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from money import ledger
+from money.models import Posting
+from timekeeping import clocks, gate, manifests, test_clocks
+from timekeeping.jobs import lifecycle
+from timekeeping.models import Job, Record, Subject
+from timekeeping.recurring import charges
+
+START = datetime(2027, 10, 25, 13, tzinfo=UTC)  # 09:00 EDT; EST from 7 November
+
+
+def document(**price) -> dict:
+    work = {"subject": {"kind": "client"}, "steps": {"file": {}},
+            "price": {"amount": 180000, "currency": "USD", "final_after": "14d", **price}}
+    return {"calendar": {"zone": "America/New_York", "weekends": []},
+            "services": {"work": work}}
+
+
+@pytest.fixture
+def job_of(brand):
+    def make(**price):
+        manifests.load(brand, document(**price))
+        clock = test_clocks.create(brand=brand, name="autumn", frozen_time=START)
+        subject = Subject.objects.create(brand=brand, test_clock=clock, kind="client",
+                                         key="1", name="Harbor", zone="America/New_York")
+        return clock, clocks.order(brand=brand, service="work", subject=subject)
+    return make
+
+
+def _customer(job) -> str:
+    return f"{job.brand_id}:customer:{job.subject_id}"
+
+
+def _advance(clock, to):
+    clock.refresh_from_db()
+    test_clocks.advance(clock, to=to)
+
+
+def test_the_charge_is_held_then_released_when_the_window_closes_unanswered(job_of):
+    clock, job = job_of()
+    assert ledger.balance(_customer(job)) == -180000  # held from the customer
+    delivered = START + timedelta(days=3)
+    _advance(clock, delivered)
+    lifecycle.end(Job.objects.get(pk=job.pk), by="owner")
+    opened = Record.objects.get(kind="window.opened")
+    # 14 calendar days from 09:00 EDT on 28 October is 09:00 EST on 11 November: 337 hours.
+    closes = datetime(2027, 11, 11, 14, tzinfo=UTC)
+    assert opened.data["closes"] == closes.isoformat().replace("+00:00", "Z")
+    _advance(clock, closes - timedelta(seconds=1))
+    assert ledger.balance(f"{job.brand_id}:earned:USD") == 0
+    _advance(clock, closes)
+    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000
+    assert Record.objects.filter(kind="job.accepted").count() == 1
+    assert charges.release(Job.objects.get(pk=job.pk), closes) == \
+        "the charge was settled already"  # once, whoever asks again
+
+
+def test_a_send_back_inside_the_window_keeps_the_charge_until_the_next_delivery(job_of):
+    clock, job = job_of()
+    lifecycle.end(Job.objects.get(pk=job.pk), by="owner")
+    _advance(clock, START + timedelta(days=5))
+    sent = charges.send_back(Job.objects.get(pk=job.pk), by="customer")
+    assert sent.state == Job.State.OPEN
+    _advance(clock, START + timedelta(days=20))  # the first window would have closed
+    assert ledger.balance(f"{job.brand_id}:earned:USD") == 0
+    assert gate.propose(job=Job.objects.get(pk=job.pk), step="file").committed
+    lifecycle.end(Job.objects.get(pk=job.pk), by="owner")
+    _advance(clock, START + timedelta(days=40))
+    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000
+    with pytest.raises(clocks.OrderRefused):  # the window has closed
+        charges.send_back(Job.objects.get(pk=job.pk), by="customer")
+
+
+def test_a_late_deadline_takes_its_price_off_the_charge(job_of):
+    clock, job = job_of(within="2d", late="20%")
+    _advance(clock, START + timedelta(days=3))  # late on the second day
+    lifecycle.end(Job.objects.get(pk=job.pk), by="owner")
+    _advance(clock, START + timedelta(days=20))
+    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000 - 36000
+    assert ledger.balance(_customer(job)) == -144000
+    released = Record.objects.get(kind="charge.released")
+    assert released.data["off"] == 36000
+
+
+def test_a_lapsed_job_returns_its_hold(job_of, brand):
+    clock, job = job_of()
+    clocks.end_job(Job.objects.get(pk=job.pk), state=Job.State.LAPSED, by="test")
+    assert ledger.balance(_customer(job)) == 0
+    assert Record.objects.get(kind="charge.returned").data["why"] == "job lapsed"
+    assert not Posting.objects.filter(kind="take").exists()

@@ -1,0 +1,127 @@
+"""A job's charge on time (S12, S21): held when the job opens, released when the work is
+accepted, returned when the job lapses or is cancelled. Place 7 of the tick (`window`).
+
+A service with `price.amount` (and no `price.every`: a plan's cycles are charged as they
+renew) holds its charge in the ledger when a job opens (`<brand>:customer:<subject>` to the
+payer's held account). When the job ends delivered:
+
+- with `price.final_after` ("7d"), the acceptance window opens: with no send-back before it
+  closes, the job is accepted and its charge released to `<brand>:earned`; a send-back inside
+  it (`send_back`) takes the job back to open, and its next delivery opens a new window;
+- without it, the charge is released at once.
+
+`price.late` (a percent) comes off the charge when the job's deadline went late: released,
+then that part given back to the customer. A job that lapses or is cancelled returns its hold.
+Every posting balances; the ledger's hold is taken or given back once, whoever asks twice.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+
+from money import ledger
+from timekeeping import clocks, records, timers
+from timekeeping.firing import now_for
+from timekeeping.jobs.spec import parse_span
+from timekeeping.manifests import services_of
+from timekeeping.models import Deadline, Job, Record, Timer
+
+KIND = "window"
+
+
+def _plan(job: Job):
+    return services_of(job.bundle)[job.service].plan
+
+
+def _reference(job: Job) -> str:
+    return f"{job.pk}:charge"
+
+
+def _customer(job: Job) -> str:
+    return f"{job.brand_id}:customer:{job.subject_id}"
+
+
+def _record(job: Job, kind: str, data: dict, at: datetime) -> None:
+    records.write(kind, brand=job.brand, instant=at, test_clock=job.test_clock,
+                  subject=job.subject_id, job=job.pk, data=data)
+
+
+@clocks.on_open
+def _opened(job: Job, spec, now: datetime) -> None:
+    plan = spec.plan
+    if plan.is_plan or not plan.amount:
+        return
+    ledger.hold(reference=_reference(job), payer=_customer(job), amount=plan.amount,
+                currency=plan.currency, until=now, at=now)
+    _record(job, "charge.held", {"amount": plan.amount, "currency": plan.currency}, now)
+
+
+@clocks.on_end
+def _ended(job: Job, state: str, now: datetime) -> None:
+    plan = _plan(job)
+    if plan.is_plan or not plan.amount:
+        return
+    if state != Job.State.ENDED:
+        if ledger.give_back(_reference(job), at=now):
+            _record(job, "charge.returned", {"amount": plan.amount, "why": f"job {state}"},
+                    now)
+        return
+    window = parse_span(plan.final_after) if plan.final_after else None
+    if window is None:
+        release(job, now)
+        return
+    closes = window.after(now, clocks.calendar_for(job.subject).zone_name)
+    timers.rearm(brand=job.brand, test_clock=job.test_clock, kind=KIND, key=f"{job.pk}:accept",
+                 owed=closes, why="delivered again", owner_type="job", owner_id=job.pk,
+                 owner_opened=job.opened, bundle=job.bundle, payload={"job": job.pk})
+    _record(job, "window.opened", {"closes": closes, "final_after": plan.final_after}, now)
+
+
+def release(job: Job, at: datetime) -> str:
+    """The work is accepted: the charge is earned, less what a late deadline takes off."""
+    plan = _plan(job)
+    if not ledger.take(_reference(job), at=at, to=f"{job.brand_id}:earned"):
+        return "the charge was settled already"
+    off = 0
+    late = Deadline.objects.filter(job=job, step="").exclude(late_price="").first()
+    if late is not None and Record.objects.filter(brand=job.brand, job=job.pk,
+                                                  kind="deadline.late").exists():
+        off = plan.amount * int(late.late_price.rstrip("%")) // 100
+        ledger.post(kind="late.discount", reference=_reference(job), currency=plan.currency,
+                    at=at, lines=[(f"{job.brand_id}:earned:{plan.currency}", -off),
+                                  (_customer(job), off)])
+    _record(job, "charge.released", {"amount": plan.amount, "off": off,
+                                     "currency": plan.currency}, at)
+    return f"accepted · {plan.amount - off} {plan.currency} earned" + (
+        f" ({off} off: late)" if off else "")
+
+
+def send_back(job: Job, *, by: str) -> Job:
+    """The customer sends the delivered work back inside the acceptance window: the job is
+    open again and the window closed; its next delivery opens a new one."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update(of=("self",)).select_related(
+            "brand", "subject", "test_clock").get(pk=job.pk)
+        window = timers.clock_timers(job.brand, job.test_clock).filter(
+            key=f"{job.pk}:accept", state=Timer.State.ARMED).first()
+        now = now_for(job.brand, job.test_clock)
+        if job.state != Job.State.ENDED or window is None or now >= window.owed:
+            raise clocks.OrderRefused("job", f"job {job.pk} is not in its acceptance window")
+        timers.end(window.id, state=Timer.State.CANCELLED, by=f"sent back by {by}")
+        Job.objects.filter(pk=job.pk).update(state=Job.State.OPEN, ended=None)
+        job.state, job.ended = Job.State.OPEN, None
+        _record(job, "job.sent_back", {"by": by}, now)
+    return job
+
+
+def fire(job_id: str, instant: datetime) -> str:
+    with transaction.atomic():
+        job = Job.objects.select_for_update(of=("self",)).select_related(
+            "brand", "subject", "test_clock").get(pk=job_id)
+        if job.state != Job.State.ENDED:
+            return f"acceptance window · job {job.state}: nothing released"
+        said = release(job, instant)
+        _record(job, "job.accepted", {"at": instant}, instant)
+        return said
