@@ -77,7 +77,7 @@ class MemberInline(admin.TabularInline):
 
 @admin.register(Brand)
 class BrandAdmin(admin.ModelAdmin):
-    list_display = ["name", "id", "slug", "owner", "created"]
+    list_display = ["name", "id", "slug", "owner", "plan", "created"]
     search_fields = ["id", "name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     exclude = ["lease_holder", "lease_until"]

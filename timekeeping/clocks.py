@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 
 from calendars import rules
 from calendars.models import Calendar, Postponement
-from timekeeping import dues, exposure, firing, gate, instants, outbox, records, timers
+from timekeeping import dues, exposure, firing, gate, instants, outbox, records, tiers, timers
 from timekeeping.manifests import services_of
 from timekeeping.manifests.spec import ClockSpec, ServiceSpec, parse_every
 from timekeeping.models import (
@@ -84,6 +84,11 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
     if spec.subject_kind and subject.kind != spec.subject_kind:
         raise OrderRefused("subject", f"{service!r} is for a {spec.subject_kind}, "
                                       f"not a {subject.kind}")
+    if test_clock is None:  # live: only the keys the brand's plan has (S26)
+        try:
+            tiers.check_live(brand.plan, spec)
+        except tiers.PlanLacksKey as lacking:
+            raise OrderRefused("service", f"{tiers.PlanLacksKey.code}: {lacking}") from None
     input = input or {}
     _check_order(spec, period, {**subject.input, **input})
     now = now_for(brand, test_clock)

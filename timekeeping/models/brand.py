@@ -29,6 +29,11 @@ class Brand(models.Model):
         related_name="brands",
         help_text="The calendar every date of the brand falls on; none: UTC, weekends only.",
     )
+    plan = models.CharField(
+        max_length=10, default="team",
+        choices=[("free", "Free"), ("launch", "Launch"), ("team", "Team")],
+        help_text="Which manifest keys run live (timekeeping.tiers); every key runs on a test "
+                  "clock whatever the plan.")
     created = models.DateTimeField(default=clock.wall_now, editable=False)
     # The real clock's tick lease (DESIGN decision 4): taken by one conditional UPDATE.
     lease_holder = models.CharField(max_length=200, blank=True, default="", editable=False)

@@ -28,7 +28,7 @@ from django.db import transaction
 from calendars import periods
 from calendars.moments import day_in_zone
 from money import ledger
-from timekeeping import clocks, records, timers
+from timekeeping import clocks, records, tiers, timers
 from timekeeping.firing import now_for
 from timekeeping.manifests import services_of
 from timekeeping.models import Allowance, Manifest, Subject, Subscription, Timer
@@ -82,6 +82,12 @@ def subscribe(*, subject: Subject, service: str, anchor: date | None = None,
     if spec.subject_kind and subject.kind != spec.subject_kind:
         raise clocks.OrderRefused("subject", f"{service!r} is for a {spec.subject_kind}, not "
                                              f"a {subject.kind}")
+    if subject.test_clock_id is None:  # live: only the keys the brand's plan has (S26)
+        try:
+            tiers.check_live(brand.plan, spec)
+        except tiers.PlanLacksKey as lacking:
+            raise clocks.OrderRefused("service", f"{tiers.PlanLacksKey.code}: {lacking}") \
+                from None
     if Subscription.objects.filter(subject=subject, service=service,
                                    state=Subscription.State.ACTIVE).exists():
         raise clocks.OrderRefused("service", f"{subject.pk} is on {service!r} already")
