@@ -73,6 +73,9 @@ DOORS = [
     # manager then hears 409 (task_held, task_not_held); keys are no members (403).
     Endpoint("job work", "get", "/api/jobs/{job}/work", _as(200, 404)),
     Endpoint("job end", "post", "/api/jobs/{ending}/end", _writes(200, 404)),
+    Endpoint("job penalty", "post", "/api/jobs/{job}/penalties", _writes(201, 404),
+             body=lambda w, n: {"clock": "file", "amount": 100, "currency": "USD",
+                                "notice": f"N{n}"}),
     # The world's service has no charge, so no acceptance window: a send-back is a conflict.
     Endpoint("job send back", "post", "/api/jobs/{ending}/send_back", _writes(409, 404)),
     Endpoint("task take", "post", "/api/tasks/{task}/take", _writes(409, 404, owner=200,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,7 +22,7 @@ from timekeeping.api.strict import StrictSerializer
 from timekeeping.jobs import asks, lifecycle, tasks
 from timekeeping.jobs.common import now_of
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Task
-from timekeeping.recurring import charges
+from timekeeping.recurring import charges, guarantees
 
 
 class DeadlineOut(serializers.ModelSerializer):
@@ -192,3 +192,35 @@ class JobSendBack(APIView):
         except clocks.OrderRefused as refused:
             return Response({refused.field: [refused.message]}, status=status.HTTP_409_CONFLICT)
         return Response({"id": job.pk, "state": job.state, "ended": None})
+
+
+class PenaltyIn(StrictSerializer):
+    clock = serializers.CharField(max_length=100, help_text="The clock's name (\"file\").")
+    amount = serializers.IntegerField(min_value=1, max_value=10**12,
+                                      help_text="The penalty, in minor units.")
+    currency = serializers.RegexField(r"^[A-Z]{3}$", help_text="Three capital letters.")
+    notice = serializers.CharField(max_length=100, help_text="The penalty notice (\"CP161\").")
+
+
+class CreditOut(serializers.Serializer):
+    clock = serializers.CharField()
+    notice = serializers.CharField()
+    penalty = serializers.IntegerField()
+    credited = serializers.IntegerField()
+    left = serializers.IntegerField()
+    currency = serializers.CharField()
+
+
+class JobPenalties(APIView):
+    @extend_schema(request=PenaltyIn, responses={201: CreditOut},
+                   summary="A penalty notice for a guaranteed date: credited up to the cap")
+    def post(self, request, job_id: str):
+        job = kept(request, Job.objects.select_related("subject", "test_clock", "brand"),
+                   job_id, "job")
+        given = PenaltyIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            said = guarantees.credit(job=job, by=who(request), **given.validated_data)
+        except clocks.OrderRefused as refused:
+            raise ValidationError({refused.field: [refused.message]}) from None
+        return Response(CreditOut(said).data, status=status.HTTP_201_CREATED)

@@ -398,8 +398,35 @@ def _clock_fields(checker: Checker, spec: dict, path: str) -> None:
                     "'lives_on' is 'job' (the default) or 'subject'")
     if "exposure" in spec:
         _exposure(checker, spec["exposure"], f"{path}.exposure")
-    if "guarantee" in spec and not isinstance(spec["guarantee"], dict):
-        checker.add("clock.guarantee_invalid", f"{path}.guarantee", "'guarantee' is an object")
+    if "guarantee" in spec:
+        _guarantee(checker, spec["guarantee"], f"{path}.guarantee")
+
+
+def _guarantee(checker: Checker, guarantee: object, path: str) -> None:
+    """A date sold as a promise: `up_to` (required) caps the penalties credited for the date;
+    `covers` says what it covers; `after` and `excludes` are kept as data."""
+    rule = "'guarantee' is {\"up_to\": {\"amount\": minor units, \"currency\": \"USD\"}, " \
+           "\"covers\": [text]}"
+    if not isinstance(guarantee, dict) or set(guarantee) - {"up_to", "covers", "after",
+                                                             "excludes"}:
+        checker.add("clock.guarantee_invalid", path, rule)
+        return
+    cap = guarantee.get("up_to")
+    if not (isinstance(cap, dict) and set(cap) == {"amount", "currency"}
+            and is_whole(cap["amount"], 1, MONEY_MAX) and isinstance(cap["currency"], str)
+            and re.fullmatch(r"[A-Z]{3}", cap["currency"])):
+        checker.add("clock.guarantee_invalid", f"{path}.up_to",
+                    f"the cap is {{\"amount\": minor units from 1 to {MONEY_MAX:,}, "
+                    "\"currency\": \"USD\"}")
+    covers = guarantee.get("covers", [])
+    if not (isinstance(covers, list) and all(_text_ok(each, 200) for each in covers)):
+        checker.add("clock.guarantee_invalid", f"{path}.covers",
+                    "'covers' is a list of what the promise covers, each text of 1 to 200 "
+                    "characters")
+    for key in ("after", "excludes"):
+        if key in guarantee and not _text_ok(guarantee[key], 200):
+            checker.add("clock.guarantee_invalid", f"{path}.{key}",
+                        f"'{key}' is text of 1 to 200 characters")
 
 
 def _exposure(checker: Checker, exposure: object, path: str) -> None:
