@@ -9,7 +9,7 @@ from datetime import date
 
 from calendars import periods
 from timekeeping.manifest_rules import is_whole, shown
-from timekeeping.recurring.spec import CATCH_UP, EACH
+from timekeeping.recurring.spec import BEFORE_CLOCK, CATCH_UP, EACH
 
 Add = Callable[[str, str, str], None]
 CURRENCY = re.compile(r"[A-Z]{3}")
@@ -122,11 +122,19 @@ def _schedule(add: Add, spec: dict, services: dict, path: str) -> None:
     if spec.get("each") not in EACH:
         add("schedule.each_invalid", f"{path}.each",
             f"{shown(spec.get('each'))} is not a period; the periods are: {', '.join(EACH)}")
+    elif isinstance(spec.get("at"), str) and BEFORE_CLOCK.fullmatch(spec["at"]):
+        ordered = services.get(spec.get("order")) if isinstance(spec.get("order"), str) else None
+        clocks = ordered.get("clocks") if isinstance(ordered, dict) else None
+        name = BEFORE_CLOCK.fullmatch(spec["at"])["clock"]
+        if not isinstance(clocks, dict) or name not in clocks:
+            add("schedule.at_clock_unknown", f"{path}.at",
+                f"'{name}' is not a clock of the service the schedule orders")
     else:
         try:
             periods.at(periods.period_of(date(2027, 6, 1), spec["each"]), spec.get("at"))
         except ValueError as error:
-            add("schedule.at_invalid", f"{path}.at", str(error).removeprefix("at: "))
+            add("schedule.at_invalid", f"{path}.at", str(error).removeprefix("at: ") +
+                "; or N days before a clock of the ordered service (\"10d before pay\")")
     if spec.get("catch_up", "last") not in CATCH_UP:
         add("schedule.catch_up_invalid", f"{path}.catch_up",
             f"{shown(spec.get('catch_up'))} is not one of: {', '.join(CATCH_UP)}")

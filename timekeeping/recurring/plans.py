@@ -28,11 +28,11 @@ from django.db import transaction
 from calendars import periods
 from calendars.moments import day_in_zone
 from money import ledger
-from timekeeping import clocks, records, tiers, timers
+from timekeeping import clocks, dues, records, tiers, timers
 from timekeeping.firing import now_for
 from timekeeping.manifests import services_of
 from timekeeping.models import Allowance, Manifest, Subject, Subscription, Timer
-from timekeeping.recurring.spec import PlanSpec, ScheduleSpec
+from timekeeping.recurring.spec import BEFORE_CLOCK, PlanSpec, ScheduleSpec
 
 GRACE = timedelta(days=1)  # `catch_up: none`: a mint later than this is part of a gap
 MIN_DAYS = {"d": 1, "w": 7, "mo": 28, "y": 365}
@@ -109,16 +109,38 @@ def subscribe(*, subject: Subject, service: str, anchor: date | None = None,
 def _first_period(subscription: Subscription, schedule: ScheduleSpec) -> periods.Period:
     """The earliest period whose mint day is on or after the anchor."""
     found = periods.period_of(subscription.anchor, schedule.each)
-    while periods.at(found.previous(), schedule.at) >= subscription.anchor:
+    while _mint_day(subscription, schedule, found.previous()) >= subscription.anchor:
         found = found.previous()
-    while periods.at(found, schedule.at) < subscription.anchor:
+    while _mint_day(subscription, schedule, found) < subscription.anchor:
         found = found.next()
     return found
 
 
+def _mint_day(subscription: Subscription, schedule: ScheduleSpec,
+              period: periods.Period) -> date:
+    """The day a period is minted: `at` of the period ("1mo after end"), or N days before a
+    clock of the minted service ("10d before pay"), its due read for that period and the
+    subject as the job would read it. A date the subject cannot give yet falls back to the
+    period's end."""
+    before = BEFORE_CLOCK.fullmatch(schedule.at)
+    if before is None:
+        return periods.at(period, schedule.at)
+    service = services_of(subscription.bundle)[schedule.order]
+    clock_spec = service.clocks[before["clock"]]
+    subject_input = subscription.subject.input
+    if {"function", "clock"} & set(dues.rule_for_item(clock_spec.due, "")):
+        return period.end  # a rule that needs the job itself: read once the job exists
+    due = dues.evaluate(clock_spec.due, dues.DueContext(
+        period_end=service.period.end_of(period.label, subject_input),
+        job_input=subject_input, item=""))
+    if due is None:
+        return period.end
+    return due - timedelta(days=int(before["days"]))
+
+
 def _mint_at(subscription: Subscription, schedule: ScheduleSpec,
              period: periods.Period) -> datetime:
-    return _calendar(subscription).rings(periods.at(period, schedule.at))
+    return _calendar(subscription).rings(_mint_day(subscription, schedule, period))
 
 
 def _arm_mint(subscription: Subscription, schedule: ScheduleSpec,

@@ -16,9 +16,12 @@ receives (`on.event`, through the API) mints a job of its `order` with the event
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 CATCH_UP = ("none", "last", "all")
+# A mint day N days before a clock of the minted service: "10d before pay".
+BEFORE_CLOCK = re.compile(r"(?P<days>\d{1,4})d before (?P<clock>[a-z][a-z0-9_-]{0,63})")
 EACH = ("tax_year", "year", "quarter", "month", "week")
 
 

@@ -37,6 +37,8 @@ def _with(change) -> set[tuple[str, str]]:
      ("schedule.each_invalid", f"{PLAN}.on.schedule.monthly.each")),
     (lambda p: p["on"]["schedule"]["monthly"].update(at="1mo past end"),
      ("schedule.at_invalid", f"{PLAN}.on.schedule.monthly.at")),
+    (lambda p: p["on"]["schedule"]["monthly"].update(at="10d before nope"),
+     ("schedule.at_clock_unknown", f"{PLAN}.on.schedule.monthly.at")),
     (lambda p: p["on"]["schedule"]["monthly"].update(catch_up="some"),
      ("schedule.catch_up_invalid", f"{PLAN}.on.schedule.monthly.catch_up")),
     (lambda p: p["on"]["schedule"]["monthly"].update(when=["x"]),

@@ -171,3 +171,32 @@ def test_the_subjects_calendar_lists_mints_and_renewals_done_and_ahead(brand, cl
     ]
     feed = subject_calendar.feed(subject, stamp=datetime(2027, 2, 20, tzinfo=UTC)).decode()
     assert "SUMMARY:the plan renews" in feed and "SUMMARY:the 2027-03 books is minted" in feed
+
+
+def test_a_schedule_mints_n_days_before_a_clock_of_the_minted_service(brand):
+    """The seed's estimates: each quarter, ten days before the quarter's payment is due."""
+    estimate = {"subject": {"kind": "client", "period": {"of": "quarter"}},
+                "steps": {"pay": {}},
+                "clocks": {"pay": {"title": "pay the estimate", "owner": "buyer",
+                                   "due": {"after_period": {"months": 1, "day": 15}},
+                                   "satisfied_by": ["pay"]}}}
+    plan = {"subject": {"kind": "client"}, "price": {"every": "1y"},
+            "on": {"schedule": {"estimate": {"order": "estimate", "each": "quarter",
+                                             "at": "10d before pay", "catch_up": "all",
+                                             "when": {"entity": "C corp"}}}}}
+    manifests.load(brand, {"calendar": {"zone": "America/New_York", "weekends": []},
+                           "services": {"estimate": estimate, "plan": plan}})
+    subject = Subject.objects.create(brand=brand, kind="client", key="c", name="Acme",
+                                     zone="America/New_York", input={"entity": "C corp"})
+    with clock.fixed(datetime(2027, 1, 20, 15, tzinfo=UTC)):
+        subscription = plans.subscribe(subject=subject, service="plan")
+    first = Timer.objects.get(owner_id=subscription.pk, kind="schedule")
+    # Q1 2027 ends 03-31; its payment is due 04-15: minted on 04-05 at 09:00 EDT.
+    assert first.payload["period"] == "2027-Q1"
+    assert first.owed == datetime(2027, 4, 5, 13, tzinfo=UTC)
+    tick.run_once(now=datetime(2027, 4, 5, 13, 0, 30, tzinfo=UTC), phases=False)
+    job = Job.objects.get(subject=subject)
+    assert job.period == "2027-Q1"
+    assert job.clocks.get(name="pay").occurrences.get().due == date(2027, 4, 15)
+    following = Timer.objects.get(owner_id=subscription.pk, kind="schedule", state="armed")
+    assert following.owed == datetime(2027, 7, 5, 13, tzinfo=UTC)  # Q2: 07-15 less 10 days
