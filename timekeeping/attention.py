@@ -64,15 +64,21 @@ class Attention:
 
 
 def attention(brand: Brand, *, now: datetime) -> Attention:
+    found = _gathered(_sources(brand, now))
+    # Failures first, then the newest first.
+    found.items.sort(key=lambda item: item.at, reverse=True)
+    found.items.sort(key=lambda item: not item.failure)
+    return found
+
+
+def _gathered(sources) -> Attention:
+    """At most `SHOWN` items of each source, one query each, noting the kinds with more."""
     found = Attention()
-    for kind, rows, said in _sources(brand, now):
+    for kind, rows, said in sources:
         rows = list(rows[:SHOWN + 1])
         if len(rows) > SHOWN:
             found.more.append(kind)
         found.items += [said(row) for row in rows[:SHOWN]]
-    # Failures first, then the newest first.
-    found.items.sort(key=lambda item: item.at, reverse=True)
-    found.items.sort(key=lambda item: not item.failure)
     return found
 
 
@@ -112,8 +118,7 @@ def work_at_risk(brand: Brand, *, now: datetime) -> Attention:
     """A job's own time at risk, for the console's at-risk section: deadlines late (first) or
     at risk, links that expire within a week and holds that end within a day, each in its own
     world; each source one query of at most `SHOWN` rows."""
-    found = Attention()
-    for kind, rows, said in [
+    found = _gathered([
         ("deadlines", Deadline.objects.filter(brand=brand, state__in=["at_risk", "late"])
          .order_by("-state", "ends"), _deadline),
         ("links", Ask.objects.filter(_before(brand, "expires", now, SOON), state="open")
@@ -121,11 +126,7 @@ def work_at_risk(brand: Brand, *, now: datetime) -> Attention:
         ("holds", Task.objects.filter(_before(brand, "held_until", now, timedelta(days=1)),
                                       state="held")
          .select_related("holder__user").order_by("held_until"), _hold),
-    ]:
-        rows = list(rows[:SHOWN + 1])
-        if len(rows) > SHOWN:
-            found.more.append(kind)
-        found.items += [said(row) for row in rows[:SHOWN]]
+    ])
     found.items.sort(key=lambda item: not item.failure)
     return found
 

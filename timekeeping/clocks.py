@@ -75,20 +75,8 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
     A second order for the same subject, Service and period raises PeriodTaken and changes
     nothing (it charges nothing)."""
     test_clock = subject.test_clock
-    version = Manifest.objects.filter(brand=brand).order_by("-version").first()
-    if version is None:
-        raise OrderRefused("service", "the brand has no manifest yet")
-    spec = services_of(version.bundle).get(service)
-    if spec is None:
-        raise OrderRefused("service", f"{service!r} is not a service of the brand's manifest")
-    if spec.subject_kind and subject.kind != spec.subject_kind:
-        raise OrderRefused("subject", f"{service!r} is for a {spec.subject_kind}, "
-                                      f"not a {subject.kind}")
-    if test_clock is None:  # live: only the keys the brand's plan has (S26)
-        try:
-            tiers.check_live(brand.plan, spec)
-        except tiers.PlanLacksKey as lacking:
-            raise OrderRefused("service", f"{tiers.PlanLacksKey.code}: {lacking}") from None
+    version, spec = offered(brand, service, subject)
+    check_live(brand, subject, spec)
     input = input or {}
     _check_order(spec, period, {**subject.input, **input})
     now = now_for(brand, test_clock)
@@ -128,6 +116,33 @@ def on_open(function):
 def on_end(function):
     _on_end.append(function)
     return function
+
+
+def offered(brand: Brand, service: str, subject: Subject) -> tuple[Manifest, ServiceSpec]:
+    """The brand's current manifest version and its `service`, for `subject`: refused,
+    naming the field, when there is no manifest, no such service, or a subject of another
+    kind. Ordering a job and subscribing to a plan both start here."""
+    version = Manifest.objects.filter(brand=brand).order_by("-version").first()
+    if version is None:
+        raise OrderRefused("service", "the brand has no manifest yet")
+    spec = services_of(version.bundle).get(service)
+    if spec is None:
+        raise OrderRefused("service", f"{service!r} is not a service of the brand's manifest")
+    if spec.subject_kind and subject.kind != spec.subject_kind:
+        raise OrderRefused("subject", f"{service!r} is for a {spec.subject_kind}, "
+                                      f"not a {subject.kind}")
+    return version, spec
+
+
+def check_live(brand: Brand, subject: Subject, spec: ServiceSpec) -> None:
+    """Live (a subject on the real clock), only the keys the brand's plan has (S26); on a
+    test clock every key runs."""
+    if subject.test_clock_id is not None:
+        return
+    try:
+        tiers.check_live(brand.plan, spec)
+    except tiers.PlanLacksKey as lacking:
+        raise OrderRefused("service", f"{tiers.PlanLacksKey.code}: {lacking}") from None
 
 
 def _check_order(spec: ServiceSpec, period: str, given: dict) -> None:

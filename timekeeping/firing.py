@@ -86,16 +86,12 @@ class Firing:
         token = _current.set(self)
         try:
             row.what = kinds.get(timer.kind).fire(timer, self) or ""
-        except Drop as dropped:
-            row.outcome, row.what = "dropped", str(dropped)
-            self.dropped.append((timer, str(dropped)))
-            self.record("timer.dropped", timer=timer.id, data={"why": str(dropped)})
-            self.rows.append(row)
-            return
-        except Hold as held:
-            row.outcome, row.what = "held", str(held)
-            self.holding.append((timer, str(held)))
-            self.record("timer.held", timer=timer.id, data={"why": str(held)})
+        except (Drop, Hold) as stopped:  # not fired: dropped for good, or held until released
+            outcome, kept = (("dropped", self.dropped) if isinstance(stopped, Drop)
+                             else ("held", self.holding))
+            row.outcome, row.what = outcome, str(stopped)
+            kept.append((timer, str(stopped)))
+            self.record(f"timer.{outcome}", timer=timer.id, data={"why": str(stopped)})
             self.rows.append(row)
             return
         finally:

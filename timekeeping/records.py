@@ -40,6 +40,12 @@ def error_text(error: BaseException, limit: int = 2000) -> str:
     return f"{type(error).__name__}: {error}".replace("\x00", "\\0")[:limit]
 
 
+
+def person(user) -> str:
+    """A signed-in person as records name them: "user 7 (ana)" (`history.person` reads it)."""
+    return f"user {user.pk} ({user.get_username()})"
+
+
 @dataclass
 class Entry:
     """A record not yet written: what happened, to what; its data already JSON text."""

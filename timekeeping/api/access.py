@@ -18,7 +18,7 @@ from rest_framework.exceptions import (
 )
 from rest_framework.permissions import SAFE_METHODS
 
-from timekeeping import clock, keys
+from timekeeping import clock, keys, records
 from timekeeping.models import ApiKey, Brand, brands_kept_by
 
 
@@ -90,7 +90,7 @@ def who(request) -> str:
     key = key_of(request)
     if key is not None:
         return f"key {key.id} ({key.name})"
-    return f"user {request.user.pk} ({request.user.get_username()})"
+    return records.person(request.user)
 
 
 def role(request, brand: Brand) -> str | None:

@@ -9,6 +9,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from timekeeping import records
 from timekeeping.models import Brand, brands_kept_by
 
 RANKS = {"viewer": 0, "manager": 1, "owner": 2}
@@ -35,7 +36,7 @@ def may(request, at_least: str) -> bool:
 
 def by(request) -> str:
     """The person as records name them (the API's words for a person)."""
-    return f"user {request.user.pk} ({request.user.get_username()})"
+    return records.person(request.user)
 
 
 def back_to(request, brand: Brand) -> str:

@@ -13,7 +13,16 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from timekeeping import clock, clocks, dates, history, instants, invitations, subject_calendar
+from timekeeping import (
+    clock,
+    clocks,
+    dates,
+    history,
+    instants,
+    invitations,
+    records,
+    subject_calendar,
+)
 from timekeeping.console import forms
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.controls import members
@@ -137,7 +146,7 @@ def end_job(request, brand_id: str, subject_id: str, job_id: str):
     if job is None:
         raise Http404("no such job")
     try:
-        lifecycle.end(job, by=f"user {request.user.pk} ({request.user.get_username()})")
+        lifecycle.end(job, by=records.person(request.user))
     except clocks.OrderRefused as refused:
         messages.error(request, f"Not ended: {refused.message}.")
     else:

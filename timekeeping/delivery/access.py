@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
+from timekeeping import records
 from timekeeping.jobs.tasks import member_of
 from timekeeping.models import Brand, Member, Occurrence, Subject, Task
 
@@ -76,4 +77,4 @@ def subject_of(members: dict[str, Member], subject_id: str) -> Subject:
 
 def who(request) -> str:
     """The person as records name them (as the API names a person)."""
-    return f"user {request.user.pk} ({request.user.get_username()})"
+    return records.person(request.user)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
+from timekeeping import records
 from timekeeping.models import Clock, Customer, Occurrence, Subject
 
 
@@ -48,4 +49,4 @@ def date_of(request, clock_id: str, item: str) -> Occurrence:
 
 def who(request) -> str:
     """The customer as records name them (as the API names a person)."""
-    return f"user {request.user.pk} ({request.user.get_username()})"
+    return records.person(request.user)

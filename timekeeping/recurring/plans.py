@@ -28,10 +28,10 @@ from django.db import transaction
 from calendars import periods
 from calendars.moments import day_in_zone
 from money import ledger
-from timekeeping import clocks, dues, records, tiers, timers
+from timekeeping import clocks, dues, records, timers
 from timekeeping.firing import now_for
 from timekeeping.manifests import services_of
-from timekeeping.models import Allowance, Manifest, Subject, Subscription, Timer
+from timekeeping.models import Allowance, Subject, Subscription, Timer
 from timekeeping.recurring.spec import BEFORE_CLOCK, PlanSpec, ScheduleSpec
 
 GRACE = timedelta(days=1)  # `catch_up: none`: a mint later than this is part of a gap
@@ -71,23 +71,11 @@ def subscribe(*, subject: Subject, service: str, anchor: date | None = None,
     when not given). Refused, naming the field, for a service that is no plan, a subject of
     another kind, or a subject already on the plan."""
     brand = subject.brand
-    version = Manifest.objects.filter(brand=brand).order_by("-version").first()
-    spec = services_of(version.bundle).get(service) if version else None
-    if spec is None:
-        raise clocks.OrderRefused("service", f"{service!r} is not a service of the brand's "
-                                             "manifest")
+    version, spec = clocks.offered(brand, service, subject)
     if not spec.plan.is_plan:
         raise clocks.OrderRefused("service", f"{service!r} is no plan: it has no "
                                              "'price.every'")
-    if spec.subject_kind and subject.kind != spec.subject_kind:
-        raise clocks.OrderRefused("subject", f"{service!r} is for a {spec.subject_kind}, not "
-                                             f"a {subject.kind}")
-    if subject.test_clock_id is None:  # live: only the keys the brand's plan has (S26)
-        try:
-            tiers.check_live(brand.plan, spec)
-        except tiers.PlanLacksKey as lacking:
-            raise clocks.OrderRefused("service", f"{tiers.PlanLacksKey.code}: {lacking}") \
-                from None
+    clocks.check_live(brand, subject, spec)
     if Subscription.objects.filter(subject=subject, service=service,
                                    state=Subscription.State.ACTIVE).exists():
         raise clocks.OrderRefused("service", f"{subject.pk} is on {service!r} already")
