@@ -2,11 +2,12 @@
 the same functions as the API; a refusal said in words, never an error page; htmx gets the
 row back in place, a plain form post a message and a redirect; CSRF everywhere."""
 
+from datetime import UTC, datetime
 from html import unescape
 
 from django.test import Client
 
-from timekeeping import clocks
+from timekeeping import clock, clocks
 from timekeeping.models import Occurrence, Record
 
 
@@ -32,11 +33,14 @@ def test_it_acknowledges_a_date_and_sends_a_plain_post_back_with_a_message(porta
 
 def test_it_rerenders_the_row_in_place_for_htmx(portal):
     pay = portal.clock("pay")
-    answer = post(portal, pay, "acknowledge", htmx=True)
+    # Monday 1 March 2027, 09:30 in Los Angeles: the moment is read in the subject's zone
+    with clock.fixed(datetime(2027, 3, 1, 17, 30, tzinfo=UTC)):
+        answer = post(portal, pay, "acknowledge", htmx=True)
     text = answer.content.decode()
     assert answer.status_code == 200
     assert text.strip().startswith(f'<tr id="date-{pay.occurrences.get().pk}"')
-    assert "Acknowledged: pay the 2027 tax." in text and "Acknowledged Mon" in text
+    assert "Acknowledged: pay the 2027 tax." in text
+    assert "Acknowledged Mon 1 Mar 2027" in text
 
 
 def test_it_marks_a_date_done_and_the_row_leaves_the_list(portal):
