@@ -133,7 +133,7 @@ def work_at_risk(brand: Brand, *, now: datetime) -> Attention:
 
 # Every lapse (S23): a date, a hard date, a job, a grant. A link's second expiry is said by its
 # job's lapse.
-LAPSES = ("clock.lapsed", "job.lapsed", "grant.ended")
+LAPSES = ("clock.lapsed", "job.lapsed", "grant.ended", "subscription.frozen")
 
 
 def _before(brand: Brand, field: str, now: datetime, within: timedelta) -> Q:
@@ -158,8 +158,12 @@ def _lapse(record: Record) -> Item:
     said = {"clock.lapsed": f"{date} (job {record.job})",
             "job.lapsed": f"Job {record.job} lapsed: a party's link expired twice",
             "grant.ended": f"The grant on job {record.job} ended: steps that need it are "
-                           "refused until the party gives it again"}
-    ref = data.get("clock", record.job) if record.kind == "clock.lapsed" else record.job
+                           "refused until the party gives it again",
+            "subscription.frozen": f"The renewal of {data.get('subscription')} is unpaid after "
+                                   f"dunning ({data.get('owed')} owed): its allowances are "
+                                   "frozen and its mints held until it is paid"}
+    ref = (data.get("clock", record.job) if record.kind == "clock.lapsed" else
+           data.get("subscription", "") if record.kind == "subscription.frozen" else record.job)
     return Item("lapse", True, record.instant, said[record.kind] + _world(record), ref=ref)
 
 

@@ -124,6 +124,23 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                f"'{d.get('signal')}' was raised, proposing {d.get('goto')}.",
     "member.withdrew": lambda d: f"Member {d.get('member')} withdrew; their dates and tasks "
                                  f"passed to {d.get('successor')}.",
+    "cycle.renewed": lambda d: f"{d.get('subscription')} renewed: cycle {d.get('cycle')}, "
+                               f"{d.get('charge')}.",
+    "schedule.minted": lambda d: f"Schedule {d.get('schedule')} minted {d.get('service')} for "
+                                 f"{d.get('period')}.",
+    "schedule.skipped": lambda d: f"Schedule {d.get('schedule')} minted nothing for "
+                                  f"{d.get('period')}: {d.get('why')}.",
+    "renewal.unpaid": lambda d: f"The renewal of {d.get('subscription')} (cycle "
+                                f"{d.get('cycle')}) is unpaid, {d.get('owed')} owed; looked at "
+                                f"again {d.get('next_try')}.",
+    "subscription.frozen": lambda d: f"{d.get('subscription')} is frozen: cycle "
+                                     f"{d.get('cycle')} is unpaid after dunning, "
+                                     f"{d.get('owed')} owed; mints are held.",
+    "subscription.paid": lambda d: f"A payment of {(d.get('amount') or 0) / 100:,.2f} "
+                                   f"{d.get('currency')} was recorded on "
+                                   f"{d.get('subscription')}" + _by(d) + ".",
+    "subscription.unfrozen": lambda d: f"{d.get('subscription')} is paid up: its allowances "
+                                       "are back and its held mints released.",
     "calendar.postponed": lambda d: f"Notice {d.get('notice')} postponed dates from "
                                     f"{d.get('from')} through {d.get('through')} to "
                                     f"{d.get('to')}.",

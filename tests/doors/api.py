@@ -98,6 +98,8 @@ DOORS = [
     Endpoint("subscription", "get", "/api/subscriptions/{subscription}", _as(200, 404)),
     Endpoint("subscription cancel", "post", "/api/subscriptions/{subscription}/cancel",
              _writes(200, 404)),
+    Endpoint("subscription payment", "post", "/api/subscriptions/{subscription}/payments",
+             _writes(201, 404), body={"amount": 100, "currency": "USD"}),
     Endpoint("subject event", "post", "/api/subjects/{subject}/events", _writes(201, 404),
              body=lambda w, n: {"event": "notice.received", "key": f"N{n}",
                                 "input": {"reply_by": "2031-03-14"}}),

@@ -17,7 +17,7 @@ from timekeeping.api.access import kept, who
 from timekeeping.api.strict import StrictSerializer
 from timekeeping.firing import now_for
 from timekeeping.models import Subject, Subscription
-from timekeeping.recurring import plans
+from timekeeping.recurring import dunning, plans
 
 
 class SubscriptionIn(StrictSerializer):
@@ -40,11 +40,22 @@ class AllowanceOut(serializers.Serializer):
 class SubscriptionOut(serializers.ModelSerializer):
     renews_on = serializers.SerializerMethodField(help_text="The first day of the next cycle.")
     allowances = serializers.SerializerMethodField()
+    owed = serializers.SerializerMethodField(
+        help_text="What its cycles so far charged and no payment covered, in minor units.")
+    paid_through = serializers.SerializerMethodField(
+        help_text="The last cycle whose charge is paid in full (0: none).")
 
     class Meta:
         model = Subscription
         fields = ["id", "brand", "subject", "service", "anchor", "cycle", "state", "ends_after",
-                  "opened", "test_clock", "renews_on", "allowances"]
+                  "opened", "test_clock", "renews_on", "allowances", "paid", "owed",
+                  "paid_through", "frozen_since"]
+
+    def get_owed(self, subscription: Subscription) -> int:
+        return dunning.owed(subscription)
+
+    def get_paid_through(self, subscription: Subscription) -> int:
+        return dunning.paid_through(subscription)
 
     def get_renews_on(self, subscription: Subscription) -> date:
         return plans.renews_on(subscription, subscription.cycle + 1)
@@ -87,6 +98,28 @@ class SubscriptionCancel(APIView):
         found = kept(request, Subscription.objects.select_related("test_clock", "subject"),
                      subscription_id, "subscription")
         return Response(SubscriptionOut(plans.cancel_at_cycle_end(found, by=who(request))).data)
+
+
+class PaymentIn(StrictSerializer):
+    amount = serializers.IntegerField(min_value=1, max_value=10**12,
+                                      help_text="Whole minor units received (cents).")
+    currency = serializers.RegexField(r"^[A-Z]{3}$", help_text="The plan's currency (\"USD\").")
+
+
+class SubscriptionPayments(APIView):
+    @extend_schema(request=PaymentIn, responses={201: SubscriptionOut},
+                   summary="Record a payment received toward the subscription's charges")
+    def post(self, request, subscription_id: str):
+        found = kept(request, Subscription.objects.select_related("test_clock", "subject"),
+                     subscription_id, "subscription")
+        given = PaymentIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            paid = dunning.pay(found, amount=given.validated_data["amount"],
+                               currency=given.validated_data["currency"], by=who(request))
+        except dunning.PaymentRefused as refused:
+            raise ValidationError({refused.field: [refused.message]}) from None
+        return Response(SubscriptionOut(paid).data, status=status.HTTP_201_CREATED)
 
 
 class EventIn(StrictSerializer):

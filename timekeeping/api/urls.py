@@ -57,6 +57,8 @@ urlpatterns = [
          name="subscription"),
     path("subscriptions/<pid:subscription_id>/cancel", plans.SubscriptionCancel.as_view(),
          name="subscription-cancel"),
+    path("subscriptions/<pid:subscription_id>/payments", plans.SubscriptionPayments.as_view(),
+         name="subscription-payments"),
     path("clocks", reading.Clocks.as_view(), name="clocks"),
     path("clocks/<pid:clock_id>", reading.ClockDetail.as_view(), name="clock"),
     path("clocks/<pid:clock_id>/acknowledge", services.ClockAcknowledge.as_view(),

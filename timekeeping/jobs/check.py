@@ -14,7 +14,8 @@ from timekeeping.jobs.spec import LATE, parse_span, parse_within
 from timekeeping.manifest_rules import shown
 
 Add = Callable[[str, str, str], None]
-PRICE_KEYS = ("within", "late", "every", "amount", "currency", "includes", "final_after")
+PRICE_KEYS = ("within", "late", "every", "amount", "currency", "includes", "final_after",
+              "dunning")
 DELIVER_KEYS = ("title", "then", "after", "ask", "expires", "task", "hold", "within",
                 "needs_grant")
 SCOPE_KEYS = ("for", "expires")

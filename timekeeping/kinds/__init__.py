@@ -48,7 +48,7 @@ _kinds: dict[str, Kind] = {}
 _BUILT_IN = ("timekeeping.kinds.delay", "timekeeping.kinds.clock", "timekeeping.kinds.ask",
              "timekeeping.kinds.grant", "timekeeping.kinds.task", "timekeeping.kinds.deadline",
              "timekeeping.kinds.signal", "timekeeping.kinds.cycle", "timekeeping.kinds.schedule",
-             "timekeeping.kinds.window")
+             "timekeeping.kinds.window", "timekeeping.kinds.money")
 
 
 def register(name: str, *, place: Place, describe: Callable[[Timer], str]):

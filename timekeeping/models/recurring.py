@@ -30,6 +30,11 @@ class Subscription(models.Model):
     opened = models.DateTimeField()
     ends_after = models.PositiveIntegerField(
         null=True, blank=True, help_text="Cancelled at the end of this cycle, if set.")
+    paid = models.BigIntegerField(
+        default=0, help_text="What was recorded paid of its cycles' charges, in minor units.")
+    frozen_since = models.DateTimeField(
+        null=True, blank=True, help_text="Dunning ran out on an unpaid renewal: allowances are "
+                                         "frozen and mints held until it is paid.")
     created = models.DateTimeField(default=clock.wall_now)
 
     class Meta:

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from datetime import date
 
 from calendars import periods
+from timekeeping.jobs.check import SPAN_RULE
+from timekeeping.jobs.spec import parse_span
 from timekeeping.manifest_rules import is_whole, shown
 from timekeeping.recurring.spec import BEFORE_CLOCK, CATCH_UP, EACH
 
@@ -17,6 +19,8 @@ AMOUNT_MAX = 10**12
 INCLUDES_MAX = 100_000
 SCHEDULE_KEYS = ("order", "each", "at", "catch_up", "when")
 WHEN_VALUE_MAX = 200
+DUNNING_MAX = 10
+SPAN_MINUTES = {"m": 1, "h": 60, "d": 1440}
 EVENT = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
 
 
@@ -46,6 +50,8 @@ def _price(add: Add, price: dict, services: dict, path: str) -> None:
                                   and CURRENCY.fullmatch(price["currency"])):
         add("price.currency_invalid", f"{path}.currency",
             "an amount needs its currency, three capital letters (\"USD\")")
+    if "dunning" in price:
+        _dunning(add, price, f"{path}.dunning")
     if "includes" in price:
         includes = price["includes"]
         if "every" not in price:
@@ -63,6 +69,23 @@ def _price(add: Add, price: dict, services: dict, path: str) -> None:
                 add("price.includes_invalid", f"{path}.includes.{name}",
                     f"{shown(count)} is not a count; write a whole number from 0 to "
                     f"{INCLUDES_MAX}")
+
+
+def _dunning(add: Add, price: dict, path: str) -> None:
+    retries = price["dunning"]
+    if "every" not in price or not price.get("amount"):
+        add("price.dunning_without_charge", path,
+            "dunning retries a renewal's charge: give the plan 'every' and an 'amount'")
+    spans = [parse_span(text) for text in retries] if isinstance(retries, list) else [None]
+    if not 0 < len(spans) <= DUNNING_MAX or None in spans:
+        add("price.dunning_invalid", path,
+            f"dunning is a list of 1 to {DUNNING_MAX} retries after the renewal, each {SPAN_RULE}")
+        return
+    lengths = [span.n * SPAN_MINUTES[span.unit] for span in spans]
+    if lengths != sorted(set(lengths)):
+        add("price.dunning_invalid", path,
+            "each retry comes after the one before it: write them in increasing order "
+            "([\"3d\", \"7d\", \"14d\"])")
 
 
 def _on(add: Add, on: object, services: dict, is_plan: bool, path: str) -> None:

@@ -32,6 +32,7 @@ from timekeeping import clocks, dues, records, timers
 from timekeeping.firing import now_for
 from timekeeping.manifests import services_of
 from timekeeping.models import Allowance, Subject, Subscription, Timer
+from timekeeping.recurring import dunning
 from timekeeping.recurring.spec import BEFORE_CLOCK, PlanSpec, ScheduleSpec
 
 GRACE = timedelta(days=1)  # `catch_up: none`: a mint later than this is part of a gap
@@ -88,6 +89,7 @@ def subscribe(*, subject: Subject, service: str, anchor: date | None = None,
     _record(subscription, "subscription.opened", {"service": service, "anchor": anchor,
                                                   "by": by}, at=now)
     _charge(subscription, 1, now)
+    dunning.arm(subscription, 1, now)
     _arm_renewal(subscription, 2)
     for schedule in spec.plan.schedules.values():
         _arm_mint(subscription, schedule, _first_period(subscription, schedule))
@@ -226,13 +228,15 @@ def renew(subscription_id: str, cycle: int, instant: datetime, *,
             subscription.save(update_fields=["state"])
             _record(subscription, "subscription.ended", {"after_cycle":
                                                          subscription.ends_after}, at=instant)
-            for timer in Timer.objects.filter(owner_id=subscription.pk,
-                                              state=Timer.State.ARMED, kind="schedule"):
+            for timer in Timer.objects.filter(
+                    owner_id=subscription.pk, kind="schedule",
+                    state__in=[Timer.State.ARMED, Timer.State.HELD]):
                 timers.end(timer.id, state=Timer.State.CANCELLED, by="the subscription ended")
             return f"ended after cycle {subscription.ends_after}"
         subscription.cycle = cycle
         subscription.save(update_fields=["cycle"])
         charged = _charge(subscription, cycle, instant)
+        dunning.arm(subscription, cycle, instant)
         _record(subscription, "cycle.renewed", {"cycle": cycle, "charge": charged,
                                                 "owed": owed or instant}, at=instant)
         _arm_renewal(subscription, cycle + 1)
@@ -245,6 +249,7 @@ def mint(subscription_id: str, name: str, label: str, timer: Timer, instant: dat
             "subject__brand").get(pk=subscription_id)
         if subscription.state != Subscription.State.ACTIVE:
             return f"{name} · period {label} · the subscription ended: nothing minted"
+        dunning.hold_mint(subscription)
         schedule = plan_of(subscription).schedules[name]
         period = periods.period(schedule.each, label)
         following = period.next()
@@ -281,8 +286,8 @@ def mint(subscription_id: str, name: str, label: str, timer: Timer, instant: dat
 
 def _skipped(schedule: ScheduleSpec, subscription: Subscription, following: periods.Period,
              timer: Timer, instant: datetime) -> str | None:
-    if schedule.catch_up == "all":
-        return None
+    if schedule.catch_up == "all" or timer.payload.get("released"):
+        return None  # a mint a freeze held is owed, not part of a gap
     if schedule.catch_up == "last":
         if _mint_at(subscription, schedule, following) <= instant:
             return f"period {following.label} is owed too; catch_up last mints the latest"
@@ -303,6 +308,8 @@ def of_subject(subject: Subject) -> list[dict]:
         now = now_for(subscription.brand, subscription.test_clock)
         found.append({"subscription": subscription,
                       "renews_on": renews_on(subscription, subscription.cycle + 1),
+                      "owed": (dunning.shown_owed(subscription)
+                               if dunning.collects(subscription) else ""),
                       "allowances": allowances(subscription, at=now)})
     return found
 
@@ -329,6 +336,10 @@ def receive(*, subject: Subject, event: str, key: str, input: dict | None = None
     now = now_for(subject.brand, subject.test_clock)
     minted = []
     for subscription in takers:
+        if subscription.frozen_since is not None:
+            raise clocks.OrderRefused("event", f"{subscription.pk}'s allowances are frozen: "
+                                               "its renewal is unpaid; record the payment to "
+                                               "release them")
         order = plan_of(subscription).events[event]
         _record(subscription, "event.received", {"event": event, "key": key, "by": by},
                 at=now)

@@ -1,7 +1,8 @@
 """A plan's recurring time, as its manifest writes it (S18, S19, T2):
 
     "price": {"every": "1y", "amount": 240000, "currency": "USD",
-              "includes": {"annual-return": 1, "question": 12}}
+              "includes": {"annual-return": 1, "question": 12},
+              "dunning": ["3d", "7d", "14d"]}
     "on": {"schedule": {"annual": {"order": "annual-return", "each": "tax_year",
                                    "at": "1mo after end", "catch_up": "last",
                                    "when": {"entity": "C corp"}}},
@@ -44,6 +45,7 @@ class PlanSpec:
     schedules: dict[str, ScheduleSpec] = field(default_factory=dict)
     events: dict[str, str] = field(default_factory=dict)  # an event's name -> the service
     final_after: str | None = None  # the acceptance window after delivery ("7d")
+    dunning: tuple[str, ...] = ()  # retries of an unpaid renewal, after it ("3d", "7d", …)
 
     @property
     def is_plan(self) -> bool:
@@ -62,4 +64,5 @@ def compile_plan(raw: dict) -> PlanSpec:
     return PlanSpec(every=price.get("every"), amount=int(price.get("amount", 0)),
                     currency=price.get("currency", ""),
                     includes=dict(price.get("includes") or {}), schedules=schedules,
-                    events=events, final_after=price.get("final_after"))
+                    events=events, final_after=price.get("final_after"),
+                    dunning=tuple(price.get("dunning") or ()))

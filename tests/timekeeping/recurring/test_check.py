@@ -48,6 +48,16 @@ def _with(change) -> set[tuple[str, str]]:
      ("price.final_after_invalid", f"{PLAN}.price.final_after")),
     (lambda p: p["price"].update(final_after="7d"),  # a plan: its cycles are charged
      ("price.final_after_without_charge", f"{PLAN}.price.final_after")),
+    (lambda p: p["price"].update(dunning="3d"),
+     ("price.dunning_invalid", f"{PLAN}.price.dunning")),
+    (lambda p: p["price"].update(dunning=["7d", "3d"]),
+     ("price.dunning_invalid", f"{PLAN}.price.dunning")),
+    (lambda p: p["price"].update(dunning=["3d", "72h"]),  # the same length twice
+     ("price.dunning_invalid", f"{PLAN}.price.dunning")),
+    (lambda p: p["price"].update(dunning=["3d"] * 11),
+     ("price.dunning_invalid", f"{PLAN}.price.dunning")),
+    (lambda p: p["price"].update(dunning=["3d"], amount=0),
+     ("price.dunning_without_charge", f"{PLAN}.price.dunning")),
     (lambda p: p["on"].update(event={"notice.received": {"order": "nope"}}),
      ("event.order_unknown", f"{PLAN}.on.event.notice.received.order")),
     (lambda p: p["on"].update(event={"Bad Event": {"order": "books"}}),

@@ -1,0 +1,130 @@
+"""Collecting a plan's charge (place 8) and dunning an unpaid renewal: retries on the stated
+days, then frozen allowances and held mints, and back when the payment is recorded, on a test
+clock in New York across the start of daylight saving."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.test import Client
+
+from money import ledger
+from timekeeping import test_clocks
+from timekeeping.models import Customer, Delivery, Job, Record, Subject, Subscription, Timer
+from timekeeping.recurring import plans
+
+from .test_plans import document
+
+
+def dunned(catch_up: str = "none") -> dict:
+    found = document(catch_up=catch_up)
+    found["services"]["plan"]["price"]["dunning"] = ["3d", "7d", "14d"]
+    found["services"]["question"] = {"subject": {"kind": "client"}, "steps": {"answer": {}}}
+    found["services"]["plan"]["on"]["event"] = {"question.asked": {"order": "question"}}
+    return found
+
+
+@pytest.fixture
+def on_plan(brand, actors):
+    from timekeeping import manifests
+    actors["owner"].email = "owner@example.test"
+    actors["owner"].save()
+    manifests.load(brand, dunned())
+    march = test_clocks.create(brand=brand, name="dunning",
+                               frozen_time=datetime(2027, 3, 1, 14, tzinfo=UTC))
+    subject = Subject.objects.create(brand=brand, kind="client", key="1", name="Harbor",
+                                     zone="America/New_York", test_clock=march,
+                                     contact_email="books@harbor.example")
+    subscription = plans.subscribe(subject=subject, service="plan")
+    api = Client()
+    api.force_login(actors["owner"])
+    return subscription, march, api
+
+
+def pay(api, subscription, amount, currency="USD"):
+    return api.post(f"/api/subscriptions/{subscription.pk}/payments",
+                    {"amount": amount, "currency": currency}, content_type="application/json")
+
+
+def test_a_paid_renewal_is_collected_and_nothing_is_dunned(on_plan):
+    subscription, march, api = on_plan
+    assert pay(api, subscription, 9900).status_code == 201
+    test_clocks.advance(march, to=datetime(2027, 3, 2, 14, tzinfo=UTC))
+    collected = Timer.objects.get(key=f"{subscription.pk}:collect:1:0")
+    assert collected.state == Timer.State.FIRED
+    assert not Record.objects.filter(kind="renewal.unpaid").exists()
+    assert ledger.balance(f"{subscription.brand_id}:owed:{subscription.subject_id}") == 0
+    assert ledger.balance(f"{subscription.brand_id}:received:USD") == 9900
+
+
+def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_plan, actors):
+    subscription, march, api = on_plan
+    assert pay(api, subscription, 9900).status_code == 201  # cycle 1 paid
+    # Cycle 2 renews on 1 April at 09:00 New York, daylight time now: 13:00Z. Unpaid.
+    test_clocks.advance(march, to=datetime(2027, 4, 14, 12, tzinfo=UTC))
+    unpaid = Record.objects.filter(kind="renewal.unpaid").order_by("instant")
+    assert [(r.instant, r.data["attempt"]) for r in unpaid] == [
+        (datetime(2027, 4, 1, 13, tzinfo=UTC), 0),
+        (datetime(2027, 4, 4, 13, tzinfo=UTC), 1),
+        (datetime(2027, 4, 8, 13, tzinfo=UTC), 2)]
+    assert unpaid[0].data["owed"] == "99.00 USD"
+    assert Subscription.objects.get(pk=subscription.pk).frozen_since is None
+    # The April mint was not held: the subscription was not frozen yet.
+    assert Job.objects.filter(subject=subscription.subject, period="2027-04").exists()
+    # Emails on a test clock reach only the owner, naming the clock.
+    told = Delivery.objects.filter(payload__subject__startswith=f"[test clock {march.pk}] "
+                                                                "Unpaid")
+    assert told.count() == 3 and {d.payload["to"][0] for d in told} == {"owner@example.test"}
+
+    test_clocks.advance(march, to=datetime(2027, 5, 5, 12, tzinfo=UTC))
+    frozen = Record.objects.get(kind="subscription.frozen")
+    assert frozen.instant == datetime(2027, 4, 15, 13, tzinfo=UTC)  # 14 days after renewal
+    # The May mint is held, not lost; the event is refused naming the rule.
+    mint = Timer.objects.get(kind="schedule", payload__period="2027-05")
+    assert mint.state == Timer.State.HELD
+    assert not Job.objects.filter(subject=subscription.subject, period="2027-05").exists()
+    event = api.post(f"/api/subjects/{subscription.subject_id}/events",
+                     {"event": "question.asked", "key": "Q-1"}, content_type="application/json")
+    assert event.status_code == 400 and "frozen" in event.json()["event"][0]
+    # The console's needs attention lists the lapse.
+    console = api.get(f"/console/{subscription.brand_id}/").content.decode()
+    assert "allowances are frozen" in console
+    page = api.get(f"/console/{subscription.brand_id}/subjects/{subscription.subject_id}/")
+    assert "198.00 USD owed" in page.content.decode() and "frozen since 15 Apr 2027" in \
+        page.content.decode()
+    buyer = Client()
+    buyer.force_login(actors["buyer"])
+    Customer.objects.create(brand=subscription.brand, user=actors["buyer"]).subjects.add(
+        subscription.subject)
+    mine = buyer.get(f"/portal/subjects/{subscription.subject_id}/").content.decode()
+    assert "198.00 USD owed" in mine and "frozen since Thu 15 Apr 2027" in mine
+
+    # Cycle 3 renewed on 1 May too: 198.00 owed. A part payment keeps it frozen.
+    shown = api.get(f"/api/subscriptions/{subscription.pk}").json()
+    assert shown["owed"] == 19800 and shown["paid_through"] == 1 and shown["frozen_since"]
+    assert pay(api, subscription, 9900).status_code == 201
+    assert Subscription.objects.get(pk=subscription.pk).frozen_since is not None
+    paid = pay(api, subscription, 9900)
+    assert paid.status_code == 201 and paid.json()["frozen_since"] is None
+    assert paid.json()["owed"] == 0 and paid.json()["paid_through"] == 3
+    # The held mint fires at the next tick and mints, though catch_up none skips a gap.
+    test_clocks.advance(march, to=datetime(2027, 5, 5, 12, 1, tzinfo=UTC))
+    assert Job.objects.filter(subject=subscription.subject, period="2027-05").exists()
+    assert Record.objects.filter(kind="subscription.unfrozen").count() == 1
+    again = api.post(f"/api/subjects/{subscription.subject_id}/events",
+                     {"event": "question.asked", "key": "Q-1"}, content_type="application/json")
+    assert again.status_code == 201, again.json()
+
+
+@pytest.mark.parametrize(("amount", "currency", "field"), [
+    (9901, "USD", "amount"),  # more than is owed
+    (0, "USD", "amount"),
+    (100, "EUR", "currency"),
+    (100, "usd", "currency"),
+])
+def test_a_payment_is_refused_naming_the_field_and_changes_nothing(on_plan, amount, currency,
+                                                                   field):
+    subscription, _, api = on_plan
+    answer = pay(api, subscription, amount, currency)
+    assert answer.status_code == 400 and field in answer.json()
+    assert Subscription.objects.get(pk=subscription.pk).paid == 0
+    assert ledger.balance(f"{subscription.brand_id}:received:USD") == 0

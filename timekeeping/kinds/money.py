@@ -1,0 +1,24 @@
+"""The money kind (place 8): a plan's charge is collected, or dunned (S19); see
+timekeeping.recurring.dunning."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from timekeeping.firing import Firing
+from timekeeping.kinds import Place, register
+from timekeeping.models import Timer
+from timekeeping.recurring import dunning
+
+
+def describe(timer: Timer) -> str:
+    attempt = timer.payload.get("attempt", 0)
+    return (f"collect · cycle {timer.payload.get('cycle')}"
+            + (f" · retry {attempt}" if attempt else ""))
+
+
+@register("money", place=Place.MONEY, describe=describe)
+def fire(timer: Timer, firing: Firing) -> str:
+    return dunning.collect(timer.payload["subscription"], timer.payload["cycle"],
+                           timer.payload["attempt"], firing.instant,
+                           since=datetime.fromisoformat(timer.payload["since"]))
