@@ -216,7 +216,8 @@ def _open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurr
     price = exposure.price(spec.exposure)
     occurrence = Occurrence(clock=row, item=item, seq=seq, rule_due=rule_due, due=rule_due,
                             brand_id=row.brand_id, test_clock_id=row.test_clock_id,
-                            hard=row.hard, miss_cost=price.monthly if price else 0)
+                            hard=row.hard, miss_cost=price.monthly if price else 0,
+                            miss_currency=price.currency if price else "")
     _keep(occurrence, rule_due, by="")  # sets the date kept and late_from
     _apply_postponements(occurrence)
     occurrence.save()

@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 
-from timekeeping import ahead, attention, clock, dates, why
+from timekeeping import ahead, attention, clock, dates, money_at_risk, why
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.chart import chart
 from timekeeping.console.controls import members
@@ -51,6 +51,7 @@ def home(request, brand_id: str):
         "attention_more": needs.more,
         "work": [{"item": item, "at": face.at(item.at)} for item in work.items],
         "work_more": work.more,
+        "money": money_at_risk.at_risk(brand, now=now, test_clock=world),
         "ahead": coming, "chart": chart(coming), "worlds": worlds, "world": world,
         "next": request.get_full_path()})
 

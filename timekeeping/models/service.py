@@ -150,6 +150,8 @@ class Occurrence(models.Model):
     miss_cost = models.BigIntegerField(
         default=0, help_text="What a month late costs, in minor units (the clock's exposure as "
                              "the job's manifest version prices it); 0: not priced.")
+    miss_currency = models.CharField(max_length=3, blank=True, default="",
+                                     help_text="The currency of `miss_cost`.")
     item = models.CharField(max_length=64, blank=True, default="")
     seq = models.PositiveIntegerField(default=0, help_text="Which coming, with `every`.")
     rule_due = models.DateField(help_text="The date the due rule gives, before any roll.")
