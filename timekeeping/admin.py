@@ -210,7 +210,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
 
     @admin.display(description="every")
     def every(self, obj):
-        return operate.every_text(obj.every_s)
+        return operate.when_text(obj.every_s, obj.at)
 
     @admin.display(description="why")
     def why(self, obj):

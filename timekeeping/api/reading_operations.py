@@ -139,7 +139,7 @@ class ScheduleRead(serializers.ModelSerializer):
 
     class Meta:
         model = Schedule
-        fields = ["id", "name", "brand", "test_clock", "action", "every_s", "declared_in",
+        fields = ["id", "name", "brand", "test_clock", "action", "every_s", "at", "declared_in",
                   "active", "paused", "run_requested", "next_due", "last_tick", "created"]
 
 

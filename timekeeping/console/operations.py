@@ -49,7 +49,7 @@ def schedule_list(request, brand_id: str):
     return render(request, "console/schedules.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"), "page": page,
         "rows": [{"row": row, "next": face.at(row.next_due), "last": face.at(row.last_tick_run),
-                  "every": schedules.every_text(row.every_s)} for row in page],
+                  "every": schedules.when_text(row.every_s, row.at)} for row in page],
         "stopped": schedules.ticks_stopped(now)})
 
 

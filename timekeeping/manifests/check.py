@@ -98,7 +98,10 @@ def check(document: object) -> list[Problem]:
     if "schedules" in document:
         from timekeeping.schedules.declare import check_section
 
-        check_section(document["schedules"], checker.add)
+        calendar = document.get("calendar")
+        zone = calendar.get("zone") if isinstance(calendar, dict) else None
+        check_section(document["schedules"], checker.add,
+                      zone if isinstance(zone, str) and zone else "UTC")
     services = document.get("services", {})
     if not isinstance(services, dict):
         checker.add("services.not_object", "$.services", "'services' maps names to services")

@@ -23,7 +23,10 @@ class Schedule(models.Model):
     test_clock = models.ForeignKey(TestClock, null=True, blank=True, on_delete=models.CASCADE,
                                    related_name="schedules", db_constraint=False)
     action = models.CharField(max_length=200)
-    every_s = models.PositiveIntegerField("every (seconds)")
+    every_s = models.PositiveIntegerField("every (seconds)", help_text="0: at a wall time.")
+    at = models.CharField(max_length=120, blank=True, default="",
+                          help_text="A wall time, \"mon 09:00 Europe/London\" (T8); else "
+                                    "blank, and it runs every `every_s`.")
     declared_in = models.CharField(max_length=20, default="code")
     active = models.BooleanField(default=True, help_text="Still declared.")
     next_due = models.DateTimeField(null=True, blank=True)

@@ -39,6 +39,7 @@ from timekeeping.schedules.declare import (
     code_schedules,
     get_action,
     manifest_schedules,
+    next_wall,
 )
 
 MAX_LEASE = timedelta(minutes=16)
@@ -107,9 +108,9 @@ def sync(declared: list[Declared], *, brand: Brand | None, test_clock: TestClock
             row, created = Schedule.objects.get_or_create(
                 key=f"{scope}:{item.name}",
                 defaults={"name": item.name, "brand": brand, "test_clock": test_clock,
-                          "action": item.action, "every_s": item.every_s,
+                          "action": item.action, "every_s": item.every_s, "at": item.at,
                           "declared_in": item.declared_in, "last_tick": now,
-                          "next_due": now + timedelta(seconds=item.every_s)})
+                          "next_due": _first_due(item, now)})
             if not created:
                 _update(row, item, now)
         else:
@@ -128,9 +129,19 @@ def _renamed(rows, item: Declared, taken: set[str], names: set[str]) -> Schedule
     return None
 
 
+def _first_due(item: Declared, now: datetime) -> datetime:
+    """A new schedule's first due time: one interval after the tick that sees it, or its
+    first wall time after that tick."""
+    return next_wall(item.at, now) if item.at else now + timedelta(seconds=item.every_s)
+
+
 def _update(row: Schedule, item: Declared, now: datetime) -> None:
     changes = {}
-    if row.every_s != item.every_s:
+    if row.at != item.at:
+        # A changed wall time, or a change between an interval and a wall time: from the
+        # first due time the new declaration gives after this tick.
+        changes.update(at=item.at, every_s=item.every_s, next_due=_first_due(item, now))
+    elif row.every_s != item.every_s:
         # J2: from whichever comes first, the kept due time or one new interval from now.
         changes["every_s"] = item.every_s
         changes["next_due"] = min(row.next_due, now + timedelta(seconds=item.every_s))
@@ -183,7 +194,9 @@ def claim_due(rows: list[Schedule], *, now: datetime, holder: str,
 
 def _claim_on_grid(row: Schedule, *, now: datetime, holder: str, lease_until: datetime):
     due = row.next_due
-    moved = next_grid_after(due, row.every_s, now)
+    # A wall-time schedule's next due is its first wall time after this tick: late, it runs
+    # once (told the time it was due), never a backlog and never not at all.
+    moved = next_wall(row.at, now) if row.at else next_grid_after(due, row.every_s, now)
     same = Schedule.objects.filter(pk=row.pk, next_due=due)
     free = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
     # The lease: one conditional statement; of two ticks at once, one runs the schedule.
@@ -320,6 +333,7 @@ def run_due(*, now: datetime, deadline: float, holder: str) -> PhaseResult:
 
 
 def shortest_interval() -> int | None:
-    found = Schedule.objects.filter(active=True, test_clock__isnull=True).order_by(
+    found = Schedule.objects.filter(active=True, test_clock__isnull=True,
+                                    every_s__gt=0).order_by(
         "every_s").values_list("every_s", flat=True).first()
     return found

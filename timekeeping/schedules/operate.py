@@ -63,6 +63,11 @@ def history(row: Schedule, limit: int = 20) -> list[ScheduleRun]:
     return list(row.runs.order_by("-tick")[:limit])
 
 
+def when_text(every_s: int, at: str) -> str:
+    """How a schedule's time reads: "every 15m", "at mon 09:00 Europe/London"."""
+    return f"at {at}" if at else f"every {every_text(every_s)}"
+
+
 def every_text(seconds: int) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds % size == 0:
@@ -72,7 +77,7 @@ def every_text(seconds: int) -> str:
 
 def why(row: Schedule, *, now: datetime | None = None) -> str:
     now = now or clock.wall_now()
-    parts = [f"{row.name} runs {row.action} every {every_text(row.every_s)}"]
+    parts = [f"{row.name} runs {row.action} " + when_text(row.every_s, row.at)]
     if row.paused:
         parts.append("it is paused: each due time is recorded as skipped (paused) until it is "
                      "resumed")
@@ -81,8 +86,9 @@ def why(row: Schedule, *, now: datetime | None = None) -> str:
     else:
         wait = row.next_due - now
         when = "now, at the next tick" if wait.total_seconds() <= 0 else f"in {span_text(wait)}"
-        parts.append(f"it runs next at {row.next_due:%Y-%m-%d %H:%M:%SZ} ({when}), on its grid "
-                     "of UTC times")
+        parts.append(f"it runs next at {row.next_due:%Y-%m-%d %H:%M:%SZ} ({when}), "
+                     + ("its wall time in its zone; late, it runs once at the next tick" if row.at
+                        else "on its grid of UTC times"))
     if row.run_requested:
         parts.append("a run by hand is asked for at the next tick")
     last_bad = row.runs.exclude(outcome__in=["succeeded", "running"]).order_by("-tick").first()

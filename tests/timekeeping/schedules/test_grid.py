@@ -165,8 +165,10 @@ def test_it_stops_a_schedule_no_longer_declared(world):
         ({"every": "15m", "run": "nothing"}, "schedule.run_invalid", "'nothing' is not one"),
         ({"every": "15m", "run": "heartbeat"}, "schedule.run_invalid", "'census'"),
         ({"every": "15m", "run": "with_args"}, "schedule.run_invalid", "takes arguments"),
-        ({"every": "15m", "run": "count", "at": "09:00"}, "schedule.item_invalid",
-         "'at' is not allowed"),
+        ({"every": "15m", "run": "count", "cron": "0 9 * * 1"}, "schedule.item_invalid",
+         "'cron' is not allowed"),
+        ({"every": "15m", "run": "count", "at": "mon 09:00"}, "schedule.item_invalid",
+         "not both"),
     ],
 )
 def test_it_refuses_a_bad_schedule_naming_it_and_the_rule(brand, item, code, words):

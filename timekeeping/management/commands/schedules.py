@@ -47,5 +47,5 @@ class Command(BaseCommand):
             state = "paused" if row.paused else "active"
             brand = row.brand.slug if row.brand else "(code)"
             due = f"{row.next_due:%Y-%m-%d %H:%M:%SZ}" if row.next_due else "—"
-            every = operate.every_text(row.every_s)
-            self.stdout.write(f"{row.name:<28} {brand:<14} every {every:<5} next {due}  {state}")
+            when = operate.when_text(row.every_s, row.at)
+            self.stdout.write(f"{row.name:<28} {brand:<14} {when:<11} next {due}  {state}")
