@@ -11,7 +11,7 @@ and a set-aside row (a locker whose timed release a setting refuses).
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -19,7 +19,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from timekeeping import clock, clocks, delays, invitations, manifests, test_clocks
-from timekeeping.models import Brand, Customer, Job, Subject, TestClock
+from timekeeping.models import Brand, Customer, Job, Subject, Subscription, TestClock
+from timekeeping.recurring import plans
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeping-time-demo"
@@ -152,6 +153,9 @@ def demo_delays(brand: Brand) -> None:
 TAX_MANIFEST = Path(__file__).parent / "manifests" / "examples" / "tax.json"
 TAX_SUBJECT, TAX_CLOCK = "sbj_7Hq2", "tc_7Hq4"
 TAX_START = datetime(2028, 2, 1, 14, tzinfo=UTC)
+TAX_PLAN_ANCHOR = date(2028, 1, 20)
+TAX_INPUT = {"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"],
+             "earliest_credit_expiry": "2046-12-31"}
 
 
 def demo_tax(user) -> Subject:
@@ -173,17 +177,14 @@ def demo_tax(user) -> Subject:
         id=TAX_SUBJECT, defaults={"brand": brand, "test_clock": test_clock,
                                   "kind": "taxpayer", "key": "98-7654321",
                                   "name": "Harbor Robotics", "zone": "America/New_York",
-                                  "owner_name": "Grace Okafor",
+                                  "owner_name": "Grace Okafor", "input": TAX_INPUT,
                                   "contact_email": "finance@harbor.example"})
-    if not Job.objects.filter(subject=subject, service="annual-return", period="2027").exists():
-        # The 2027 return is ordered at the test clock's first instant, by a timer: the first
-        # tick of the test clock opens it, and its trace shows what opening armed and held.
-        delays.delay("jobs.order", {"subject": subject.pk, "service": "annual-return",
-                                    "period": "2027",
-                                    "input": {"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"],
-                                              "earliest_credit_expiry": "2046-12-31"}},
-                     brand=brand, at=TAX_START, test_clock=test_clock, key="demo:tax:2027",
-                     owner=subject.pk)
+    if not Subscription.objects.filter(subject=subject, service="tax-plan").exists():
+        # The subject is on the Tax Plan from 20 January 2028: its annual schedule mints the
+        # 2027 return at the test clock's first instant (1 February, 09:00 New York), counted
+        # in the plan's allowance; the first tick's trace shows what the mint armed and held.
+        plans.subscribe(subject=subject, service="tax-plan", anchor=TAX_PLAN_ANCHOR,
+                        by="the demo")
     return subject
 
 

@@ -13,7 +13,16 @@ from timekeeping.demo import (
     DemoRefused,
     demo_load,
 )
-from timekeeping.models import Brand, Customer, Invitation, Job, Record, SetAside, Timer
+from timekeeping.models import (
+    Brand,
+    Customer,
+    Invitation,
+    Job,
+    Record,
+    SetAside,
+    Subscription,
+    Timer,
+)
 
 # The demo builds its venue's tables (DDL), which SQLite allows only outside a transaction.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
@@ -44,7 +53,8 @@ def test_it_loads_the_demo_twice_without_doubling_anything(capsys):
     assert Brand.objects.filter(slug="demo").count() == 1
     # The near taxpayer's job; the 2027 return opens at tc_7Hq4's first tick, by one timer.
     assert Job.objects.count() == 1 and Customer.objects.count() == 1
-    assert Timer.objects.filter(key="demo:tax:2027").count() == 1
+    assert Subscription.objects.filter(subject_id=TAX_SUBJECT).count() == 1
+    assert Timer.objects.filter(kind="schedule", owner_id__startswith="sbn_").count() == 1
     assert Invitation.objects.count() == 1 and SetAside.objects.count() == 0
     assert f"{DEMO_USERNAME} / {DEMO_PASSWORD}" in out
 

@@ -10,7 +10,7 @@ from django.test import Client
 
 from timekeeping import test_clocks
 from timekeeping.demo import TAX_MANIFEST
-from timekeeping.models import Ask, Job, Manifest, Record, Subject, TestClock
+from timekeeping.models import Ask, Job, Manifest, Record, Subject, Subscription, TestClock
 
 TAX = json.loads(TAX_MANIFEST.read_text())
 JSON = "application/json"
@@ -180,7 +180,7 @@ def test_the_demo_runs_the_seed_command_lines(settings):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("drop_venue_tables")
 def test_the_demo_opens_the_return_in_the_seeds_trace_shape(settings):
-    """The tick that opens the 2027 return: its mint arms the organizer's link and its
+    """The tick that mints the 2027 return from the Tax Plan's schedule: the mint arms the organizer's link and its
     reminder, the deadline's late mark, and holds its at-risk mark while the organizer waits;
     the three passed `notice 90d` rungs fire in place in the second pass (seed 000, "The
     tick")."""
@@ -194,8 +194,12 @@ def test_the_demo_opens_the_return_in_the_seeds_trace_shape(settings):
     assert lines[0].endswith(" armed · 1 held · 2 passes")
     job = Job.objects.get(subject_id="sbj_7Hq2").pk
     ask = Ask.objects.get(job_id=job).pk
-    assert lines[2].startswith("  1     2028-02-01 14:00Z  2028-02-01 14:00Z  5      delay")
-    assert f"annual-return → {job} · period 2027" in lines[2]
+    plan = Subscription.objects.get(subject_id="sbj_7Hq2").pk
+    # The Tax Plan's annual schedule mints the return, inside the plan's allowance.
+    assert lines[2] == (f"  1     2028-02-01 14:00Z  2028-02-01 14:00Z  2      schedule  {plan} "
+                        f"annual → {job} · period 2027 · $0.00 · 1 of 1")
+    assert lines[3] == (f"          armed 1   2029-02-01 14:00Z  2  schedule  {plan} annual · "
+                        "period 2028, the next")
     assert (f"          armed 2   2028-07-29 13:00Z  3  ask       {job} the organizer · a "
             "reminder the day before, then its expiry") in lines
     assert (f"          armed 1   2028-04-14 04:00Z  5  deadline  {job} late · within 5d "
@@ -211,6 +215,17 @@ def test_the_demo_opens_the_return_in_the_seeds_trace_shape(settings):
     listing = out.getvalue()
     assert "2028-07-30  the link for the organizer expires" in listing
     assert "2028-04-14  annual-return 2027 is due (within 5d before file)" in listing
+    # The seed's capture, from the mint on: the dates, kinds and facts.
+    rows = [" ".join(line.split()) for line in listing.splitlines()]
+    for expected in (f"2028-02-01 the 2027 annual-return is minted schedule the brand minted {job}",
+                     "2028-04-18 file the 2027 return, US, US-CA and US-NY clock of record open · "
+                     "rolled from 04-15",
+                     "2028-04-18 pay the 2027 tax hard Grace Okafor open · rolled from 04-15",
+                     "2028-05-15 file the 2027 return, US-NJ clock of record open",
+                     "2028-07-30 the link for the organizer expires ask Grace Okafor open",
+                     "2029-01-20 the tax-plan renews cycle Grace Okafor ahead · cycle 2",
+                     "2046-12-31 the earliest carryforward expires clock the brand open"):
+        assert expected in rows, (expected, rows)
 
 
 def test_it_names_a_field_it_does_not_know_and_keeps_nothing(owner, ordered):
