@@ -15,7 +15,7 @@ from timekeeping.manifest_rules import shown
 
 Add = Callable[[str, str, str], None]
 PRICE_KEYS = ("within", "late", "every", "amount", "currency", "includes", "final_after",
-              "dunning")
+              "dunning", "release")
 DELIVER_KEYS = ("title", "then", "after", "ask", "expires", "task", "hold", "within",
                 "needs_grant")
 SCOPE_KEYS = ("for", "expires")
@@ -43,6 +43,8 @@ def check_work(add: Add, service: dict, steps: dict, clocks: dict, path: str) ->
     """`steps`: every step of the Service (`steps` and `deliver`); `clocks`: its clocks."""
     if "price" in service:
         _price(add, service["price"], clocks, f"{path}.price")
+        if isinstance(service["price"], dict) and "release" in service["price"]:
+            _release(add, service["price"], steps, f"{path}.price.release")
     if "deliver" in service:
         _deliver(add, service, steps, clocks, f"{path}.deliver")
     if "scope" in service:
@@ -86,6 +88,18 @@ def _price(add: Add, price: object, clocks: dict, path: str) -> None:
             add("price.final_after_without_charge", f"{path}.final_after",
                 "an acceptance window releases a job's charge: give the service an 'amount' "
                 "(and no 'every': a plan's cycles are charged as they renew)")
+
+
+def _release(add: Add, price: dict, steps: dict, path: str) -> None:
+    step = price["release"]
+    if not isinstance(step, str) or step not in steps:
+        add("price.release_unknown", path,
+            f"{shown(step)} is not a step of this service; the charge releases when the step "
+            "named here is taken")
+    if "amount" not in price or "every" in price or "final_after" in price:
+        add("price.release_without_charge", path,
+            "a release step releases a job's charge: give the service an 'amount', and no "
+            "'every' or 'final_after' (the step is when the work is accepted)")
 
 
 def _deliver(add: Add, service: dict, steps: dict, clocks: dict, path: str) -> None:

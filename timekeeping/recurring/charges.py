@@ -8,7 +8,9 @@ payer's held account). When the job ends delivered:
 - with `price.final_after` ("7d"), the acceptance window opens: with no send-back before it
   closes, the job is accepted and its charge released to `<brand>:earned`; a send-back inside
   it (`send_back`) takes the job back to open, and its next delivery opens a new window;
-- without it, the charge is released at once.
+- without it, the charge is released at once;
+- with `price.release` (a step, "file"), when that step commits through the gate, and never
+  otherwise: a job that ends without it (a hard date that bars the step passed) returns it.
 
 `price.late` (a percent) comes off the charge when the job's deadline went late: released,
 then that part given back to the customer. A job that lapses or is cancelled returns its hold.
@@ -22,7 +24,7 @@ from datetime import datetime
 from django.db import transaction
 
 from money import ledger
-from timekeeping import clocks, records, timers
+from timekeeping import clocks, gate, records, timers
 from timekeeping.firing import now_for
 from timekeeping.jobs.spec import parse_span
 from timekeeping.manifests import services_of
@@ -68,6 +70,12 @@ def _ended(job: Job, state: str, now: datetime) -> None:
             _record(job, "charge.returned", {"amount": plan.amount, "why": f"job {state}"},
                     now)
         return
+    if plan.release:
+        # Ended without its release step: the charge never releases, and goes back.
+        if ledger.give_back(_reference(job), at=now):
+            _record(job, "charge.returned", {"amount": plan.amount,
+                                             "why": _never_released(job, plan.release)}, now)
+        return
     window = parse_span(plan.final_after) if plan.final_after else None
     if window is None:
         release(job, now)
@@ -77,6 +85,27 @@ def _ended(job: Job, state: str, now: datetime) -> None:
                  owed=closes, why="delivered again", owner_type="job", owner_id=job.pk,
                  owner_opened=job.opened, bundle=job.bundle, payload={"job": job.pk})
     _record(job, "window.opened", {"closes": closes, "final_after": plan.final_after}, now)
+
+
+def _never_released(job: Job, step: str) -> str:
+    barred = None
+    for lapse in Record.objects.filter(brand=job.brand, job=job.pk, kind="clock.lapsed"):
+        data = lapse.data if isinstance(lapse.data, dict) else {}
+        if step in (data.get("bars") or []):
+            barred = data
+            break
+    if barred is not None:
+        return (f"its release step '{step}' is barred: the hard date {barred.get('name')} "
+                f"{barred.get('due')} passed")
+    return f"the job ended without its release step '{step}'"
+
+
+@gate.effect(40)
+def _step_taken(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
+    """The release step commits: the work is accepted, and the charge released."""
+    plan = _plan(job)
+    if plan.release == step and not plan.is_plan and plan.amount:
+        release(job, now)
 
 
 def release(job: Job, at: datetime) -> str:

@@ -46,6 +46,7 @@ class PlanSpec:
     events: dict[str, str] = field(default_factory=dict)  # an event's name -> the service
     final_after: str | None = None  # the acceptance window after delivery ("7d")
     dunning: tuple[str, ...] = ()  # retries of an unpaid renewal, after it ("3d", "7d", …)
+    release: str | None = None  # the step whose commit releases the job's charge ("file")
 
     @property
     def is_plan(self) -> bool:
@@ -65,4 +66,4 @@ def compile_plan(raw: dict) -> PlanSpec:
                     currency=price.get("currency", ""),
                     includes=dict(price.get("includes") or {}), schedules=schedules,
                     events=events, final_after=price.get("final_after"),
-                    dunning=tuple(price.get("dunning") or ()))
+                    dunning=tuple(price.get("dunning") or ()), release=price.get("release"))

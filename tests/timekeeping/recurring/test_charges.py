@@ -95,3 +95,58 @@ def test_a_lapsed_job_returns_its_hold(job_of, brand):
     assert ledger.balance(_customer(job)) == 0
     assert Record.objects.get(kind="charge.returned").data["why"] == "job lapsed"
     assert not Posting.objects.filter(kind="take").exists()
+
+
+def released_on_file() -> dict:
+    work = {"subject": {"kind": "client"}, "steps": {"file": {}},
+            "clocks": {"closes": {"title": "the filing window closes", "hard": True,
+                                  "due": {"input": "closes"}, "owner": "brand",
+                                  "bars": ["file"], "satisfied_by": ["file"]}},
+            "price": {"amount": 180000, "currency": "USD", "release": "file"}}
+    return {"calendar": {"zone": "America/New_York", "weekends": []},
+            "services": {"work": work}}
+
+
+@pytest.fixture
+def filing(brand):
+    manifests.load(brand, released_on_file())
+    clock = test_clocks.create(brand=brand, name="autumn", frozen_time=START)
+    subject = Subject.objects.create(brand=brand, test_clock=clock, kind="client", key="1",
+                                     name="Harbor", zone="America/New_York")
+    job = clocks.order(brand=brand, service="work", subject=subject,
+                       input={"closes": "2027-11-05"})
+    return clock, job
+
+
+def test_a_charge_released_by_a_step_releases_when_the_step_commits(filing):
+    clock, job = filing
+    assert gate.propose(job=job, step="file", by="owner").committed
+    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000
+    lifecycle.end(Job.objects.get(pk=job.pk), by="owner")  # delivered: nothing more moves
+    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000
+    assert not Record.objects.filter(kind="charge.returned").exists()
+
+
+def test_a_charge_waiting_on_a_step_a_hard_date_bars_never_releases(filing):
+    clock, job = filing
+    # 5 November closes at 23:59 New York time: the step is barred from then on.
+    _advance(clock, datetime(2027, 11, 6, 12, tzinfo=UTC))
+    refused = gate.propose(job=job, step="file", by="owner")
+    assert not refused.committed and refused.code == "date_passed"
+    assert ledger.balance(f"{job.brand_id}:earned:USD") == 0
+    lifecycle.end(Job.objects.get(pk=job.pk), by="owner")
+    returned = Record.objects.get(kind="charge.returned")
+    assert returned.data["why"] == ("its release step 'file' is barred: the hard date closes "
+                                    "2027-11-05 passed")
+    assert ledger.balance(_customer(job)) == 0 and \
+        ledger.balance(f"{job.brand_id}:earned:USD") == 0
+
+
+@pytest.mark.parametrize(("price", "code"), [
+    ({"release": "nope"}, "price.release_unknown"),
+    ({"release": "file", "final_after": "7d"}, "price.release_without_charge"),
+])
+def test_the_release_step_is_checked(price, code):
+    found = released_on_file()
+    found["services"]["work"]["price"].update(price)
+    assert code in {problem.code for problem in manifests.check(found)}
