@@ -5,8 +5,8 @@ week they turn late, in the brand's zone, per currency.
 
 A date's price is its clock's `exposure` made monthly (`exposure.Price.monthly`), kept on the
 occurrence with its currency. The first line is what is late already (dates that passed
-unkept and are not yet kept); then each week ahead, Monday to Sunday. Two queries, whatever
-the data: the sums are made by the database.
+unkept and are not yet kept); then each week ahead, Monday to Sunday; then all that turns late
+after them. Three queries, whatever the data: the sums are made by the database.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ WEEKS = 8
 
 @dataclass
 class Week:
-    start: date | None  # None: late already
+    start: date | None  # None: late already, or after the weeks shown (`later`)
     dates: int = 0
     totals: dict[str, int] = field(default_factory=dict)  # currency -> minor units a month
     bars: list[int] = field(default_factory=list)  # each currency's share of the peak, in %
@@ -42,15 +42,17 @@ class Week:
 class AtRisk:
     late: Week
     weeks: list[Week]
+    later: Week  # every priced date that turns late after the weeks shown
 
     @property
     def any(self) -> bool:
-        return bool(self.late.dates or any(week.dates for week in self.weeks))
+        return any(week.dates for week in self.rows)
 
     @property
     def rows(self) -> list[Week]:
         """The lines a page shows: late already (when any), then each week ahead."""
-        return ([self.late] if self.late.dates else []) + self.weeks
+        return (([self.late] if self.late.dates else []) + self.weeks
+                + ([self.later] if self.later.dates else []))
 
     @property
     def peak(self) -> int:
@@ -69,11 +71,13 @@ def at_risk(brand: Brand, *, now: datetime, test_clock: TestClock | None = None,
     unkept = Occurrence.objects.filter(
         brand=brand, test_clock=test_clock, miss_cost__gt=0,
         status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED])
-    late = Week(None)
-    for row in unkept.filter(late_from__lte=now).values("miss_currency").annotate(
-            total=Sum("miss_cost"), n=Count("id")):
-        late.dates += row["n"]
-        late.totals[row["miss_currency"] or "?"] = row["total"]
+    late, later = Week(None), Week(None)
+    for week, found in ((late, unkept.filter(late_from__lte=now)),
+                        (later, unkept.filter(late_from__gte=end))):
+        for row in found.values("miss_currency").annotate(total=Sum("miss_cost"),
+                                                          n=Count("id")):
+            week.dates += row["n"]
+            week.totals[row["miss_currency"] or "?"] = row["total"]
     ahead = {monday + timedelta(weeks=n): Week(monday + timedelta(weeks=n))
              for n in range(weeks)}
     for row in unkept.filter(Q(late_from__gt=now) & Q(late_from__lt=end)).annotate(
@@ -83,7 +87,7 @@ def at_risk(brand: Brand, *, now: datetime, test_clock: TestClock | None = None,
         week.dates += row["n"]
         currency = row["miss_currency"] or "?"
         week.totals[currency] = week.totals.get(currency, 0) + row["total"]
-    found = AtRisk(late, list(ahead.values()))
+    found = AtRisk(late, list(ahead.values()), later)
     for week in found.rows:
         week.bars = [max(1, round(100 * amount / found.peak))
                      for _, amount in sorted(week.totals.items())]

@@ -38,6 +38,8 @@ def test_the_weeks_ahead_sum_what_a_month_late_would_cost(brand, world):
     # US and US-CA roll to Tuesday 18 April and turn late on the 19th; US-NJ's (15 May) falls
     # past the eight weeks shown.
     assert priced == {date(2028, 4, 17): (2, "$648")}
+    assert (found.later.dates, found.later.text) == (1, "$324")  # US-NJ's
+    assert found.rows[-1] is found.later
 
 
 def test_dates_passed_unkept_are_late_already(brand, world):
@@ -55,5 +57,6 @@ def test_the_console_shows_it_in_the_world_chosen(brand, world, actors):
     owner.force_login(actors["owner"])
     page = owner.get(f"/console/{brand.pk}/?world={world.pk}").content.decode()
     assert "Money at risk" in page and "from Mon 17 Apr" in page and "$648" in page
+    assert "<th scope=\"row\">later</th>" in page
     # The real clock's world has no priced date: the section is left out.
     assert "Money at risk" not in owner.get(f"/console/{brand.pk}/").content.decode()
