@@ -180,8 +180,9 @@ def test_the_demo_runs_the_seed_command_lines(settings):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("drop_venue_tables")
 def test_the_demo_opens_the_return_in_the_seeds_trace_shape(settings):
-    """The tick that mints the 2027 return from the Tax Plan's schedule: the mint arms the organizer's link and its
-    reminder, the deadline's late mark, and holds its at-risk mark while the organizer waits;
+    """The tick that mints the 2027 return from the Tax Plan's schedule: the mint arms the
+    organizer's link and its reminder, the deadline's late mark, and holds its at-risk mark
+    while the organizer waits;
     the three passed `notice 90d` rungs fire in place in the second pass (seed 000, "The
     tick")."""
     settings.DEBUG = True
