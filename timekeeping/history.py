@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from timekeeping.exposure import money_text
 from timekeeping.models import Record, Subject
 
 
@@ -46,6 +47,13 @@ def person(who: str) -> str:
     if found := _KEY.fullmatch(who):
         return f"a program ({found['name']})"
     return who
+
+
+def _money(data: dict, field: str) -> str:
+    amount, currency = data.get(field), data.get("currency")
+    if not isinstance(amount, int) or not isinstance(currency, str):
+        return str(amount)
+    return money_text(amount, currency)
 
 
 def _by(data: dict) -> str:
@@ -141,6 +149,12 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                    f"{d.get('subscription')}" + _by(d) + ".",
     "subscription.unfrozen": lambda d: f"{d.get('subscription')} is paid up: its allowances "
                                        "are back and its held mints released.",
+    "charge.released": lambda d: f"The charge was released: {_money(d, 'amount')}"
+                                 + (f", {_money(d, 'off')} off for lateness" if d.get("off")
+                                    else "") + ".",
+    "charge.returned": lambda d: f"The charge's hold went back: {d.get('why')}.",
+    "acts.charged": lambda d: f"The acts already taken were charged: "
+                              f"{', '.join(d.get('acts') or {})}, {_money(d, 'amount')}.",
     "calendar.postponed": lambda d: f"Notice {d.get('notice')} postponed dates from "
                                     f"{d.get('from')} through {d.get('through')} to "
                                     f"{d.get('to')}.",

@@ -15,7 +15,7 @@ from timekeeping.manifest_rules import shown
 
 Add = Callable[[str, str, str], None]
 PRICE_KEYS = ("within", "late", "every", "amount", "currency", "includes", "final_after",
-              "dunning", "release")
+              "dunning", "release", "acts")
 DELIVER_KEYS = ("title", "then", "after", "ask", "expires", "task", "hold", "within",
                 "needs_grant")
 SCOPE_KEYS = ("for", "expires")
@@ -45,6 +45,8 @@ def check_work(add: Add, service: dict, steps: dict, clocks: dict, path: str) ->
         _price(add, service["price"], clocks, f"{path}.price")
         if isinstance(service["price"], dict) and "release" in service["price"]:
             _release(add, service["price"], steps, f"{path}.price.release")
+        if isinstance(service["price"], dict) and "acts" in service["price"]:
+            _acts(add, service["price"], steps, f"{path}.price.acts")
     if "deliver" in service:
         _deliver(add, service, steps, clocks, f"{path}.deliver")
     if "scope" in service:
@@ -100,6 +102,30 @@ def _release(add: Add, price: dict, steps: dict, path: str) -> None:
         add("price.release_without_charge", path,
             "a release step releases a job's charge: give the service an 'amount', and no "
             "'every' or 'final_after' (the step is when the work is accepted)")
+
+
+def _acts(add: Add, price: dict, steps: dict, path: str) -> None:
+    acts, amount = price["acts"], price.get("amount")
+    if not isinstance(amount, int) or isinstance(amount, bool) or "every" in price:
+        add("price.acts_without_charge", path,
+            "paid acts are parts of a job's charge: give the service an 'amount' (and no "
+            "'every')")
+        return
+    if not isinstance(acts, dict) or not acts:
+        add("price.acts_invalid", path, "'acts' maps a step to what taking it costs, in minor "
+                                        "units ({\"prepare\": 60000})")
+        return
+    for step, cost in acts.items():
+        if step not in steps:
+            add("price.acts_unknown", f"{path}.{step}", f"{shown(step)} is not a step of this "
+                                                        "service")
+        if not isinstance(cost, int) or isinstance(cost, bool) or not 0 < cost <= amount:
+            add("price.acts_invalid", f"{path}.{step}",
+                f"{shown(cost)} is not a price here; write whole minor units from 1 to the "
+                f"charge, {amount}")
+    if all(isinstance(cost, int) for cost in acts.values()) and sum(acts.values()) > amount:
+        add("price.acts_invalid", path, f"the acts cost {sum(acts.values())} together, more "
+                                        f"than the charge, {amount}")
 
 
 def _deliver(add: Add, service: dict, steps: dict, clocks: dict, path: str) -> None:

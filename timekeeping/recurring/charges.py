@@ -13,7 +13,8 @@ payer's held account). When the job ends delivered:
   otherwise: a job that ends without it (a hard date that bars the step passed) returns it.
 
 `price.late` (a percent) comes off the charge when the job's deadline went late: released,
-then that part given back to the customer. A job that lapses or is cancelled returns its hold.
+then that part given back to the customer. A job that lapses or is cancelled returns its hold,
+and is charged the paid acts (`price.acts`, a step and its price) it had already committed.
 Every posting balances; the ledger's hold is taken or given back once, whoever asks twice.
 """
 
@@ -69,6 +70,7 @@ def _ended(job: Job, state: str, now: datetime) -> None:
         if ledger.give_back(_reference(job), at=now):
             _record(job, "charge.returned", {"amount": plan.amount, "why": f"job {state}"},
                     now)
+            _charge_acts(job, plan, now)
         return
     if plan.release:
         # Ended without its release step: the charge never releases, and goes back.
@@ -85,6 +87,20 @@ def _ended(job: Job, state: str, now: datetime) -> None:
                  owed=closes, why="delivered again", owner_type="job", owner_id=job.pk,
                  owner_opened=job.opened, bundle=job.bundle, payload={"job": job.pk})
     _record(job, "window.opened", {"closes": closes, "final_after": plan.final_after}, now)
+
+
+def _charge_acts(job: Job, plan, now: datetime) -> None:
+    """A job that lapsed or was cancelled before delivery: the paid acts already committed
+    are charged, once (the hold they came from was given back just before)."""
+    acts = {step: plan.acts[step] for step in job.steps_done if step in plan.acts}
+    if not acts:
+        return
+    total = sum(acts.values())
+    ledger.post(kind="acts.charged", reference=f"{job.pk}:acts", currency=plan.currency, at=now,
+                lines=[(_customer(job), -total),
+                       (f"{job.brand_id}:earned:{plan.currency}", total)])
+    _record(job, "acts.charged", {"acts": acts, "amount": total, "currency": plan.currency},
+            now)
 
 
 def _never_released(job: Job, step: str) -> str:

@@ -47,6 +47,7 @@ class PlanSpec:
     final_after: str | None = None  # the acceptance window after delivery ("7d")
     dunning: tuple[str, ...] = ()  # retries of an unpaid renewal, after it ("3d", "7d", …)
     release: str | None = None  # the step whose commit releases the job's charge ("file")
+    acts: dict[str, int] = field(default_factory=dict)  # paid acts: a step -> its price
 
     @property
     def is_plan(self) -> bool:
@@ -66,4 +67,5 @@ def compile_plan(raw: dict) -> PlanSpec:
                     currency=price.get("currency", ""),
                     includes=dict(price.get("includes") or {}), schedules=schedules,
                     events=events, final_after=price.get("final_after"),
-                    dunning=tuple(price.get("dunning") or ()), release=price.get("release"))
+                    dunning=tuple(price.get("dunning") or ()), release=price.get("release"),
+                    acts=dict(price.get("acts") or {}))

@@ -8,7 +8,7 @@ import pytest
 
 from money import ledger
 from money.models import Posting
-from timekeeping import clocks, gate, manifests, test_clocks
+from timekeeping import clocks, gate, history, manifests, test_clocks
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Job, Record, Subject
 from timekeeping.recurring import charges
@@ -149,4 +149,41 @@ def test_a_charge_waiting_on_a_step_a_hard_date_bars_never_releases(filing):
 def test_the_release_step_is_checked(price, code):
     found = released_on_file()
     found["services"]["work"]["price"].update(price)
+    assert code in {problem.code for problem in manifests.check(found)}
+
+
+@pytest.mark.parametrize("state", [Job.State.LAPSED, Job.State.CANCELLED])
+def test_a_job_ended_before_delivery_is_charged_the_paid_acts_it_committed(brand, state):
+    document = released_on_file()
+    work = document["services"]["work"]
+    work["steps"]["prepare"] = {}
+    work["price"] = {"amount": 180000, "currency": "USD", "acts": {"prepare": 60000,
+                                                                   "file": 120000}}
+    manifests.load(brand, document)
+    clock = test_clocks.create(brand=brand, name="autumn", frozen_time=START)
+    subject = Subject.objects.create(brand=brand, test_clock=clock, kind="client", key="1",
+                                     name="Harbor", zone="America/New_York")
+    job = clocks.order(brand=brand, service="work", subject=subject,
+                       input={"closes": "2027-11-05"})
+    assert gate.propose(job=job, step="prepare", by="owner").committed
+    clocks.end_job(Job.objects.get(pk=job.pk), state=state, by="test")
+    charged = Record.objects.get(kind="acts.charged")
+    assert charged.data["acts"] == {"prepare": 60000} and charged.data["amount"] == 60000
+    assert ledger.balance(_customer(job)) == -60000  # the hold back, the act charged
+    assert ledger.balance(f"{job.brand_id}:earned:USD") == 60000
+    told = [said.text for said in history.history(subject)]
+    assert "The acts already taken were charged: prepare, $600." in told
+
+
+@pytest.mark.parametrize(("acts", "code"), [
+    ({"nope": 100}, "price.acts_unknown"),
+    ({"file": 0}, "price.acts_invalid"),
+    ({"file": 180001}, "price.acts_invalid"),
+    ({"file": 100000, "prepare": 100000}, "price.acts_invalid"),  # more than the charge
+    ([], "price.acts_invalid"),
+])
+def test_paid_acts_are_checked(acts, code):
+    found = released_on_file()
+    found["services"]["work"]["steps"]["prepare"] = {}
+    found["services"]["work"]["price"] = {"amount": 180000, "currency": "USD", "acts": acts}
     assert code in {problem.code for problem in manifests.check(found)}
