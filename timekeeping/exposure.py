@@ -13,6 +13,7 @@ cost), which is how the console sorts dates at risk; `Price.text` says it as peo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -69,3 +70,20 @@ def money_text(amount: int, currency: str) -> str:
     whole, cents = divmod(abs(amount), 100)
     sign = "-" if amount < 0 else ""
     return f"{sign}{symbol}{whole:,}" + (f".{cents:02d}" if cents else "")
+
+
+_TYPED = re.compile(r"(?P<whole>\d{1,12})(?:\.(?P<part>\d{1,2}))?")
+
+
+def minor_units(text: object, currency: str) -> int | None:
+    """Money as a person types it ("198", "198.5", "1,198.00") in minor units, exactly: no
+    float on the way. None for anything else, or for cents in a currency that has none."""
+    if not isinstance(text, str):
+        return None
+    match = _TYPED.fullmatch(text.strip().replace(",", ""))
+    if match is None or (currency in ZERO_DECIMAL and match["part"]):
+        return None
+    whole = int(match["whole"])
+    if currency in ZERO_DECIMAL:
+        return whole
+    return whole * 100 + int((match["part"] or "0").ljust(2, "0"))

@@ -27,9 +27,10 @@ from timekeeping.console import forms
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.controls import members
 from timekeeping.console.shown import face_of
+from timekeeping.exposure import minor_units, money_text
 from timekeeping.jobs import lifecycle
-from timekeeping.models import Brand, Invitation, Job, Subject
-from timekeeping.recurring import plans
+from timekeeping.models import Brand, Invitation, Job, Subject, Subscription
+from timekeeping.recurring import dunning, plans
 
 PER_PAGE = 50
 KINDS_SHOWN = 50
@@ -152,4 +153,33 @@ def end_job(request, brand_id: str, subject_id: str, job_id: str):
     else:
         messages.success(request, f"Ended: {job.service} {job.period}. Its dates that live on "
                                   "the subject stay open.")
+    return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)
+
+
+@login_required
+@require_POST
+def record_payment(request, brand_id: str, subject_id: str, subscription_id: str):
+    """Record a payment received toward a plan's charges, through the function the API's
+    `POST /api/subscriptions/{id}/payments` calls. The amount is typed as money ("198.00"),
+    read exactly into minor units."""
+    brand = brand_of(request, brand_id, at_least="manager")
+    subject = _subject(brand, subject_id)
+    found = Subscription.objects.filter(subject=subject, pk=subscription_id).select_related(
+        "brand", "subject", "test_clock").first()
+    if found is None:
+        raise Http404("no such plan")
+    currency = dunning.currency_of(found)
+    amount = minor_units(request.POST.get("amount", ""), currency)
+    try:
+        if amount is None:
+            raise dunning.PaymentRefused("amount", f"write the amount received in {currency}, "
+                                                   "such as 198.00")
+        paid = dunning.pay(found, amount=amount, currency=currency,
+                           by=records.person(request.user))
+    except dunning.PaymentRefused as refused:
+        messages.error(request, f"Not recorded ({refused.field}): {refused.message}.")
+    else:
+        messages.success(request, f"Recorded: {money_text(amount, currency)} on {found.service}"
+                                  + ("; it is paid up" if not dunning.owed(paid) else
+                                     f"; {dunning.shown_owed(paid)} still owed") + ".")
     return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)

@@ -18,6 +18,8 @@ urlpatterns = [
          name="subject-feed"),
     path("<pid:brand_id>/subjects/<pid:subject_id>/jobs/<pid:job_id>/end", subjects.end_job,
          name="job-end"),
+    path("<pid:brand_id>/subjects/<pid:subject_id>/plans/<pid:subscription_id>/pay",
+         subjects.record_payment, name="plan-pay"),
     path("<pid:brand_id>/subjects/<pid:subject_id>/invite", subjects.invite,
          name="subject-invite"),
     path("<pid:brand_id>/schedules/", operations.schedule_list, name="schedules"),

@@ -41,6 +41,10 @@ def _plan(subscription: Subscription):
     return plan_of(subscription)
 
 
+def currency_of(subscription: Subscription) -> str:
+    return _plan(subscription).currency
+
+
 def collects(subscription: Subscription) -> bool:
     plan = _plan(subscription)
     return bool(plan.dunning and plan.amount)

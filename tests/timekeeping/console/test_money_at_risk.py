@@ -7,9 +7,13 @@ from datetime import UTC, date, datetime
 
 import pytest
 from django.test import Client
+from hypothesis import given
+from hypothesis import strategies as st
 
 from timekeeping import clocks, manifests, money_at_risk
 from timekeeping.demo import TAX_MANIFEST
+from timekeeping.exposure import minor_units as money_at_risk_minor
+from timekeeping.exposure import money_text
 from timekeeping.models import Subject, TestClock
 
 TAX = json.loads(TAX_MANIFEST.read_text())
@@ -60,3 +64,18 @@ def test_the_console_shows_it_in_the_world_chosen(brand, world, actors):
     assert "<th scope=\"row\">later</th>" in page
     # The real clock's world has no priced date: the section is left out.
     assert "Money at risk" not in owner.get(f"/console/{brand.pk}/").content.decode()
+
+
+@pytest.mark.parametrize(("typed", "currency", "minor"), [
+    ("198", "USD", 19800), ("198.5", "USD", 19850), ("1,198.05", "USD", 119805),
+    (" 0.01 ", "USD", 1), ("500", "JPY", 500), ("5.5", "JPY", None), ("1.005", "USD", None),
+    ("-1", "USD", None), ("1e3", "USD", None), ("", "USD", None), ("NaN", "USD", None),
+])
+def test_money_typed_by_a_person_is_read_exactly(typed, currency, minor):
+    assert money_at_risk_minor(typed, currency) == minor
+
+
+@given(st.integers(min_value=0, max_value=10**12))
+def test_minor_units_read_back_what_money_text_wrote(amount):
+    shown = money_text(amount, "USD").removeprefix("$")
+    assert money_at_risk_minor(shown, "USD") == amount

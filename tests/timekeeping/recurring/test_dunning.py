@@ -103,8 +103,15 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     assert shown["owed"] == 19800 and shown["paid_through"] == 1 and shown["frozen_since"]
     assert pay(api, subscription, 9900).status_code == 201
     assert Subscription.objects.get(pk=subscription.pk).frozen_since is not None
-    paid = pay(api, subscription, 9900)
-    assert paid.status_code == 201 and paid.json()["frozen_since"] is None
+    # The rest through the console's control, typed as money, the same function as the API.
+    control = (f"/console/{subscription.brand_id}/subjects/{subscription.subject_id}/plans/"
+               f"{subscription.pk}/pay")
+    refused = api.post(control, {"amount": "99.001"}, follow=True).content.decode()
+    assert "Not recorded (amount)" in refused
+    said = api.post(control, {"amount": "99.00"}, follow=True).content.decode()
+    assert "Recorded: $99 on plan; it is paid up." in said
+    paid = api.get(f"/api/subscriptions/{subscription.pk}")
+    assert paid.json()["frozen_since"] is None
     assert paid.json()["owed"] == 0 and paid.json()["paid_through"] == 3
     # The held mint fires at the next tick and mints, though catch_up none skips a gap.
     test_clocks.advance(march, to=datetime(2027, 5, 5, 12, 1, tzinfo=UTC))
