@@ -37,6 +37,8 @@ def check_plan(add: Add, service: dict, services: dict, path: str) -> None:
 def _price(add: Add, price: dict, services: dict, path: str) -> None:
     if "every" in price:
         try:
+            if not isinstance(price["every"], str):  # an error message never quotes a tree
+                raise ValueError("not text")
             periods.cycle_date(date(2027, 1, 31), price["every"], 1)
         except ValueError:
             add("price.every_invalid", f"{path}.every",
@@ -152,9 +154,14 @@ def _schedule(add: Add, spec: dict, services: dict, path: str) -> None:
         if not isinstance(clocks, dict) or name not in clocks:
             add("schedule.at_clock_unknown", f"{path}.at",
                 f"'{name}' is not a clock of the service the schedule orders")
+    elif not isinstance(spec.get("at"), str):
+        add("schedule.at_invalid", f"{path}.at",
+            f"{shown(spec.get('at'))} is not when; write a span from the period's start or "
+            "end (\"1mo after end\"), or N days before a clock of the ordered service "
+            "(\"10d before pay\")")
     else:
         try:
-            periods.at(periods.period_of(date(2027, 6, 1), spec["each"]), spec.get("at"))
+            periods.at(periods.period_of(date(2027, 6, 1), spec["each"]), spec["at"])
         except ValueError as error:
             add("schedule.at_invalid", f"{path}.at", str(error).removeprefix("at: ") +
                 "; or N days before a clock of the ordered service (\"10d before pay\")")
