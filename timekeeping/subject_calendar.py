@@ -14,6 +14,7 @@ from timekeeping.clocks import calendar_for, spec_of
 from timekeeping.models import (
     Ask,
     Deadline,
+    Job,
     Occurrence,
     Record,
     Subject,
@@ -61,7 +62,8 @@ def lines(subject: Subject, *, start: date | None = None, end: date | None = Non
         uid = "+".join(sorted(occurrence.label for occurrence in group)) + "@keeping-time"
         result.append(Line(due, what, "hard" if row.hard else "clock", _answers_for(subject,
                            row.owner), status, uid))
-    result.extend(line for line in [*_work_lines(subject), *_plan_lines(subject)]
+    result.extend(line for line in [*_work_lines(subject), *_plan_lines(subject),
+                                    *_window_lines(subject)]
                   if (not start or line.date >= start) and (not end or line.date <= end))
     return sorted(result, key=lambda line: (line.date, line.what))
 
@@ -105,6 +107,26 @@ def _plan_lines(subject: Subject) -> list[Line]:
                                    "minted", "schedule", "the brand", "ahead",
                               f"{timer.pk}@keeping-time"))
     return found
+
+
+WINDOW_STATUS = {Timer.State.ARMED: "open · a send-back reopens the work until it closes",
+                 Timer.State.FIRED: "closed: accepted", Timer.State.CANCELLED: "sent back"}
+
+
+def _window_lines(subject: Subject) -> list[Line]:
+    """Each acceptance window of the subject's jobs (S21, `window`): the day it closes, in the
+    subject's zone, open, accepted or sent back. Two queries."""
+    jobs = {pk: f"{service} {period}".strip() for pk, service, period in Job.objects.filter(
+        subject=subject).values_list("pk", "service", "period")}
+    if not jobs:
+        return []
+    zone, buyer = zone_of_subject(subject), subject.owner_name or "the buyer"
+    return [Line(day_in_zone(timer.owed, zone),
+                 f"the acceptance window of {jobs[timer.owner_id]} closes", "window", buyer,
+                 WINDOW_STATUS[timer.state], f"{timer.pk}@keeping-time")
+            for timer in Timer.objects.filter(brand_id=subject.brand_id, kind="window",
+                                              owner_type="job", owner_id__in=list(jobs),
+                                              state__in=list(WINDOW_STATUS))]
 
 
 def _work_lines(subject: Subject) -> list[Line]:

@@ -8,7 +8,7 @@ import pytest
 
 from money import ledger
 from money.models import Posting
-from timekeeping import clocks, gate, history, manifests, test_clocks
+from timekeeping import clocks, gate, history, manifests, subject_calendar, test_clocks
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Job, Record, Subject
 from timekeeping.recurring import charges
@@ -55,9 +55,15 @@ def test_the_charge_is_held_then_released_when_the_window_closes_unanswered(job_
     assert opened.data["closes"] == closes.isoformat().replace("+00:00", "Z")
     _advance(clock, closes - timedelta(seconds=1))
     assert ledger.balance(f"{job.brand_id}:earned:USD") == 0
+    window = [line for line in subject_calendar.lines(job.subject) if line.kind == "window"]
+    assert [(line.date, line.what, line.status) for line in window] == [
+        (closes.date(), "the acceptance window of work closes",
+         "open · a send-back reopens the work until it closes")]
     _advance(clock, closes)
     assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000
     assert Record.objects.filter(kind="job.accepted").count() == 1
+    assert [line.status for line in subject_calendar.lines(job.subject)
+            if line.kind == "window"] == ["closed: accepted"]
     assert charges.release(Job.objects.get(pk=job.pk), closes) == \
         "the charge was settled already"  # once, whoever asks again
 
