@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from timekeeping import clocks, keys, manifests, records
+from timekeeping import clock, clocks, keys, manifests, records
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import (
     Brand,
@@ -93,33 +93,36 @@ def _retitled() -> dict:
 
 @pytest.fixture
 def reading(db) -> Reading:
-    users = get_user_model().objects
-    people = {name: users.create_user(name, password="pw")
-              for name in ("owner_a", "viewer_a", "owner_b")}
-    people["root"] = users.create_superuser("root", password="pw")
-    brand, other = _brand("A", people["owner_a"]), _brand("B", people["owner_b"])
-    Member.objects.create(brand=brand, user=people["viewer_a"], role=Member.Role.VIEWER)
-    subject, job = _subject_and_job(brand, "11-1111111", "Lumen Labs")
-    _, other_job = _subject_and_job(other, "22-2222222", "Other Works")
-    test_clock = TestClock.objects.create(brand=brand, name="spring", frozen_time=NOW)
-    world_subject, world_job = _subject_and_job(brand, "11-1111111", "Lumen Labs (test)",
-                                                test_clock)
-    late, on_time = _fired(brand, "late", timedelta(minutes=5)), _fired(brand, "on-time",
-                                                                         timedelta(0))
-    _fired(other, "late", timedelta(minutes=5))
-    records.write("note.kept", brand=brand, instant=NOW, subject=subject.pk, job=job.pk,
-                  timer=late.pk, data={"said": "hello"})
-    for each in (brand, other):
-        clocks.add_postponement(calendar=each.calendar, from_date=date(2031, 1, 1),
-                                through=date(2031, 1, 2), to=date(2031, 1, 5), where={},
-                                notice=f"storm at {each.name}")
-    manifests.load(brand, _retitled())
-    found = Reading(brand, other, subject, job, test_clock, world_subject, world_job, late,
-                    on_time, _schedule(brand, "nightly"), _schedule(None, "housekeeping"),
-                    _schedule(other, "nightly"), other_job,
-                    keys.make(brand=brand, name="reader", by=None, now=NOW).secret)
-    for name in ("owner_a", "viewer_a", "owner_b", "root", "key_a", "anonymous"):
-        found.clients[name] = Client()
-        if name in people:
-            found.clients[name].force_login(people[name])
+    """Made an hour before NOW on a fixed clock, so what it writes comes before NOW
+    whatever the day the suite runs."""
+    with clock.fixed(NOW - timedelta(hours=1)):
+        users = get_user_model().objects
+        people = {name: users.create_user(name, password="pw")
+                  for name in ("owner_a", "viewer_a", "owner_b")}
+        people["root"] = users.create_superuser("root", password="pw")
+        brand, other = _brand("A", people["owner_a"]), _brand("B", people["owner_b"])
+        Member.objects.create(brand=brand, user=people["viewer_a"], role=Member.Role.VIEWER)
+        subject, job = _subject_and_job(brand, "11-1111111", "Lumen Labs")
+        _, other_job = _subject_and_job(other, "22-2222222", "Other Works")
+        test_clock = TestClock.objects.create(brand=brand, name="spring", frozen_time=NOW)
+        world_subject, world_job = _subject_and_job(brand, "11-1111111", "Lumen Labs (test)",
+                                                    test_clock)
+        late, on_time = _fired(brand, "late", timedelta(minutes=5)), _fired(brand, "on-time",
+                                                                             timedelta(0))
+        _fired(other, "late", timedelta(minutes=5))
+        records.write("note.kept", brand=brand, instant=NOW, subject=subject.pk, job=job.pk,
+                      timer=late.pk, data={"said": "hello"})
+        for each in (brand, other):
+            clocks.add_postponement(calendar=each.calendar, from_date=date(2031, 1, 1),
+                                    through=date(2031, 1, 2), to=date(2031, 1, 5), where={},
+                                    notice=f"storm at {each.name}")
+        manifests.load(brand, _retitled())
+        found = Reading(brand, other, subject, job, test_clock, world_subject, world_job, late,
+                        on_time, _schedule(brand, "nightly"), _schedule(None, "housekeeping"),
+                        _schedule(other, "nightly"), other_job,
+                        keys.make(brand=brand, name="reader", by=None, now=NOW).secret)
+        for name in ("owner_a", "viewer_a", "owner_b", "root", "key_a", "anonymous"):
+            found.clients[name] = Client()
+            if name in people:
+                found.clients[name].force_login(people[name])
     return found

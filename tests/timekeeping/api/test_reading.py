@@ -9,7 +9,7 @@ import pytest
 
 from tests.timekeeping.api.conftest import NOW
 from tests.timekeeping.api.pages import every, ids
-from timekeeping import clocks
+from timekeeping import clock, clocks
 from timekeeping.models import Clock, Job, Occurrence, Record, Subject, Timer
 
 
@@ -101,7 +101,8 @@ def _more(reading) -> None:
     """What makes each filter above narrow something."""
     Subject.objects.create(brand=reading.other, kind="company", key="c1", name="Acme")
     Job.objects.filter(pk=reading.other_job.pk).update(state=Job.State.ENDED)
-    clocks.mark_done(_file_us(reading), by="test")
+    with clock.fixed(NOW + timedelta(hours=1)):
+        clocks.mark_done(_file_us(reading), by="test")
 
 
 @pytest.mark.parametrize("case", FILTERS, ids=list(FILTERS))
