@@ -58,6 +58,18 @@ def _zone_by_name(name: str) -> ZoneInfo:
     return ZoneInfo(name)
 
 
+def is_zone(name: object) -> bool:
+    """An IANA zone name the zone database knows; never raises (a directory such as
+    "Europe", a name too long for a file, NUL)."""
+    if not isinstance(name, str) or not name:
+        return False
+    try:
+        zone_of(name)
+    except ValueError:
+        return False
+    return True
+
+
 def zone_of(zone: str | ZoneInfo, *, field: str = "zone") -> ZoneInfo:
     """The ZoneInfo for an IANA name; an unknown name is an error that names the field."""
     if isinstance(zone, ZoneInfo):

@@ -72,6 +72,14 @@ def money_text(amount: int, currency: str) -> str:
     return f"{sign}{symbol}{whole:,}" + (f".{cents:02d}" if cents else "")
 
 
+def amount_text(amount: int, currency: str) -> str:
+    """Minor units as a ledger line says them, exactly: 19800 USD → "198.00 USD"."""
+    if currency in ZERO_DECIMAL:
+        return f"{amount:,} {currency}"
+    whole, cents = divmod(abs(amount), 100)
+    return f"{'-' if amount < 0 else ''}{whole:,}.{cents:02d} {currency}"
+
+
 _TYPED = re.compile(r"(?P<whole>\d{1,12})(?:\.(?P<part>\d{1,2}))?")
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from timekeeping.exposure import money_text
+from timekeeping.exposure import amount_text, money_text
 from timekeeping.models import Record, Subject
 
 
@@ -49,11 +49,12 @@ def person(who: str) -> str:
     return who
 
 
-def _money(data: dict, field: str) -> str:
+def _money(data: dict, field: str, say: Callable[[int, str], str] = money_text) -> str:
+    """An amount on the record, in its currency, as `say` writes it."""
     amount, currency = data.get(field), data.get("currency")
     if not isinstance(amount, int) or not isinstance(currency, str):
         return str(amount)
-    return money_text(amount, currency)
+    return say(amount, currency)
 
 
 def _by(data: dict) -> str:
@@ -144,9 +145,8 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "subscription.frozen": lambda d: f"{d.get('subscription')} is frozen: cycle "
                                      f"{d.get('cycle')} is unpaid after dunning, "
                                      f"{d.get('owed')} owed; mints are held.",
-    "subscription.paid": lambda d: f"A payment of {(d.get('amount') or 0) / 100:,.2f} "
-                                   f"{d.get('currency')} was recorded on "
-                                   f"{d.get('subscription')}" + _by(d) + ".",
+    "subscription.paid": lambda d: f"A payment of {_money(d, 'amount', amount_text)} was "
+                                   f"recorded on {d.get('subscription')}" + _by(d) + ".",
     "subscription.unfrozen": lambda d: f"{d.get('subscription')} is paid up: its allowances "
                                        "are back and its held mints released.",
     "charge.released": lambda d: f"The charge was released: {_money(d, 'amount')}"

@@ -60,15 +60,10 @@ def invite(*, subject: Subject, email: str, by, now: datetime) -> Invitation:
 
 def _send(made: Invitation, subject: Subject, token: str) -> None:
     brand = subject.brand
-    to, prefix = [made.email], ""
-    if subject.test_clock_id:
-        owner = brand.owner.email if brand.owner else ""
-        to, prefix = ([owner] if owner else []), f"[test clock {subject.test_clock_id}] "
-    if not to:
-        return
-    outbox.enqueue_email(
-        brand=brand, to=to, key=f"invitation:{made.id}",
-        subject=f"{prefix}{brand.name} invites you to see the dates of {subject.name}",
+    outbox.tell(
+        brand=brand, test_clock_id=subject.test_clock_id, to=[made.email],
+        key=f"invitation:{made.id}",
+        subject=f"{brand.name} invites you to see the dates of {subject.name}",
         body=(f"{brand.name} keeps the dates of {subject.name} and invites {made.email} to "
               f"see them, acknowledge them and subscribe to them in a calendar.\n\n"
               f"Set your password here (the link works until "

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 
 from calendars.moments import day_in_zone, wall_time
@@ -31,6 +31,10 @@ class Week:
     dates: int = 0
     totals: dict[str, int] = field(default_factory=dict)  # currency -> minor units a month
     bars: list[int] = field(default_factory=list)  # each currency's share of the peak, in %
+
+    def add(self, currency: str, dates: int, total: int) -> None:
+        self.dates += dates
+        self.totals[currency or "?"] = self.totals.get(currency or "?", 0) + total
 
     @property
     def text(self) -> str:
@@ -50,7 +54,7 @@ class AtRisk:
 
     @property
     def rows(self) -> list[Week]:
-        """The lines a page shows: late already (when any), then each week ahead."""
+        """The lines a page shows: late already and later (each when any), and the weeks."""
         return (([self.late] if self.late.dates else []) + self.weeks
                 + ([self.later] if self.later.dates else []))
 
@@ -76,17 +80,14 @@ def at_risk(brand: Brand, *, now: datetime, test_clock: TestClock | None = None,
                         (later, unkept.filter(late_from__gte=end))):
         for row in found.values("miss_currency").annotate(total=Sum("miss_cost"),
                                                           n=Count("id")):
-            week.dates += row["n"]
-            week.totals[row["miss_currency"] or "?"] = row["total"]
+            week.add(row["miss_currency"], row["n"], row["total"])
     ahead = {monday + timedelta(weeks=n): Week(monday + timedelta(weeks=n))
              for n in range(weeks)}
-    for row in unkept.filter(Q(late_from__gt=now) & Q(late_from__lt=end)).annotate(
+    for row in unkept.filter(late_from__gt=now, late_from__lt=end).annotate(
             day=TruncDate("late_from", tzinfo=zone)).values("day", "miss_currency").annotate(
             total=Sum("miss_cost"), n=Count("id")):
-        week = ahead[row["day"] - timedelta(days=row["day"].weekday())]
-        week.dates += row["n"]
-        currency = row["miss_currency"] or "?"
-        week.totals[currency] = week.totals.get(currency, 0) + row["total"]
+        ahead[row["day"] - timedelta(days=row["day"].weekday())].add(
+            row["miss_currency"], row["n"], row["total"])
     found = AtRisk(late, list(ahead.values()), later)
     for week in found.rows:
         week.bars = [max(1, round(100 * amount / found.peak))

@@ -36,6 +36,18 @@ def enqueue_email(*, brand: Brand, to: list[str], subject: str, body: str, key: 
     _enqueue(brand, Delivery.Channel.EMAIL, {"to": to, "subject": subject, "body": body}, key)
 
 
+def tell(*, brand: Brand, test_clock_id: str | None, to: list[str], subject: str, body: str,
+         key: str) -> None:
+    """Email people about a brand's work. In a test clock's world only the brand's owner hears
+    it, its subject line naming the clock: a rehearsal reaches no real person."""
+    if test_clock_id:
+        to = [brand.owner.email if brand.owner else ""]
+        subject = f"[test clock {test_clock_id}] {subject}"
+    to = sorted({address for address in to if address})
+    if to:
+        enqueue_email(brand=brand, to=to, subject=subject, body=body, key=key)
+
+
 def enqueue_webhook(*, brand: Brand, url: str, body: dict, key: str) -> None:
     _enqueue(brand, Delivery.Channel.WEBHOOK, {"url": url, "json": body}, key)
 

@@ -135,6 +135,15 @@ def invite(request, brand_id: str, subject_id: str):
     return _page(request, brand, subject, form, status=400)
 
 
+def _on_subject(model, subject: Subject, pk: str, what: str):
+    """A job or a plan of `subject`, else 404."""
+    found = model.objects.filter(subject=subject, pk=pk).select_related(
+        "brand", "subject", "test_clock").first()
+    if found is None:
+        raise Http404(f"no such {what}")
+    return found
+
+
 @login_required
 @require_POST
 def end_job(request, brand_id: str, subject_id: str, job_id: str):
@@ -142,10 +151,7 @@ def end_job(request, brand_id: str, subject_id: str, job_id: str):
     dates that live on the subject stay open in their owner's hands."""
     brand = brand_of(request, brand_id, at_least="manager")
     subject = _subject(brand, subject_id)
-    job = Job.objects.filter(subject=subject, pk=job_id).select_related(
-        "brand", "subject", "test_clock").first()
-    if job is None:
-        raise Http404("no such job")
+    job = _on_subject(Job, subject, job_id, "job")
     try:
         lifecycle.end(job, by=records.person(request.user))
     except clocks.OrderRefused as refused:
@@ -164,10 +170,7 @@ def record_payment(request, brand_id: str, subject_id: str, subscription_id: str
     read exactly into minor units."""
     brand = brand_of(request, brand_id, at_least="manager")
     subject = _subject(brand, subject_id)
-    found = Subscription.objects.filter(subject=subject, pk=subscription_id).select_related(
-        "brand", "subject", "test_clock").first()
-    if found is None:
-        raise Http404("no such plan")
+    found = _on_subject(Subscription, subject, subscription_id, "plan")
     currency = dunning.currency_of(found)
     amount = minor_units(request.POST.get("amount", ""), currency)
     try:

@@ -63,17 +63,10 @@ def record(job: Job, kind: str, data: dict, *, at: datetime | None = None) -> No
 
 
 def tell(job: Job, to: str, subject: str, body: str, *, key: str, link: str = "") -> None:
-    """Email someone about the job. In a test clock's world the email goes to the brand's
-    owner only, its subject line naming the test clock: a rehearsal reaches no real person."""
-    owner = job.brand.owner.email if job.brand.owner else ""
-    if job.test_clock_id:
-        to, subject = owner, f"[test clock {job.test_clock_id}] {subject}"
-    if not to:
-        return
-    if link:
-        body += f"\n\n{link}\n"
-    outbox.enqueue_email(brand=job.brand, to=[to], subject=subject, body=body,
-                         key=f"{job.pk}:{key}:{now_of(job).isoformat()}")
+    """Email someone about the job (`outbox.tell`: on a test clock, the brand's owner only)."""
+    outbox.tell(brand=job.brand, test_clock_id=job.test_clock_id, to=[to], subject=subject,
+                body=f"{body}\n\n{link}\n" if link else body,
+                key=f"{job.pk}:{key}:{now_of(job).isoformat()}")
 
 
 def owner_email(job: Job) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from calendars import rules
-from calendars.moments import parse_time_of_day, zone_of
+from calendars.moments import is_zone, parse_time_of_day
 from timekeeping import dues
 from timekeeping.exposure import FORMS as EXPOSURE_FORMS
 from timekeeping.instants import parse_date
@@ -96,12 +96,9 @@ def check(document: object) -> list[Problem]:
     if "tables" in document:
         check_tables(document["tables"], checker.add)
     if "schedules" in document:
-        from timekeeping.schedules.declare import check_section
+        from timekeeping.schedules.declare import calendar_zone, check_section
 
-        calendar = document.get("calendar")
-        zone = calendar.get("zone") if isinstance(calendar, dict) else None
-        check_section(document["schedules"], checker.add,
-                      zone if isinstance(zone, str) and zone else "UTC")
+        check_section(document["schedules"], checker.add, calendar_zone(document))
     services = document.get("services", {})
     if not isinstance(services, dict):
         checker.add("services.not_object", "$.services", "'services' maps names to services")
@@ -177,13 +174,7 @@ def _date_in_span(text: object, field: str) -> tuple[date | None, str]:
 
 
 def _zone_ok(zone: object) -> bool:
-    if not _text_ok(zone, ZONE_MAX):
-        return False  # a longer name makes zoneinfo raise OSError (file name too long)
-    try:
-        zone_of(zone)
-    except (ValueError, OSError):  # OSError: a directory of the zone database ("Europe")
-        return False
-    return True
+    return _text_ok(zone, ZONE_MAX) and is_zone(zone)
 
 
 def _closed(checker: Checker, closed: object, path: str) -> None:

@@ -66,17 +66,15 @@ def _ended(job: Job, state: str, now: datetime) -> None:
     plan = _plan(job)
     if plan.is_plan or not plan.amount:
         return
-    if state != Job.State.ENDED:
+    delivered = state == Job.State.ENDED
+    if not delivered or plan.release:
+        # Lapsed or cancelled, or ended without the step that releases it (its commit took the
+        # hold already): the hold goes back, once.
         if ledger.give_back(_reference(job), at=now):
-            _record(job, "charge.returned", {"amount": plan.amount, "why": f"job {state}"},
-                    now)
-            _charge_acts(job, plan, now)
-        return
-    if plan.release:
-        # Ended without its release step: the charge never releases, and goes back.
-        if ledger.give_back(_reference(job), at=now):
-            _record(job, "charge.returned", {"amount": plan.amount,
-                                             "why": _never_released(job, plan.release)}, now)
+            why = _never_released(job, plan.release) if delivered else f"job {state}"
+            _record(job, "charge.returned", {"amount": plan.amount, "why": why}, now)
+            if not delivered:
+                _charge_acts(job, plan, now)
         return
     window = parse_span(plan.final_after) if plan.final_after else None
     if window is None:
@@ -104,12 +102,10 @@ def _charge_acts(job: Job, plan, now: datetime) -> None:
 
 
 def _never_released(job: Job, step: str) -> str:
-    barred = None
-    for lapse in Record.objects.filter(brand=job.brand, job=job.pk, kind="clock.lapsed"):
-        data = lapse.data if isinstance(lapse.data, dict) else {}
-        if step in (data.get("bars") or []):
-            barred = data
-            break
+    """Why a charge waiting on `step` went back: the hard date that bars it, if one passed."""
+    lapses = Record.objects.filter(brand=job.brand, job=job.pk, kind="clock.lapsed")
+    barred = next((lapse.data for lapse in lapses if isinstance(lapse.data, dict)
+                   and step in (lapse.data.get("bars") or [])), None)
     if barred is not None:
         return (f"its release step '{step}' is barred: the hard date {barred.get('name')} "
                 f"{barred.get('due')} passed")
@@ -118,9 +114,9 @@ def _never_released(job: Job, step: str) -> str:
 
 @gate.effect(40)
 def _step_taken(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
-    """The release step commits: the work is accepted, and the charge released."""
-    plan = _plan(job)
-    if plan.release == step and not plan.is_plan and plan.amount:
+    """The release step commits: the work is accepted, and the charge released (the check
+    allows `release` only on a job's charge)."""
+    if _plan(job).release == step:
         release(job, now)
 
 

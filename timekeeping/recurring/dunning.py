@@ -25,6 +25,7 @@ from django.db import transaction
 
 from money import ledger
 from timekeeping import outbox, records, timers
+from timekeeping.exposure import amount_text
 from timekeeping.firing import Hold, now_for
 from timekeeping.jobs.spec import parse_span
 from timekeeping.models import Subscription, Timer
@@ -58,7 +59,7 @@ def owed(subscription: Subscription) -> int:
 def shown_owed(subscription: Subscription) -> str:
     """What is owed as pages say it ("198.00 USD"), or "" when nothing is."""
     due = owed(subscription)
-    return _money(due, _plan(subscription).currency) if due else ""
+    return amount_text(due, _plan(subscription).currency) if due else ""
 
 
 def paid_through(subscription: Subscription) -> int:
@@ -90,22 +91,12 @@ def _record(subscription: Subscription, kind: str, data: dict, at: datetime) -> 
                   data={"subscription": subscription.pk, **data})
 
 
-def _tell(subscription: Subscription, subject: str, body: str, *, key: str,
-          at: datetime) -> None:
-    """The buyer (the subject's contact) and the brand's owner hear it. On a test clock only
-    the owner does, the subject line naming the clock: a rehearsal reaches no real person."""
-    owner = subscription.brand.owner.email if subscription.brand.owner else ""
-    to = [owner] if subscription.test_clock_id else [subscription.subject.contact_email, owner]
-    if subscription.test_clock_id:
-        subject = f"[test clock {subscription.test_clock_id}] {subject}"
-    to = sorted({address for address in to if address})
-    if to:
-        outbox.enqueue_email(brand=subscription.brand, to=to, subject=subject, body=body,
-                             key=f"{subscription.pk}:{key}")
-
-
-def _money(amount: int, currency: str) -> str:
-    return f"{amount / 100:,.2f} {currency}"
+def _tell(subscription: Subscription, subject: str, body: str, *, key: str) -> None:
+    """The buyer (the subject's contact) and the brand's owner hear it (`outbox.tell`)."""
+    brand = subscription.brand
+    outbox.tell(brand=brand, test_clock_id=subscription.test_clock_id,
+                to=[subscription.subject.contact_email, brand.owner.email if brand.owner
+                    else ""], subject=subject, body=body, key=f"{subscription.pk}:{key}")
 
 
 def collect(subscription_id: str, cycle: int, attempt: int, instant: datetime, *,
@@ -118,7 +109,7 @@ def collect(subscription_id: str, cycle: int, attempt: int, instant: datetime, *
             return f"cycle {cycle} · paid: collected"
         if subscription.state != Subscription.State.ACTIVE:
             return f"cycle {cycle} · the subscription is {subscription.state}: nothing to do"
-        due = _money(owed(subscription), plan.currency)
+        due = amount_text(owed(subscription), plan.currency)
         if attempt < len(plan.dunning):
             next_try = parse_span(plan.dunning[attempt]).after(since, "UTC")
             _arm(subscription, cycle, attempt + 1, next_try, since=since)
@@ -132,7 +123,7 @@ def collect(subscription_id: str, cycle: int, attempt: int, instant: datetime, *
                   if attempt + 1 == len(plan.dunning) else
                   f"The renewal of {subscription.service} (cycle {cycle}) is unpaid: {due} "
                   f"owed. We look again on {next_try:%Y-%m-%d}.",
-                  key=f"unpaid:{cycle}:{attempt}", at=instant)
+                  key=f"unpaid:{cycle}:{attempt}")
             return (f"cycle {cycle} · unpaid, {due} owed · retry {attempt + 1} of "
                     f"{len(plan.dunning)} on {next_try:%Y-%m-%d %H:%MZ}")
         if subscription.frozen_since is None:
@@ -144,7 +135,7 @@ def collect(subscription_id: str, cycle: int, attempt: int, instant: datetime, *
               f"The renewal of {subscription.service} (cycle {cycle}) is still unpaid after "
               f"{len(plan.dunning)} retries: {due} owed. Its allowances are frozen and the "
               "jobs its schedules mint are held until it is paid.",
-              key=f"frozen:{cycle}", at=instant)
+              key=f"frozen:{cycle}")
         return f"cycle {cycle} · unpaid after {len(plan.dunning)} retries: frozen, {due} owed"
 
 
@@ -168,7 +159,7 @@ def pay(subscription: Subscription, *, amount: int, currency: str, by: str) -> S
     due = owed(subscription)
     if not isinstance(amount, int) or isinstance(amount, bool) or not 0 < amount <= due:
         raise PaymentRefused("amount", f"a payment is whole minor units from 1 to what is owed, "
-                                       f"{due} ({_money(due, plan.currency)})")
+                                       f"{due} ({amount_text(due, plan.currency)})")
     now = now_for(subscription.brand, subscription.test_clock)
     brand = subscription.brand_id
     ledger.post(kind="cycle.payment", reference=f"{subscription.pk}:paid:{subscription.paid}",

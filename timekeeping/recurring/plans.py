@@ -29,6 +29,7 @@ from calendars import periods
 from calendars.moments import day_in_zone
 from money import ledger
 from timekeeping import clocks, dues, records, timers
+from timekeeping.exposure import amount_text
 from timekeeping.firing import now_for
 from timekeeping.manifests import services_of
 from timekeeping.models import Allowance, Subject, Subscription, Timer
@@ -162,7 +163,7 @@ def _charge(subscription: Subscription, cycle: int, at: datetime) -> str:
                 currency=plan.currency, at=at,
                 lines=[(f"{brand}:owed:{subscription.subject_id}", plan.amount),
                        (f"{brand}:revenue", -plan.amount)])
-    return f"{plan.amount / 100:,.2f} {plan.currency} owed"
+    return f"{amount_text(plan.amount, plan.currency)} owed"
 
 
 def cancel_at_cycle_end(subscription: Subscription, *, by: str) -> Subscription:

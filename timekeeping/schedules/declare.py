@@ -25,9 +25,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from calendars.moments import day_in_zone, wall_time
+from calendars.moments import day_in_zone, is_zone, wall_time
 from timekeeping.manifest_rules import shown
 
 Action = Callable[[], object]
@@ -44,6 +43,7 @@ AT = re.compile(rf"(?P<days>daily|weekdays|{_DAY}(?:,{_DAY}){{0,6}}) "
                 r"(?P<time>(?:[01]\d|2[0-3]):[0-5]\d)")
 AT_RULE = ("days and a time: \"daily 09:00\", \"weekdays 17:30\", \"mon 09:00\" or "
            "\"mon,thu 08:15\"")
+ZONE_MAX = 64  # "<days> <time> <zone>" is kept in 120 characters
 NAME_MAX = 63  # "<domain>.<name>" is kept in 200 characters, with its brand and clock in 300
 
 
@@ -95,13 +95,7 @@ def parse_at(text: object, zone: object = "UTC") -> str | None:
 
 
 def _zone_ok(zone: object) -> bool:
-    if not isinstance(zone, str) or not 0 < len(zone) <= 64:
-        return False
-    try:
-        ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        return False
-    return True
+    return isinstance(zone, str) and len(zone) <= ZONE_MAX and is_zone(zone)
 
 
 def next_wall(at: str, after: datetime) -> datetime:
@@ -159,7 +153,8 @@ def code_schedules() -> list[Declared]:
             for name, (action_name, every, at) in _code_schedules.items()]
 
 
-def _calendar_zone(document: dict) -> str:
+def calendar_zone(document: dict) -> str:
+    """The zone a manifest's calendar names, else UTC: a wall-time schedule's default."""
     calendar = document.get("calendar")
     zone = calendar.get("zone") if isinstance(calendar, dict) else None
     return zone if isinstance(zone, str) and zone else "UTC"
@@ -169,7 +164,7 @@ def manifest_schedules(document: dict) -> list[Declared]:
     found = []
     for domain, items in (document.get("schedules") or {}).items():
         for name, spec in items.items():
-            at = (parse_at(spec["at"], spec.get("zone", _calendar_zone(document)))
+            at = (parse_at(spec["at"], spec.get("zone", calendar_zone(document)))
                   if "at" in spec else "")
             found.append(Declared(f"{domain}.{name}", f"{domain}.{spec['run']}",
                                   0 if at else parse_every(spec["every"]), "manifest", at))

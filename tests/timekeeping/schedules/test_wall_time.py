@@ -84,6 +84,8 @@ def test_late_it_runs_once_at_the_next_tick_and_is_told_when_it_was_due(brand, m
     ({"at": "mon,mon 09:00"}, "schedule.at_invalid", "$.schedules.reports.weekly.at"),
     ({"at": "mon 09:00", "zone": "Mars/Olympus"}, "schedule.zone_invalid",
      "$.schedules.reports.weekly.zone"),
+    ({"at": "mon 09:00", "zone": "Europe"}, "schedule.zone_invalid",  # a directory
+     "$.schedules.reports.weekly.zone"),
     ({"at": "mon 09:00", "every": "1d"}, "schedule.item_invalid",
      "$.schedules.reports.weekly.every"),
     ({"zone": "Europe/London"}, "schedule.at_invalid", "$.schedules.reports.weekly.at"),
