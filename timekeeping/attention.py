@@ -9,7 +9,11 @@ timers that fired more than five minutes late, rows the timed-move job set aside
 A job's own time: lapses (a job, a grant; failures). `work_at_risk` answers the rest of a job's
 own time that is at risk, for the console's at-risk section.
 
-Recent means the last seven days on the real clock. Each source is one query of at most
+A renewal in dunning (unpaid, its retries not over) is a warning; a subscription frozen after
+them is a lapse for as long as it stays frozen.
+
+Recent means the last seven days in the row's own world: the real clock's, or its test
+clock's frozen time. Each source is one query of at most
 `SHOWN` rows (one more is read to know there are more), whatever the data: a page that shows
 this costs the same few queries for ten subjects or ten thousand.
 """
@@ -31,6 +35,7 @@ from timekeeping.models import (
     Record,
     ScheduleRun,
     SetAside,
+    Subscription,
     Task,
     TickRun,
     Timer,
@@ -46,7 +51,7 @@ STUCK = timedelta(hours=1)  # a delivery still pending this long after it was wr
 @dataclass(frozen=True)
 class Item:
     kind: str  # fault, failed timer, runaway, failed run, skipped run, undelivered, late,
-    # set aside; lapse, deadline, link, hold
+    # set aside; lapse, dunning, deadline, link, hold
     failure: bool
     at: datetime  # when it happened, UTC
     text: str  # one sentence, without times: the page shows `at` in the brand's zone
@@ -109,8 +114,14 @@ def _sources(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..
          .order_by("-created"), _set_aside),
         # A job's own time (S6-S10, S23): lapses on the record, deadlines at risk or late,
         # links about to expire, holds about to end.
-        ("lapses", Record.objects.filter(brand=brand, kind__in=LAPSES, instant__gte=since)
-         .order_by("-instant"), _lapse),
+        ("lapses", Record.objects.filter(_since(brand, "instant", now, RECENT),
+                                         kind__in=LAPSES).order_by("-instant"), _lapse),
+        # A subscription frozen after its dunning, for as long as it stays frozen.
+        ("frozen", Subscription.objects.filter(brand=brand, frozen_since__isnull=False)
+         .order_by("-frozen_since"), _frozen),
+        # A renewal unpaid, its dunning not over: the next retry, in its own world.
+        ("dunning", Timer.objects.filter(brand=brand, kind="money", state=Timer.State.ARMED,
+                                         payload__attempt__gt=0).order_by("owed"), _dunning),
     ]
 
 
@@ -133,7 +144,15 @@ def work_at_risk(brand: Brand, *, now: datetime) -> Attention:
 
 # Every lapse (S23): a date, a hard date, a job, a grant. A link's second expiry is said by its
 # job's lapse.
-LAPSES = ("clock.lapsed", "job.lapsed", "grant.ended", "subscription.frozen")
+LAPSES = ("clock.lapsed", "job.lapsed", "grant.ended")
+
+
+def _since(brand: Brand, field: str, now: datetime, within: timedelta) -> Q:
+    """Rows of the brand whose `field` is no older than `within` in their own world: a lapse
+    a test clock walked to in 2028 is recent on that clock, whatever the real date."""
+    return Q(brand=brand) & (
+        Q(test_clock__isnull=True, **{f"{field}__gte": now - within})
+        | Q(test_clock__isnull=False, **{f"{field}__gte": F("test_clock__frozen_time") - within}))
 
 
 def _before(brand: Brand, field: str, now: datetime, within: timedelta) -> Q:
@@ -158,13 +177,25 @@ def _lapse(record: Record) -> Item:
     said = {"clock.lapsed": f"{date} (job {record.job})",
             "job.lapsed": f"Job {record.job} lapsed: a party's link expired twice",
             "grant.ended": f"The grant on job {record.job} ended: steps that need it are "
-                           "refused until the party gives it again",
-            "subscription.frozen": f"The renewal of {data.get('subscription')} is unpaid after "
-                                   f"dunning ({data.get('owed')} owed): its allowances are "
-                                   "frozen and its mints held until it is paid"}
-    ref = (data.get("clock", record.job) if record.kind == "clock.lapsed" else
-           data.get("subscription", "") if record.kind == "subscription.frozen" else record.job)
+                           "refused until the party gives it again"}
+    ref = data.get("clock", record.job) if record.kind == "clock.lapsed" else record.job
     return Item("lapse", True, record.instant, said[record.kind] + _world(record), ref=ref)
+
+
+def _frozen(subscription: Subscription) -> Item:
+    return Item("lapse", True, subscription.frozen_since,
+                f"The renewal of {subscription.pk} ({subscription.service}) is unpaid after "
+                "its dunning: its allowances are frozen and its mints held until it is paid"
+                + _world(subscription), ref=subscription.pk)
+
+
+def _dunning(timer: Timer) -> Item:
+    data = timer.payload
+    return Item("dunning", False, timer.owed,
+                f"The renewal of {data.get('subscription')} (cycle {data.get('cycle')}) is "
+                f"unpaid: retry {data.get('attempt')} of its dunning looks again at "
+                f"{timer.owed:%Y-%m-%d %H:%MZ}; the last one unpaid freezes it" + _world(timer),
+                ref=data.get("subscription", ""))
 
 
 def _deadline(deadline: Deadline) -> Item:

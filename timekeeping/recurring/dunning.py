@@ -171,10 +171,21 @@ def pay(subscription: Subscription, *, amount: int, currency: str, by: str) -> S
     _record(subscription, "subscription.paid", {
         "amount": amount, "currency": currency, "by": by,
         "paid_through": paid_through(subscription), "owed": owed(subscription)}, at=now)
+    _collected(subscription, by=by)
     if subscription.frozen_since is not None and paid_through(subscription) >= \
             subscription.cycle:
         _unfreeze(subscription, now, by=by)
     return subscription
+
+
+def _collected(subscription: Subscription, *, by: str) -> None:
+    """The retries of the cycles now paid have nothing left to collect: they end. A cycle's
+    first collection still fires on its day, and says it was paid."""
+    through = paid_through(subscription)
+    for timer in Timer.objects.filter(owner_type="subscription", owner_id=subscription.pk,
+                                      kind="money", state=Timer.State.ARMED):
+        if timer.payload.get("attempt", 0) and timer.payload.get("cycle", 0) <= through:
+            timers.end(timer.pk, state=Timer.State.CANCELLED, by=f"paid by {by}")
 
 
 def _unfreeze(subscription: Subscription, now: datetime, *, by: str) -> None:

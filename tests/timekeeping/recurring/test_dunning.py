@@ -68,6 +68,11 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
         (datetime(2027, 4, 8, 13, tzinfo=UTC), 2)]
     assert unpaid[0].data["owed"] == "99.00 USD"
     assert Subscription.objects.get(pk=subscription.pk).frozen_since is None
+    # Needs attention says the dunning is under way, in the test clock's own world.
+    attention = api.get(f"/console/{subscription.brand_id}/").content.decode()
+    assert (f"The renewal of {subscription.pk} (cycle 2) is unpaid: retry 3 of its dunning "
+            f"looks again at 2027-04-15 13:00Z; the last one unpaid freezes it on test clock "
+            f"{march.pk}") in attention
     # The April mint was not held: the subscription was not frozen yet.
     assert Job.objects.filter(subject=subscription.subject, period="2027-04").exists()
     # Emails on a test clock reach only the owner, naming the clock.
@@ -113,6 +118,10 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     paid = api.get(f"/api/subscriptions/{subscription.pk}")
     assert paid.json()["frozen_since"] is None
     assert paid.json()["owed"] == 0 and paid.json()["paid_through"] == 3
+    # Paid up: no retry is left to look again (cycles 2 and 3's ended with the payment).
+    assert not Timer.objects.filter(kind="money", state="armed", payload__attempt__gt=0).exists()
+    settled = api.get(f"/console/{subscription.brand_id}/").content.decode()
+    assert "of its dunning" not in settled and "allowances are frozen" not in settled
     # The held mint fires at the next tick and mints, though catch_up none skips a gap.
     test_clocks.advance(march, to=datetime(2027, 5, 5, 12, 1, tzinfo=UTC))
     assert Job.objects.filter(subject=subscription.subject, period="2027-05").exists()
