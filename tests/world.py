@@ -41,6 +41,10 @@ def manifest() -> dict:
         "subject": {"kind": "taxpayer"}, "steps": {"reply": {}},
         "clocks": {"reply": {"title": "reply to the notice", "due": {"input": "reply_by"},
                              "owner": "brand", "satisfied_by": ["reply"]}}}
+    found["services"]["recovery"] = {  # a job paid by its outcome, for the outcome doors
+        "subject": {"kind": "taxpayer"}, "steps": {"claim": {}},
+        "price": {"share": "25%", "currency": "USD"},
+        "outcome": {"due": "180d", "window": {"bank": "60d"}, "collect": "each"}}
     return found
 
 
@@ -63,6 +67,7 @@ class World:
     link: str = ""  # the key of a party's link on A's job, open (the link doors)
     endings: list = field(default_factory=list)  # one open job of A per caller, to end
     subscription: object = None  # A's subject on A's plan
+    outcome: object = None  # the outcome of A's recovery job, waiting
 
 
 def _venue(brand: Brand) -> Venue:
@@ -113,6 +118,8 @@ def world() -> World:
                                spec=services_of(job.bundle)[job.service].work
                                .deliver["organizer"]).token
     found.subscription = plans.subscribe(subject=subject, service="tax-plan", by="the world")
+    found.outcome = clocks.order(brand=brand, service="recovery", subject=subject,
+                                 period="2027").outcome
     found.endings = [clocks.order(brand=brand, service="annual-return", subject=subject,
                                   period=str(2040 + n), input={"jurisdictions": ["US"]})
                      for n in range(len(ACTORS))]

@@ -144,7 +144,7 @@ def work_at_risk(brand: Brand, *, now: datetime) -> Attention:
 
 # Every lapse (S23): a date, a hard date, a job, a grant. A link's second expiry is said by its
 # job's lapse.
-LAPSES = ("clock.lapsed", "job.lapsed", "grant.ended")
+LAPSES = ("clock.lapsed", "job.lapsed", "grant.ended", "outcome.lapsed")
 
 
 def _since(brand: Brand, field: str, now: datetime, within: timedelta) -> Q:
@@ -177,7 +177,9 @@ def _lapse(record: Record) -> Item:
     said = {"clock.lapsed": f"{date} (job {record.job})",
             "job.lapsed": f"Job {record.job} lapsed: a party's link expired twice",
             "grant.ended": f"The grant on job {record.job} ended: steps that need it are "
-                           "refused until the party gives it again"}
+                           "refused until the party gives it again",
+            "outcome.lapsed": f"The outcome {data.get('outcome')} of job {record.job} lapsed: "
+                              "no payment matched it by its due, and nothing is charged"}
     ref = data.get("clock", record.job) if record.kind == "clock.lapsed" else record.job
     return Item("lapse", True, record.instant, said[record.kind] + _world(record), ref=ref)
 

@@ -57,6 +57,16 @@ def _money(data: dict, field: str, say: Callable[[int, str], str] = money_text) 
     return say(amount, currency)
 
 
+def _day(value: object) -> str:
+    """The date of an instant on the record (kept as ISO text)."""
+    return str(value)[:10]
+
+
+def _tail(data: dict) -> str:
+    until = data.get("tail_until")
+    return f"; a matching payment until {_day(until)} still wins it." if until else "."
+
+
 def _by(data: dict) -> str:
     who = data.get("by") or data.get("who") or ""
     return f" by {person(who)}" if who else ""
@@ -155,6 +165,26 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "charge.returned": lambda d: f"The charge's hold went back: {d.get('why')}.",
     "acts.charged": lambda d: f"The acts already taken were charged: "
                               f"{', '.join(d.get('acts') or {})}, {_money(d, 'amount')}.",
+    "outcome.opened": lambda d: f"The outcome {d.get('outcome')} waits for a matching payment "
+                                f"until {_day(d.get('due'))}.",
+    "outcome.collected": lambda d: f"Invoice {d.get('invoice')} was collected: "
+                                   f"{_money(d, 'amount', amount_text)} by {d.get('method')}; "
+                                   f"{_money(d, 'charge', amount_text)} share and "
+                                   f"{_money(d, 'pay', amount_text)} pay held until "
+                                   f"{_day(d.get('closes'))}"
+                                   + (", and it won the outcome" if d.get("won") else "")
+                                   + _by(d) + ".",
+    "outcome.final": lambda d: f"Invoice {d.get('invoice')} is final: its share is earned"
+                               + (f" and its pay is {d.get('member')}'s" if d.get("member")
+                                  else "") + ".",
+    "outcome.reversed": lambda d: f"Invoice {d.get('invoice')} was reversed ({d.get('why')}): "
+                                  "its share and pay went back" + _by(d) + ".",
+    "outcome.lapsed": lambda d: f"The outcome {d.get('outcome')} lapsed: no payment matched it "
+                                f"by {_day(d.get('due'))}; nothing is charged" + _tail(d),
+    "outcome.lost": lambda d: f"The outcome {d.get('outcome')} was recorded lost "
+                              f"({d.get('why')})" + _by(d) + _tail(d),
+    "outcome.tail_ended": lambda d: f"The tail of {d.get('outcome')} ended: it stays "
+                                    f"{d.get('state')}.",
     "calendar.postponed": lambda d: f"Notice {d.get('notice')} postponed dates from "
                                     f"{d.get('from')} through {d.get('through')} to "
                                     f"{d.get('to')}.",

@@ -111,22 +111,45 @@ def _plan_lines(subject: Subject) -> list[Line]:
 
 WINDOW_STATUS = {Timer.State.ARMED: "open · a send-back reopens the work until it closes",
                  Timer.State.FIRED: "closed: accepted", Timer.State.CANCELLED: "sent back"}
+# An outcome's timers (S21): its wait, each invoice's window, its tail; a cancelled one says
+# why by what ended it ("won", "lost: …", "reversed: …").
+OUTCOME_LINES = {
+    "due": ("the outcome of {job} is due", {
+        Timer.State.ARMED: "waiting · no matching payment by then and it lapses",
+        Timer.State.FIRED: "lapsed: no payment matched it"}),
+    "collected": ("the window of invoice {invoice} of {job} closes", {
+        Timer.State.ARMED: "open · a refund or chargeback reverses the share until it closes",
+        Timer.State.FIRED: "closed: final"}),
+    "tail": ("the tail of the outcome of {job} ends", {
+        Timer.State.ARMED: "watching · a matching payment until then still wins it",
+        Timer.State.FIRED: "ended"}),
+}
 
 
 def _window_lines(subject: Subject) -> list[Line]:
-    """Each acceptance window of the subject's jobs (S21, `window`): the day it closes, in the
-    subject's zone, open, accepted or sent back. Two queries."""
+    """Each window of the subject's jobs (S21, `window`), on the day it closes in the subject's
+    zone: an acceptance window (open, accepted or sent back), an outcome's wait, each
+    invoice's window and its tail. Two queries."""
     jobs = {pk: f"{service} {period}".strip() for pk, service, period in Job.objects.filter(
         subject=subject).values_list("pk", "service", "period")}
     if not jobs:
         return []
     zone, buyer = zone_of_subject(subject), subject.owner_name or "the buyer"
-    return [Line(day_in_zone(timer.owed, zone),
-                 f"the acceptance window of {jobs[timer.owner_id]} closes", "window", buyer,
-                 WINDOW_STATUS[timer.state], f"{timer.pk}@keeping-time")
-            for timer in Timer.objects.filter(brand_id=subject.brand_id, kind="window",
-                                              owner_type="job", owner_id__in=list(jobs),
-                                              state__in=list(WINDOW_STATUS))]
+    found = []
+    for timer in Timer.objects.filter(brand_id=subject.brand_id, kind="window",
+                                      owner_type="job", owner_id__in=list(jobs),
+                                      state__in=list(WINDOW_STATUS)):
+        what = timer.payload.get("window")
+        if what in OUTCOME_LINES:
+            text, statuses = OUTCOME_LINES[what]
+            said = (text.format(job=jobs[timer.owner_id], invoice=timer.payload.get("invoice")),
+                    statuses.get(timer.state) or timer.ended_by.split(":")[0])
+        else:
+            said = (f"the acceptance window of {jobs[timer.owner_id]} closes",
+                    WINDOW_STATUS[timer.state])
+        found.append(Line(day_in_zone(timer.owed, zone), said[0], "window", buyer, said[1],
+                          f"{timer.pk}@keeping-time"))
+    return found
 
 
 def _work_lines(subject: Subject) -> list[Line]:

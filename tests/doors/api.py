@@ -100,6 +100,16 @@ DOORS = [
              _writes(200, 404)),
     Endpoint("subscription payment", "post", "/api/subscriptions/{subscription}/payments",
              _writes(201, 404), body={"amount": 100, "currency": "USD"}),
+    # Outcomes (docs/money.md): each caller pays its own invoice of A's outcome (collected
+    # each), then reverses it inside its window; recording a won outcome lost is refused.
+    Endpoint("outcome", "get", "/api/outcomes/{outcome}", _as(200, 404)),
+    Endpoint("outcome payment", "post", "/api/outcomes/{outcome}/payments", _writes(201, 404),
+             body=lambda w, n: {"amount": 10000, "currency": "USD", "method": "bank",
+                                "invoice": f"I{n}"}),
+    Endpoint("outcome reversal", "post", "/api/outcomes/{outcome}/reversals",
+             _writes(201, 404), body=lambda w, n: {"invoice": f"I{n}", "why": "refund"}),
+    Endpoint("outcome lost", "post", "/api/outcomes/{outcome}/lost", _writes(400, 404),
+             body={"why": "claim denied"}),
     Endpoint("subject event", "post", "/api/subjects/{subject}/events", _writes(201, 404),
              body=lambda w, n: {"event": "notice.received", "key": f"N{n}",
                                 "input": {"reply_by": "2031-03-14"}}),

@@ -15,7 +15,7 @@ from timekeeping.manifest_rules import shown
 
 Add = Callable[[str, str, str], None]
 PRICE_KEYS = ("within", "late", "every", "amount", "currency", "includes", "final_after",
-              "dunning", "release", "acts")
+              "dunning", "release", "acts", "share")
 DELIVER_KEYS = ("title", "then", "after", "ask", "expires", "task", "hold", "within",
                 "needs_grant")
 SCOPE_KEYS = ("for", "expires")

@@ -1,18 +1,26 @@
-"""The window kind (place 7): an acceptance window closes and the job's charge is released
-(S21); see timekeeping.recurring.charges."""
+"""The window kind (place 7, S21): an acceptance window closes and the job's charge is
+released (timekeeping.recurring.charges); an outcome's due, a collection's window or its tail
+ends (timekeeping.recurring.outcomes)."""
 
 from __future__ import annotations
 
 from timekeeping.firing import Firing
 from timekeeping.kinds import Place, register
 from timekeeping.models import Timer
-from timekeeping.recurring import charges
+from timekeeping.recurring import charges, outcomes
+
+SAID = {"due": "the outcome's wait ends", "tail": "the outcome's tail ends"}
 
 
 def describe(timer: Timer) -> str:
-    return "the acceptance window closes"
+    what = timer.payload.get("window")
+    if what == "collected":
+        return f"the window of invoice {timer.payload.get('invoice')} closes"
+    return SAID.get(what, "the acceptance window closes")
 
 
 @register("window", place=Place.WINDOW, describe=describe)
 def fire(timer: Timer, firing: Firing) -> str:
+    if "outcome" in timer.payload:
+        return outcomes.fire(timer, firing.instant)
     return charges.fire(timer.payload["job"], firing.instant)

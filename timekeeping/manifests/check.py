@@ -37,7 +37,8 @@ from timekeeping.recurring.check import check_plan
 SECTIONS = ("calendar", "services", "tables", "schedules", "settings")
 CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at", "roll",
                  "postpone")
-SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals", "on")
+SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals", "on",
+                "outcome")
 SUBJECT_KEYS = ("kind", "key", "period", "keeps")
 CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars",
               "satisfied_by", "choices", "every", "lives_on", "exposure", "guarantee")

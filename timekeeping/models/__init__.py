@@ -5,7 +5,7 @@ from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow
 from timekeeping.models.outbox import Delivery
 from timekeeping.models.people import Customer, Invitation, Member
 from timekeeping.models.record import Record
-from timekeeping.models.recurring import Allowance, Subscription
+from timekeeping.models.recurring import Allowance, Outcome, Subscription
 from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
 from timekeeping.models.service import Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.models.timer import TickRun, Timer
@@ -14,7 +14,7 @@ from timekeeping.models.work import Ask, Deadline, Grant, Task
 __all__ = [
     "Allowance", "ApiKey", "Ask", "Brand", "BrandTable", "Clock", "Connection", "Customer",
     "Deadline", "Delivery", "Fault", "Grant", "Heartbeat", "Invitation", "Job", "Manifest",
-    "Member", "Occurrence", "Record", "RowAudit", "SampleRow", "Schedule", "ScheduleRun",
-    "SetAside", "Subject", "Subscription", "Task", "TestClock", "TickRun", "Timer",
+    "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
+    "ScheduleRun", "SetAside", "Subject", "Subscription", "Task", "TestClock", "TickRun", "Timer",
     "brands_kept_by",
 ]

@@ -63,3 +63,39 @@ class Allowance(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subscription_id} {self.service} cycle {self.cycle}: {self.used} used"
+
+
+class Outcome(models.Model):
+    """What a job paid by its outcome waits for (S21): a payment that matches it, before its
+    `due`. Won by the first; lapsed at `due` with none, or lost when the brand says so; a lost
+    one still wins until its tail (`tail_until`) ends."""
+
+    class State(models.TextChoices):
+        WAITING = "waiting", "waiting"
+        WON = "won", "won"
+        LAPSED = "lapsed", "lapsed (no payment by its due)"
+        LOST = "lost", "lost"
+
+    id = PublicIdField(prefix="out")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="outcomes")
+    test_clock = models.ForeignKey(TestClock, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="outcomes")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="outcomes")
+    job = models.OneToOneField("timekeeping.Job", on_delete=models.CASCADE,
+                               related_name="outcome")
+    state = models.CharField(max_length=8, choices=State.choices, default=State.WAITING)
+    due = models.DateTimeField(help_text="No matching payment by then: the outcome lapses.")
+    ended = models.DateTimeField(null=True, blank=True, help_text="When it was won, lapsed or "
+                                                                  "lost.")
+    tail_until = models.DateTimeField(
+        null=True, blank=True, help_text="After a lost end, a matching payment until then "
+                                         "still wins it.")
+    collected = models.BigIntegerField(default=0, help_text="What its payments brought, in "
+                                                            "minor units, less reversals.")
+    opened = models.DateTimeField()
+
+    class Meta:
+        ordering = ["brand", "due"]
+
+    def __str__(self) -> str:
+        return f"{self.pk} ({self.state}) of {self.job_id}"

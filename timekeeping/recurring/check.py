@@ -1,5 +1,6 @@
 """Checking a plan's recurring keys (`price.every`, `price.amount`, `price.currency`,
-`price.includes`, `on.schedule`): every problem at once with its path, never an exception."""
+`price.includes`, `on.schedule`) and a job paid by its outcome (`price.share`, `outcome`):
+every problem at once with its path, never an exception."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from datetime import date
 
 from calendars import periods
-from timekeeping.jobs.check import SPAN_RULE
+from timekeeping.jobs.check import LATE, SPAN_RULE
 from timekeeping.jobs.spec import parse_span
 from timekeeping.manifest_rules import is_whole, shown
 from timekeeping.recurring.spec import BEFORE_CLOCK, CATCH_UP, EACH
@@ -22,6 +23,9 @@ WHEN_VALUE_MAX = 200
 DUNNING_MAX = 10
 SPAN_MINUTES = {"m": 1, "h": 60, "d": 1440}
 EVENT = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
+OUTCOME_KEYS = ("due", "window", "collect", "tail", "pay")
+METHOD = re.compile(r"[a-z][a-z0-9_]{0,31}")
+METHODS_MAX = 10
 
 
 def check_plan(add: Add, service: dict, services: dict, path: str) -> None:
@@ -32,6 +36,59 @@ def check_plan(add: Add, service: dict, services: dict, path: str) -> None:
     if "on" in service:
         _on(add, service["on"], services, "every" in (price or {}) if isinstance(price, dict)
             else False, f"{path}.on")
+    if "outcome" in service or (isinstance(price, dict) and "share" in price):
+        _outcome(add, service.get("outcome"), price if isinstance(price, dict) else {}, path)
+
+
+def _outcome(add: Add, outcome: object, price: dict, path: str) -> None:
+    """`price.share` and `outcome` come together: a share of what the outcome pays, held in
+    its window per payment method, on a job with no fixed amount and no cycle."""
+    if not (isinstance(price.get("share"), str) and LATE.fullmatch(price["share"])):
+        add("price.share_invalid", f"{path}.price.share",
+            f"{shown(price.get('share'))} is not a share; an outcome is charged a whole percent "
+            "of each payment that matches it, from 1% to 100% (\"25%\")")
+    if not (isinstance(price.get("currency"), str) and CURRENCY.fullmatch(price["currency"])):
+        add("price.currency_invalid", f"{path}.price.currency",
+            "a share needs its currency, three capital letters (\"USD\")")
+    if "amount" in price or "every" in price:
+        add("price.share_with_amount", f"{path}.price.share",
+            "a job paid by its outcome has no fixed 'amount' and no cycle ('every')")
+    if not isinstance(outcome, dict):
+        add("outcome.invalid", f"{path}.outcome",
+            "a share needs its outcome: {\"due\": \"180d\", \"window\": {\"bank\": \"60d\"}}")
+        return
+    here = f"{path}.outcome"
+    for key in outcome:
+        if key not in OUTCOME_KEYS:
+            add("outcome.key_unknown", f"{here}.{key}",
+                f"'{key}' is not a key here; the keys are: {', '.join(OUTCOME_KEYS)}")
+    for key in ("due", "tail"):
+        if (key == "due" or key in outcome) and parse_span(outcome.get(key)) is None:
+            add(f"outcome.{key}_invalid", f"{here}.{key}",
+                f"{shown(outcome.get(key))}: {SPAN_RULE}")
+    window = outcome.get("window")
+    if not isinstance(window, dict) or not 0 < len(window) <= METHODS_MAX:
+        add("outcome.window_invalid", f"{here}.window",
+            f"'window' maps each payment method to how long its payments may still be reversed, "
+            f"1 to {METHODS_MAX} of them ({{\"bank\": \"60d\", \"card\": \"120d\"}})")
+    else:
+        for method, span in window.items():
+            if not isinstance(method, str) or METHOD.fullmatch(method) is None:
+                add("outcome.method_invalid", f"{here}.window",
+                    "a payment method is 1 to 32 characters a-z, 0-9 and '_', starting with a "
+                    "letter")
+            elif parse_span(span) is None:
+                add("outcome.window_invalid", f"{here}.window.{method}",
+                    f"{shown(span)}: {SPAN_RULE}")
+    if outcome.get("collect", "once") not in ("once", "each"):
+        add("outcome.collect_invalid", f"{here}.collect",
+            f"{shown(outcome.get('collect'))} is not one of: once (one payment wins it), each "
+            "(a window per invoice)")
+    if "pay" in outcome and not (isinstance(outcome["pay"], str)
+                                 and LATE.fullmatch(outcome["pay"])):
+        add("outcome.pay_invalid", f"{here}.pay",
+            f"{shown(outcome['pay'])} is not share pay; write a whole percent of the brand's "
+            "charge from 1% to 100% (\"40%\")")
 
 
 def _price(add: Add, price: dict, services: dict, path: str) -> None:

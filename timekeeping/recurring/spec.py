@@ -37,6 +37,21 @@ class ScheduleSpec:
 
 
 @dataclass(frozen=True)
+class OutcomeSpec:
+    """A job paid by its outcome (S21): `price.share` of each payment that matches it.
+
+        "outcome": {"due": "180d", "window": {"bank": "60d", "card": "120d"},
+                    "collect": "each", "tail": "90d", "pay": "40%"}
+    """
+
+    due: str  # no matching payment this long after the job opens: the outcome lapses
+    window: dict[str, str]  # a payment method -> how long its collection may still reverse
+    collect: str = "once"  # "once": one payment wins it; "each": one window per invoice
+    tail: str | None = None  # after a lost end, how long a matching payment still wins it
+    pay: int = 0  # the member's share pay, a percent of the brand's charge
+
+
+@dataclass(frozen=True)
 class PlanSpec:
     every: str | None = None
     amount: int = 0
@@ -48,6 +63,8 @@ class PlanSpec:
     dunning: tuple[str, ...] = ()  # retries of an unpaid renewal, after it ("3d", "7d", …)
     release: str | None = None  # the step whose commit releases the job's charge ("file")
     acts: dict[str, int] = field(default_factory=dict)  # paid acts: a step -> its price
+    share: int = 0  # a percent of the outcome's payments, charged as they are collected
+    outcome: OutcomeSpec | None = None
 
     @property
     def is_plan(self) -> bool:
@@ -63,9 +80,19 @@ def compile_plan(raw: dict) -> PlanSpec:
         for name, spec in ((raw.get("on") or {}).get("schedule") or {}).items()}
     events = {name: spec["order"]
               for name, spec in ((raw.get("on") or {}).get("event") or {}).items()}
+    outcome = raw.get("outcome")
+    if outcome is not None:
+        outcome = OutcomeSpec(due=outcome["due"], window=dict(outcome["window"]),
+                              collect=outcome.get("collect", "once"), tail=outcome.get("tail"),
+                              pay=_percent(outcome.get("pay", "0%")))
     return PlanSpec(every=price.get("every"), amount=int(price.get("amount", 0)),
                     currency=price.get("currency", ""),
                     includes=dict(price.get("includes") or {}), schedules=schedules,
                     events=events, final_after=price.get("final_after"),
                     dunning=tuple(price.get("dunning") or ()), release=price.get("release"),
-                    acts=dict(price.get("acts") or {}))
+                    acts=dict(price.get("acts") or {}),
+                    share=_percent(price.get("share", "0%")), outcome=outcome)
+
+
+def _percent(text: str) -> int:
+    return int(text.rstrip("%"))
