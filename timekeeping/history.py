@@ -62,6 +62,11 @@ def _day(value: object) -> str:
     return str(value)[:10]
 
 
+def _items(data: dict) -> str:
+    named = [item for item in data.get("items") or [] if item]
+    return f": {', '.join(named)}" if named else ""
+
+
 def _tail(data: dict) -> str:
     until = data.get("tail_until")
     return f"; a matching payment until {_day(until)} still wins it." if until else "."
@@ -165,6 +170,14 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "charge.returned": lambda d: f"The charge's hold went back: {d.get('why')}.",
     "acts.charged": lambda d: f"The acts already taken were charged: "
                               f"{', '.join(d.get('acts') or {})}, {_money(d, 'amount')}.",
+    "step.rejected": lambda d: f"The filing of {d.get('step')} was rejected ({d.get('code')}"
+                               + _items(d) + f"); resubmitted by {_day(d.get('closes'))} "
+                               f"it keeps its first filing time, "
+                               f"{_day(d.get('first_filed'))}" + _by(d) + ".",
+    "step.repaired": lambda d: f"The filing of {d.get('step')} was repaired in its window and "
+                               "keeps its first filing time.",
+    "repair.lapsed": lambda d: f"The repair window of {d.get('step')} closed unrepaired: the "
+                               "first filing time is lost.",
     "outcome.opened": lambda d: f"The outcome {d.get('outcome')} waits for a matching payment "
                                 f"until {_day(d.get('due'))}.",
     "outcome.collected": lambda d: f"Invoice {d.get('invoice')} was collected: "

@@ -123,13 +123,16 @@ OUTCOME_LINES = {
     "tail": ("the tail of the outcome of {job} ends", {
         Timer.State.ARMED: "watching · a matching payment until then still wins it",
         Timer.State.FIRED: "ended"}),
+    "repair": ("the repair window of {step} of {job} closes", {
+        Timer.State.ARMED: "open · resubmitted by then, it keeps the first filing time",
+        Timer.State.FIRED: "closed: the first filing time is lost"}),
 }
 
 
 def _window_lines(subject: Subject) -> list[Line]:
     """Each window of the subject's jobs (S21, `window`), on the day it closes in the subject's
     zone: an acceptance window (open, accepted or sent back), an outcome's wait, each
-    invoice's window and its tail. Two queries."""
+    invoice's window and its tail, a repair window. Two queries."""
     jobs = {pk: f"{service} {period}".strip() for pk, service, period in Job.objects.filter(
         subject=subject).values_list("pk", "service", "period")}
     if not jobs:
@@ -142,7 +145,8 @@ def _window_lines(subject: Subject) -> list[Line]:
         what = timer.payload.get("window")
         if what in OUTCOME_LINES:
             text, statuses = OUTCOME_LINES[what]
-            said = (text.format(job=jobs[timer.owner_id], invoice=timer.payload.get("invoice")),
+            said = (text.format(job=jobs[timer.owner_id], invoice=timer.payload.get("invoice"),
+                                step=timer.payload.get("step")),
                     statuses.get(timer.state) or timer.ended_by.split(":")[0])
         else:
             said = (f"the acceptance window of {jobs[timer.owner_id]} closes",

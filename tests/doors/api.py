@@ -42,6 +42,9 @@ DOORS = [
                                 "input": {"jurisdictions": ["US"]}}),
     Endpoint("job step", "post", "/api/jobs/{job}/steps", _writes(200, 404),
              body={"step": "extend", "items": ["US"]}),
+    # Nothing of A's job is filed yet, so a rejection is refused naming `items`.
+    Endpoint("job rejection", "post", "/api/jobs/{job}/rejections", _writes(400, 404),
+             body={"step": "file", "code": "math"}),
     Endpoint("clock acknowledge", "post", "/api/clocks/{clock}/acknowledge", _writes(200, 404),
              body={"item": "US"}),
     Endpoint("clock choose", "post", "/api/clocks/{clock}/choose", _writes(200, 404),

@@ -43,6 +43,7 @@ urlpatterns = [
     path("jobs/<pid:job_id>/work", work.JobWork.as_view(), name="job-work"),
     path("jobs/<pid:job_id>/end", work.JobEnd.as_view(), name="job-end"),
     path("jobs/<pid:job_id>/send_back", work.JobSendBack.as_view(), name="job-send-back"),
+    path("jobs/<pid:job_id>/rejections", work.JobRejections.as_view(), name="job-rejections"),
     path("jobs/<pid:job_id>/penalties", work.JobPenalties.as_view(), name="job-penalties"),
     path("tasks/<pid:task_id>/take", work.TaskAction.as_view(action="take"), name="task-take"),
     path("tasks/<pid:task_id>/extend", work.TaskAction.as_view(action="extend"),

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from timekeeping import clocks
 from timekeeping.api.access import kept, key_of, who
 from timekeeping.api.strict import StrictSerializer
-from timekeeping.jobs import asks, lifecycle, tasks
+from timekeeping.jobs import asks, lifecycle, repairs, tasks
 from timekeeping.jobs.common import now_of
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Task
 from timekeeping.recurring import charges, guarantees
@@ -224,3 +224,36 @@ class JobPenalties(APIView):
         except clocks.OrderRefused as refused:
             raise ValidationError({refused.field: [refused.message]}) from None
         return Response(CreditOut(said).data, status=status.HTTP_201_CREATED)
+
+
+class RejectionIn(StrictSerializer):
+    step = serializers.CharField(max_length=100, help_text="The step whose filing was "
+                                                           "rejected (\"file\").")
+    items = serializers.ListField(child=serializers.CharField(max_length=64), required=False,
+                                  default=list, max_length=100,
+                                  help_text="The items rejected; all it kept when left out.")
+    code = serializers.CharField(max_length=64, help_text="Why, as the receiving side said it "
+                                                          "(\"math\").")
+
+
+class RejectionOut(serializers.Serializer):
+    step = serializers.CharField()
+    code = serializers.CharField()
+    items = serializers.ListField(child=serializers.CharField())
+    closes = serializers.DateTimeField(help_text="The repair window closes: resubmitted "
+                                                 "before, the first filing time is kept.")
+    first_filed = serializers.CharField()
+
+
+class JobRejections(APIView):
+    @extend_schema(request=RejectionIn, responses={201: RejectionOut},
+                   summary="A filing was rejected: its dates open again, in a repair window")
+    def post(self, request, job_id: str):
+        job = kept(request, Job.objects.all(), job_id, "job")
+        given = RejectionIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            said = repairs.reject(job, by=who(request), **given.validated_data)
+        except clocks.OrderRefused as refused:
+            raise ValidationError({refused.field: [refused.message]}) from None
+        return Response(RejectionOut(said).data, status=status.HTTP_201_CREATED)

@@ -17,7 +17,7 @@ Add = Callable[[str, str, str], None]
 PRICE_KEYS = ("within", "late", "every", "amount", "currency", "includes", "final_after",
               "dunning", "release", "acts", "share")
 DELIVER_KEYS = ("title", "then", "after", "ask", "expires", "task", "hold", "within",
-                "needs_grant")
+                "needs_grant", "perfect")
 SCOPE_KEYS = ("for", "expires")
 SIGNAL_KEYS = ("silent", "goto")
 SPAN_RULE = ("a span written <n>d, <n>h or <n>m (days, hours, minutes), at most ten years, "
@@ -177,7 +177,7 @@ def _deliver_step(add: Add, name: str, spec: dict, steps: dict, clocks: dict,
         if spec.get("task"):
             add("deliver.ask_and_task", f"{path}.task",
                 "a step is asked of a party or done by a member, not both")
-    for key in ("expires", "hold"):
+    for key in ("expires", "hold", "perfect"):
         if key in spec and parse_span(spec[key]) is None:
             add(f"deliver.{key}_invalid", f"{path}.{key}", f"{shown(spec[key])}: {SPAN_RULE}")
     if "expires" in spec and "ask" not in spec:
@@ -191,6 +191,12 @@ def _deliver_step(add: Add, name: str, spec: dict, steps: dict, clocks: dict,
             add(f"deliver.{key}_invalid", f"{path}.{key}", f"'{key}' is true or false")
     if "within" in spec:
         _within(add, spec["within"], clocks, f"{path}.within")
+    if "perfect" in spec and not any(
+            isinstance(clock, dict) and name in (clock.get("satisfied_by") or [])
+            for clock in clocks.values()):
+        add("deliver.perfect_without_date", f"{path}.perfect",
+            f"a repair window keeps the first filing time of a date: '{name}' keeps no clock "
+            "(name it in a clock's 'satisfied_by')")
     if isinstance(spec.get("after"), list) and name in spec["after"]:
         add("deliver.after_itself", f"{path}.after", f"'{name}' cannot come after itself")
 

@@ -93,6 +93,7 @@ class DeliverSpec:
     hold: Span | None = None
     within: Within | None = None
     needs_grant: bool = False
+    perfect: Span | None = None  # a repair window: a rejected filing resubmitted inside it
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,8 @@ def compile_work(raw: dict) -> WorkSpec:
             ask=spec.get("ask"), expires=parse_span(spec.get("expires")),
             task=bool(spec.get("task")),
             hold=parse_span(spec.get("hold", DEFAULT_HOLD)) if spec.get("task") else None,
-            within=parse_within(spec.get("within")), needs_grant=bool(spec.get("needs_grant")))
+            within=parse_within(spec.get("within")), needs_grant=bool(spec.get("needs_grant")),
+            perfect=parse_span(spec.get("perfect")))
     scope = raw.get("scope") or {}
     signals = {name: SignalSpec(name, parse_span(spec["silent"]), spec["goto"])
                for name, spec in (raw.get("signals") or {}).items()}

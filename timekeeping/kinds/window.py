@@ -1,15 +1,17 @@
 """The window kind (place 7, S21): an acceptance window closes and the job's charge is
 released (timekeeping.recurring.charges); an outcome's due, a collection's window or its tail
-ends (timekeeping.recurring.outcomes)."""
+ends (timekeeping.recurring.outcomes); a repair window closes (timekeeping.jobs.repairs)."""
 
 from __future__ import annotations
 
 from timekeeping.firing import Firing
+from timekeeping.jobs import repairs
 from timekeeping.kinds import Place, register
 from timekeeping.models import Timer
 from timekeeping.recurring import charges, outcomes
 
-SAID = {"due": "the outcome's wait ends", "tail": "the outcome's tail ends"}
+SAID = {"due": "the outcome's wait ends", "tail": "the outcome's tail ends",
+        "repair": "the repair window closes"}
 
 
 def describe(timer: Timer) -> str:
@@ -23,4 +25,6 @@ def describe(timer: Timer) -> str:
 def fire(timer: Timer, firing: Firing) -> str:
     if "outcome" in timer.payload:
         return outcomes.fire(timer, firing.instant)
+    if timer.payload.get("window") == "repair":
+        return repairs.fire(timer, firing.instant)
     return charges.fire(timer.payload["job"], firing.instant)
