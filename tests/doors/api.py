@@ -2,6 +2,11 @@
 
 from tests.doors import EVERYONE_200, Endpoint, _as, _writes
 from tests.world import ACTORS, manifest
+from timekeeping.models import Member
+
+
+def _manager(world) -> str:
+    return Member.objects.get(brand=world.brand, user__username="staff_a").pk
 
 DOORS = [
     Endpoint("home page", "get", "/", dict.fromkeys(ACTORS, 302)),
@@ -96,6 +101,12 @@ DOORS = [
     Endpoint("link page", "get", "/ask/{link}/", EVERYONE_200),
     # Plans (docs/recurring.md): A's subject is on A's plan already, so subscribing it again
     # is refused naming the field (400); the stranger hears 404 for the subject.
+    # Standby seasons (docs/jobs.md): each caller puts A's manager on standby for its own days.
+    Endpoint("standby list", "get", "/api/brands/{brand}/standby", _as(200, 404)),
+    Endpoint("standby season", "post", "/api/brands/{brand}/standby", _writes(201, 404),
+             body=lambda w, n: {"member": _manager(w), "first": f"2031-{n + 1:02d}-01",
+                                "last": f"2031-{n + 1:02d}-20", "retainer": 20000,
+                                "currency": "USD"}),
     Endpoint("subscribe", "post", "/api/subscriptions", _writes(400, 404),
              body=lambda w, n: {"subject": w.subject.pk, "service": "tax-plan"}),
     Endpoint("subscription", "get", "/api/subscriptions/{subscription}", _as(200, 404)),

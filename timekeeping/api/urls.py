@@ -29,6 +29,7 @@ urlpatterns = [
     path("brands/<pid:brand_id>/manifests/<rowid:version>",
          reading_operations.ManifestDetail.as_view(), name="manifest"),
     path("brands/<pid:brand_id>/keys", keys.KeyList.as_view(), name="keys"),
+    path("brands/<pid:brand_id>/standby", work.BrandStandby.as_view(), name="standby"),
     path("brands/<pid:brand_id>/keys/<pid:key_id>/revoke", keys.KeyRevoke.as_view(),
          name="key-revoke"),
     path("subjects", reading.Subjects.as_view(), name="subjects"),

@@ -17,11 +17,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping import clocks
-from timekeeping.api.access import kept, key_of, who
+from timekeeping.api.access import kept, kept_brand, key_of, who
 from timekeeping.api.strict import StrictSerializer
-from timekeeping.jobs import asks, lifecycle, repairs, tasks
+from timekeeping.jobs import asks, lifecycle, repairs, standby, tasks
 from timekeeping.jobs.common import now_of
-from timekeeping.models import Ask, Deadline, Grant, Job, Member, Task
+from timekeeping.jobs.spec import parse_span
+from timekeeping.models import Ask, Deadline, Grant, Job, Member, Standby, Task, TestClock
 from timekeeping.recurring import charges, guarantees
 
 
@@ -257,3 +258,63 @@ class JobRejections(APIView):
         except clocks.OrderRefused as refused:
             raise ValidationError({refused.field: [refused.message]}) from None
         return Response(RejectionOut(said).data, status=status.HTTP_201_CREATED)
+
+
+class StandbyIn(StrictSerializer):
+    member = serializers.CharField(max_length=48, help_text="The member on standby (mbr_…).")
+    first = serializers.DateField(help_text="The season's first day, in the brand's zone.")
+    last = serializers.DateField(help_text="Its last day.")
+    retainer = serializers.IntegerField(min_value=0, max_value=standby.RETAINER_MAX,
+                                        help_text="Paid for each week, in minor units.")
+    currency = serializers.RegexField(r"^[A-Z]{3}$", help_text="Three capital letters.")
+    offer = serializers.CharField(max_length=16, default="4h",
+                                  help_text="How long a new task is offered to it first "
+                                            "(\"4h\", at most a week).")
+    test_clock = serializers.CharField(max_length=48, required=False,
+                                       help_text="A season in a test clock's world.")
+
+
+class StandbyOut(serializers.ModelSerializer):
+    class Meta:
+        model = Standby
+        fields = ["id", "brand", "member", "first", "last", "retainer", "currency", "offer",
+                  "weeks_accrued", "test_clock", "created"]
+
+
+class StandbyListOut(serializers.Serializer):
+    seasons = StandbyOut(many=True)
+
+
+class BrandStandby(APIView):
+    @extend_schema(responses=StandbyListOut, summary="The brand's standby seasons")
+    def get(self, request, brand_id: str):
+        brand = kept_brand(request, brand_id)
+        return Response({"seasons": StandbyOut(brand.standby.all()[:200], many=True).data})
+
+    @extend_schema(request=StandbyIn, responses={201: StandbyOut},
+                   summary="Put a member on standby for a season")
+    def post(self, request, brand_id: str):
+        brand = kept_brand(request, brand_id)
+        given = StandbyIn(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        member = Member.objects.filter(pk=data["member"], brand=brand).first()
+        if member is None:
+            raise ValidationError({"member": [f"no member {data['member']!r} of {brand.pk}"]})
+        test_clock = None
+        if "test_clock" in data:
+            test_clock = TestClock.objects.filter(pk=data["test_clock"], brand=brand).first()
+            if test_clock is None:
+                raise ValidationError({"test_clock": [f"no test clock {data['test_clock']!r} "
+                                                      f"of {brand.pk}"]})
+        offer = parse_span(data["offer"])
+        if offer is None:
+            raise ValidationError({"offer": ["a span written <n>d, <n>h or <n>m"]})
+        try:
+            made = standby.start(brand=brand, member=member, first=data["first"],
+                                 last=data["last"], retainer=data["retainer"],
+                                 currency=data["currency"], offer=offer.length(),
+                                 test_clock=test_clock, by=who(request))
+        except standby.StandbyRefused as refused:
+            raise ValidationError({refused.field: [refused.message]}) from None
+        return Response(StandbyOut(made).data, status=status.HTTP_201_CREATED)

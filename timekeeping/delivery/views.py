@@ -22,7 +22,7 @@ from timekeeping.delivery.access import (
     task_of,
     who,
 )
-from timekeeping.jobs import lifecycle
+from timekeeping.jobs import lifecycle, standby
 from timekeeping.models import Member, Occurrence
 from timekeeping.portals import controls as date_controls
 from timekeeping.portals.controls import Said
@@ -35,6 +35,7 @@ def home(request):
     return render(request, "delivery/home.html", {
         "tasks": rows.tasks(members, worlds), "dates": rows.dates(members, worlds),
         "leaving": rows.leaving(members, request.user), "limit": rows.LIMIT,
+        "seasons": standby.seasons_of(members),
         "acts": any(may_act(member) for member in members.values())})
 
 

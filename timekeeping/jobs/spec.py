@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from calendars.moments import shift
 
@@ -36,6 +36,10 @@ class Span:
 
     def after(self, instant: datetime, zone: str) -> datetime:
         return self._move(instant, zone, 1)
+
+    def length(self) -> timedelta:
+        """As elapsed time: a day is 24 hours (where a wall clock's day is not wanted)."""
+        return timedelta(**{{"d": "days", "h": "hours", "m": "minutes"}[self.unit]: self.n})
 
     def before(self, instant: datetime, zone: str) -> datetime:
         return self._move(instant, zone, -1)

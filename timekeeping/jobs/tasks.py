@@ -1,7 +1,8 @@
 """Tasks and holds (S10): a step that needs a person becomes a task in the brand's pool; a
 member takes it for the step's `hold` (two days when the manifest does not say), is warned at
 three quarters of the hold, may extend it once by another hold, and at its end the task opens
-again for anyone. Place 4 of the tick.
+again for anyone. Place 4 of the tick. A task that opens in a standby season is offered to the
+members on standby first (`timekeeping.jobs.standby`).
 
     open_task(job, spec, now)                 a task for the step, due when its deadline is
     take(task, member) / extend(task, member) / release(task, member)
@@ -18,7 +19,7 @@ from datetime import datetime
 from django.db import transaction
 
 from timekeeping import gate
-from timekeeping.jobs import common
+from timekeeping.jobs import common, standby
 from timekeeping.jobs.spec import DeliverSpec, parse_span
 from timekeeping.models import Brand, Deadline, Job, Member, Task
 
@@ -49,6 +50,7 @@ def open_task(job: Job, spec: DeliverSpec, now: datetime) -> Task:
         hold=(spec.hold or parse_span("2d")).after(now, common.zone_of(job)) - now,
         opened=now)
     common.record(job, "task.opened", {"task": task.pk, "step": spec.name, "due": task.due})
+    standby.offer(task, now)
     return task
 
 
@@ -101,6 +103,8 @@ def take(task: Task, member: Member) -> Task:
         if task.state == Task.State.HELD:
             return task  # taken already by this member: taking it again changes nothing
         now = common.now_of(task.job)
+        if offered := standby.may_take(task, member, now):
+            raise TaskRefused("offered_to_standby", offered)
         task.state, task.holder, task.held_since = Task.State.HELD, member, now
         task.held_until, task.holds, task.extended = _hold_end(task, now), task.holds + 1, False
         task.save()

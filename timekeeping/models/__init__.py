@@ -9,12 +9,13 @@ from timekeeping.models.recurring import Allowance, Outcome, Subscription
 from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
 from timekeeping.models.service import Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.models.timer import TickRun, Timer
-from timekeeping.models.work import Ask, Deadline, Grant, Task
+from timekeeping.models.work import Ask, Deadline, Grant, Standby, Task
 
 __all__ = [
     "Allowance", "ApiKey", "Ask", "Brand", "BrandTable", "Clock", "Connection", "Customer",
     "Deadline", "Delivery", "Fault", "Grant", "Heartbeat", "Invitation", "Job", "Manifest",
     "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
-    "ScheduleRun", "SetAside", "Subject", "Subscription", "Task", "TestClock", "TickRun", "Timer",
+    "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",
+    "TickRun", "Timer",
     "brands_kept_by",
 ]

@@ -164,6 +164,9 @@ class Task(models.Model):
     extended = models.BooleanField(default=False, help_text="This hold was extended (once).")
     opened = models.DateTimeField()
     done = models.DateTimeField(null=True, blank=True)
+    offered_until = models.DateTimeField(
+        null=True, blank=True, help_text="Opened in a standby season: only the members on "
+                                         "standby may take it until then.")
 
     class Meta:
         ordering = ["due", "opened"]
@@ -173,3 +176,27 @@ class Task(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.title} ({self.state})"
+
+
+class Standby(models.Model):
+    """A member on standby for a season (S20): offered new tasks first, and paid a retainer
+    for each week of it."""
+
+    id = PublicIdField(prefix="stb")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="standby")
+    test_clock = models.ForeignKey(TestClock, null=True, blank=True, on_delete=models.CASCADE,
+                                   related_name="standby")
+    member = models.ForeignKey(Member, on_delete=models.CASCADE, related_name="standby")
+    first = models.DateField(help_text="The season's first day, in the brand's zone.")
+    last = models.DateField(help_text="Its last day.")
+    retainer = models.BigIntegerField(help_text="Paid for each week, in minor units.")
+    currency = models.CharField(max_length=3)
+    offer = models.DurationField(help_text="How long a new task is offered to it first.")
+    weeks_accrued = models.PositiveIntegerField(default=0)
+    created = models.DateTimeField()
+
+    class Meta:
+        ordering = ["brand", "first"]
+
+    def __str__(self) -> str:
+        return f"{self.member_id} on standby {self.first}..{self.last}"
