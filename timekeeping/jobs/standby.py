@@ -104,8 +104,8 @@ def _record(season: Standby, kind: str, data: dict, at: datetime) -> None:
 def accrue(season_id: str, week: int, instant: datetime) -> str:
     """The end of a week of the season: its retainer is the member's (once, by its key)."""
     with transaction.atomic():
-        season = Standby.objects.select_for_update().select_related("brand", "test_clock",
-                                                                    "member").get(pk=season_id)
+        season = Standby.objects.select_for_update(of=("self",)).select_related(
+            "brand", "test_clock", "member").get(pk=season_id)
         ends = week_ends(season)
         start_of_week = season.first + timedelta(days=7 * (week - 1))
         days = (min(start_of_week + timedelta(days=7), season.last + timedelta(days=1))
