@@ -218,6 +218,19 @@ def _status(subject: Subject, occurrence: Occurrence) -> str:
     return " · ".join([head, *notes])
 
 
+AHEAD_SHOWN = 20
+
+
+def ahead(subject: Subject, *, today: date) -> list[Line]:
+    """What comes on its own from `today` on, beside the dates: each mint and renewal of the
+    subject's plans and each window still open (the portal's "Also ahead"). At most
+    `AHEAD_SHOWN`, soonest first; five queries."""
+    found = [line for line in [*_plan_lines(subject), *_window_lines(subject)]
+             if line.date >= today and (line.status.startswith(("ahead", "open", "waiting",
+                                                                 "watching", "ends")))]
+    return sorted(found, key=lambda line: (line.date, line.what))[:AHEAD_SHOWN]
+
+
 def zone_of_subject(subject: Subject) -> str:
     """The zone its dates are judged and printed in: its own, else its brand calendar's."""
     return calendar_for(subject).zone_name

@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from calendars.moments import day_in_zone
 from timekeeping import clock, subject_calendar
 from timekeeping.models import Ask, Occurrence, Subscription
 from timekeeping.portals import controls, record, rows
@@ -43,7 +44,9 @@ def subject(request, subject_id: str):
     except ValueError as error:
         raise BadRequest(str(error)) from None
     zone = subject_calendar.zone_of_subject(found)
+    today = day_in_zone(clock.now(brand=found.brand, test_clock=found.test_clock), zone)
     return render(request, "portal/subject.html", {
+        "ahead": subject_calendar.ahead(found, today=today),
         "subject": found, "zone": zone, "rows": rows.coming_up([found]),
         # What the brand asks of the subject's people by a link (docs/jobs.md): the link
         # itself reached them by email; the page says what and until when.

@@ -35,6 +35,10 @@ def test_a_customer_sees_their_plan_and_cancels_it_at_the_cycles_end(brand, acto
         page = _text(buyer.get(f"/portal/subjects/{subject.pk}/"))
         assert "Your plans plan · cycle 1 · renews on Mon 15 Feb 2027" in page
         assert "1 × books 1 0 Mon 15 Feb 2027" in page
+        # What comes on its own: the next renewal and the next mint, nothing already done.
+        assert ("Mon 15 Feb 2027 the plan renews cycle ahead · cycle 2 Mon 1 Mar 2027 the "
+                "2027-03 books is minted schedule ahead") in page
+        assert "minted job_" not in page.split("Also ahead")[1].split("Your plans")[0]
         answer = buyer.post(f"/portal/plans/{subscription.pk}/cancel")
     assert answer.status_code == 302
     assert Subscription.objects.get(pk=subscription.pk).ends_after == 1
