@@ -232,7 +232,8 @@ def _rule_due(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int) -> d
         period_end=service.period.end_of(job.period, job.input),
         job_input={**job.subject.input, **job.input},
         item=item, job=job, other_clock=lambda name, other_item: _other_due(job, name,
-                                                                            other_item))
+                                                                            other_item),
+        period=job.period)
     found = dues.evaluate(rule, context)
     if found is not None and seq and spec.every:
         found = found + parse_every(spec.every) * seq  # counted from the first: no drift

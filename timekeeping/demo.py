@@ -155,7 +155,7 @@ TAX_SUBJECT, TAX_CLOCK = "sbj_7Hq2", "tc_7Hq4"
 TAX_START = datetime(2028, 2, 1, 14, tzinfo=UTC)
 TAX_PLAN_ANCHOR = date(2028, 1, 20)
 TAX_INPUT = {"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"],
-             "earliest_credit_expiry": "2046-12-31"}
+             "earliest_credit_expiry": "2046-12-31", "entity": "C corp"}
 
 
 def demo_tax(user) -> Subject:

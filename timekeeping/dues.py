@@ -10,11 +10,14 @@ A rule is data, exactly one of:
                                                    by whole calendar days (0 by default)
     {"function": "tax.earliest_expiry"}            a registered Python function
 
-and may carry `"items": {"US-NJ": {<rule>}}` for items whose rule differs.
+and may carry `"items": {"US-NJ": {<rule>}}` for items whose rule differs, and
+`"quarters": {"Q1": {<rule>}}` for a job whose period is that quarter ("2027-Q1"): estimated
+tax is due on the 15th of the month after the first quarter, and inside the other three.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -47,16 +50,28 @@ class DueContext:
     item: str
     job: object = None
     other_clock: Callable[[str, str], date | None] | None = None
+    period: str = ""  # the job's period label ("2027-Q1"), for a rule with `quarters`
 
 
-def rule_for_item(rule: dict, item: str) -> dict:
+QUARTER = re.compile(r"\d{4}-(?P<quarter>Q[1-4])")
+
+
+def rule_for_item(rule: dict, item: str, period: str = "") -> dict:
+    """The rule an item of a period keeps: the item's own, else the quarter's own, else the
+    rule itself."""
     per_item = rule.get("items") or {}
-    return per_item.get(item, rule) if item else rule
+    if item and item in per_item:
+        return per_item[item]
+    quarter = QUARTER.fullmatch(period or "")
+    per_quarter = rule.get("quarters") or {}
+    if quarter is not None and quarter["quarter"] in per_quarter:
+        return per_quarter[quarter["quarter"]]
+    return rule
 
 
 def evaluate(rule: dict, context: DueContext) -> date | None:
     """The civil date a rule gives, or None when it cannot answer (a missing input)."""
-    rule = rule_for_item(rule, context.item)
+    rule = rule_for_item(rule, context.item, context.period)
     if "date" in rule:
         return date.fromisoformat(rule["date"])
     if "after_period" in rule:

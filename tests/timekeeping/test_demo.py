@@ -51,10 +51,13 @@ def test_it_loads_the_demo_twice_without_doubling_anything(capsys):
     call_command("demo")
     out = capsys.readouterr().out
     assert Brand.objects.filter(slug="demo").count() == 1
-    # The near taxpayer's job; the 2027 return opens at tc_7Hq4's first tick, by one timer.
+    # The near taxpayer's job; the 2027 return opens at tc_7Hq4's first tick, by one timer, and
+    # the first quarter's estimate of 2028 by another.
     assert Job.objects.count() == 1 and Customer.objects.count() == 1
     assert Subscription.objects.filter(subject_id=TAX_SUBJECT).count() == 1
-    assert Timer.objects.filter(kind="schedule", owner_id__startswith="sbn_").count() == 1
+    assert sorted(str(period) for period in Timer.objects.filter(
+        kind="schedule", owner_id__startswith="sbn_").values_list("payload__period", flat=True)
+    ) == ["2027", "2028-Q1"]
     assert Invitation.objects.count() == 1 and SetAside.objects.count() == 0
     assert f"{DEMO_USERNAME} / {DEMO_PASSWORD}" in out
 

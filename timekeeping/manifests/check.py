@@ -467,6 +467,9 @@ def _rungs(checker: Checker, rungs: object, steps: dict, path: str) -> None:
                         f"the rung runs '{rung.step}', which is not a step of this service")
 
 
+QUARTERS = ("Q1", "Q2", "Q3", "Q4")
+
+
 def _due(checker: Checker, rule: object, clocks: dict, own: str, path: str, *,
          item: bool = False) -> None:
     """A due rule (timekeeping.dues); `item`: an item's own rule, which holds no items."""
@@ -474,22 +477,25 @@ def _due(checker: Checker, rule: object, clocks: dict, own: str, path: str, *,
         checker.add("clock.due_invalid", path, "a due rule is an object: " + _forms())
         return
     forms = [form for form in dues.FORMS if form in rule]
-    extra = [key for key in rule if key not in (*dues.FORMS, "items", "days")]
+    extra = [key for key in rule if key not in (*dues.FORMS, "items", "quarters", "days")]
     if "days" in rule and "clock" not in rule:
         extra.append("days")  # days shift only a date read from another clock
     if len(forms) != 1 or extra:
         checker.add("clock.due_invalid", path, "a due rule has exactly one of " + _forms())
         return
     _due_form(checker, forms[0], rule, clocks, own, path)
-    if "items" not in rule:
-        return
-    per_item = rule["items"]
-    if item or not isinstance(per_item, dict):
-        checker.add("clock.due_invalid", f"{path}.items",
-                    "'items' maps an item to a due rule (an item's rule holds no items)")
-        return
-    for name, item_rule in per_item.items():
-        _due(checker, item_rule, clocks, own, f"{path}.items.{name}", item=True)
+    for key, names in (("items", None), ("quarters", QUARTERS)):
+        if key not in rule:
+            continue
+        per = rule[key]
+        if item or not isinstance(per, dict) or (names and set(per) - set(names)):
+            checker.add("clock.due_invalid", f"{path}.{key}",
+                        f"'{key}' maps " + ("an item" if key == "items" else
+                                            "a quarter, Q1 to Q4,")
+                        + " to a due rule (which holds no items or quarters of its own)")
+            continue
+        for name, own_rule in per.items():
+            _due(checker, own_rule, clocks, own, f"{path}.{key}.{name}", item=True)
 
 
 def _due_form(checker: Checker, form: str, rule: dict, clocks: dict, own: str,

@@ -119,11 +119,11 @@ def _mint_day(subscription: Subscription, schedule: ScheduleSpec,
     service = services_of(subscription.bundle)[schedule.order]
     clock_spec = service.clocks[before["clock"]]
     subject_input = subscription.subject.input
-    if {"function", "clock"} & set(dues.rule_for_item(clock_spec.due, "")):
+    if {"function", "clock"} & set(dues.rule_for_item(clock_spec.due, "", period.label)):
         return period.end  # a rule that needs the job itself: read once the job exists
     due = dues.evaluate(clock_spec.due, dues.DueContext(
         period_end=service.period.end_of(period.label, subject_input),
-        job_input=subject_input, item=""))
+        job_input=subject_input, item="", period=period.label))
     if due is None:
         return period.end
     return due - timedelta(days=int(before["days"]))
