@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 
 from calendars import rules
 from calendars.models import Calendar, Postponement
+from calendars.moments import day_in_zone
 from timekeeping import dues, exposure, firing, gate, instants, outbox, records, tiers, timers
 from timekeeping.manifests import services_of
 from timekeeping.manifests.spec import ClockSpec, ServiceSpec, parse_every
@@ -202,6 +203,10 @@ def _open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurr
     except (OverflowError, ValueError):  # past the end of the calendar itself
         rule_due = date.max
     why = "its due rule gave no date"
+    if rule_due is None and "after_kept" in spec.due:
+        measured = spec.due["after_kept"]
+        why = (f"it is measured from {measured['clock']} {measured.get('item', item)}, which "
+               "this job does not keep").replace("  ", " ")
     if rule_due is not None and not instants.in_span(rule_due):
         if not seq:  # opening the job: the order is refused, and nothing of it is kept
             raise OrderRefused("period", f"the {spec.name} date {rule_due} falls outside the "
@@ -233,6 +238,7 @@ def _rule_due(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int) -> d
         job_input={**job.subject.input, **job.input},
         item=item, job=job, other_clock=lambda name, other_item: _other_due(job, name,
                                                                             other_item),
+        other_kept=lambda name, other_item: _other_kept(row, name, other_item),
         period=job.period)
     found = dues.evaluate(rule, context)
     if found is not None and seq and spec.every:
@@ -244,6 +250,40 @@ def _other_due(job: Job, name: str, item: str) -> date | None:
     occurrence = Occurrence.objects.filter(clock__job=job, clock__name=name, item=item).first() \
         or Occurrence.objects.filter(clock__job=job, clock__name=name).first()
     return occurrence.due if occurrence else None
+
+
+def _other_kept(row: Clock, name: str, item: str) -> tuple[date | None, date] | None:
+    """When another clock's item of the job was kept (the day, in the subject's zone; None
+    while it is not) and the date its due rule first gave; None when the job has no such
+    date."""
+    occurrence = Occurrence.objects.filter(
+        clock__job_id=row.job_id, clock__name=name, item=item).order_by("-seq").first()
+    if occurrence is None:
+        return None
+    kept = day_in_zone(occurrence.settled, calendar_for(row.subject).zone_name) \
+        if occurrence.status == Occurrence.Status.SATISFIED else None
+    return kept, occurrence.rule_due
+
+
+def _measure_from(kept: Occurrence) -> None:
+    """The dates of the job measured from when `kept` was kept (`after_kept`: a refund window
+    runs from the filing) open now, or move to it if they had a date already."""
+    row = kept.clock
+    for other in Clock.objects.filter(job_id=row.job_id).exclude(pk=row.pk).select_related(
+            "job__subject", "subject", "brand", "test_clock"):
+        spec = spec_of(other)
+        measured = spec.due.get("after_kept")
+        if not measured or measured["clock"] != row.name or \
+                measured.get("item", kept.item) != kept.item:
+            continue
+        found = Occurrence.objects.filter(clock=other).order_by("-seq").first()
+        if found is None:
+            _open_occurrence(other, spec, "", seq=0)
+            continue
+        day = _rule_due(other, spec, spec.due, found.item, found.seq)
+        if found.status == Occurrence.Status.OPEN and day is not None and \
+                day not in (found.due, found.rolled_from):
+            _move_to(found, spec, day, by=f"{row.name} kept", roll=True)
 
 
 def _keep(occurrence: Occurrence, day: date, *, by: str) -> None:
@@ -330,6 +370,7 @@ def _settle(occurrence: Occurrence, spec: ClockSpec, *, by: str, at: datetime) -
     occurrence.save(update_fields=["status", "settled", "settled_by"])
     _end_timers(occurrence, f"satisfied by {by}")
     _record(occurrence, "clock.satisfied", {"by": by, "due": occurrence.due, "late": late})
+    _measure_from(occurrence)
     if spec.every:
         _open_occurrence(occurrence.clock, spec, occurrence.item, occurrence.seq + 1)
 

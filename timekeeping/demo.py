@@ -13,12 +13,14 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from timekeeping import clock, clocks, delays, invitations, manifests, test_clocks
+from timekeeping import clock, clocks, delays, gate, invitations, manifests, test_clocks
+from timekeeping.jobs import lifecycle
 from timekeeping.models import Brand, Customer, Job, Subject, Subscription, TestClock
 from timekeeping.recurring import plans
 
@@ -152,27 +154,34 @@ def demo_delays(brand: Brand) -> None:
 
 TAX_MANIFEST = Path(__file__).parent / "manifests" / "examples" / "tax.json"
 TAX_SUBJECT, TAX_CLOCK = "sbj_7Hq2", "tc_7Hq4"
-TAX_START = datetime(2028, 2, 1, 14, tzinfo=UTC)
-TAX_PLAN_ANCHOR = date(2028, 1, 20)
+TAX_ZONE = ZoneInfo("America/New_York")
+TAX_YEAR_START = datetime(2027, 1, 20, 14, tzinfo=UTC)  # 09:00 in New York: the plan starts
+TAX_START = datetime(2028, 2, 1, 4, 59, tzinfo=UTC)  # the last minute of 31 January there
+TAX_PLAN_ANCHOR = date(2027, 1, 20)
 TAX_INPUT = {"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"],
              "earliest_credit_expiry": "2046-12-31", "entity": "C corp"}
+# What the 2026 return found, kept on the subject for the 2027 return: a carryforward (the
+# earliest one expires 2046-12-31) and a franchise report now owed in Texas.
+TAX_FOUND = {"carryforward": {"amount": 1_380_000, "currency": "USD",
+                              "what": "of US credit from 2026"},
+             "franchise_reports": ["US-TX"]}
 
 
 def demo_tax(user) -> Subject:
-    """A tax practice on a test clock: a taxpayer filing in US, US-CA, US-NY and US-NJ, with
-    the file clock per jurisdiction, the hard pay date, the refund window and a credit's
-    expiry living on the subject. The ids are fixed so documented command lines work:
+    """A tax practice on a test clock: a taxpayer (a C corp) filing in US, US-CA, US-NY and
+    US-NJ, on the Tax Plan from 20 January 2027, with a year of its work already kept on the
+    test clock (`tax_year`). The ids are fixed so documented command lines work:
 
         manage.py tick --test-clock tc_7Hq4 --to 2028-02-01T20:00:00Z --trace
+        manage.py subjects calendar sbj_7Hq2 --from 2027-02-01 --test-clock tc_7Hq4
         manage.py tick --test-clock tc_7Hq4 --to 2028-04-16T00:00:00Z --trace
-        manage.py subjects calendar sbj_7Hq2 --from 2028-01-01 --test-clock tc_7Hq4
     """
     brand, _ = Brand.objects.get_or_create(
         slug="demo-tax", defaults={"name": "Demo tax practice", "owner": user})
     manifests.load(brand, json.loads(TAX_MANIFEST.read_text()))
     test_clock, _ = TestClock.objects.get_or_create(
-        id=TAX_CLOCK, defaults={"brand": brand, "name": "the 2027 return",
-                                "frozen_time": TAX_START})
+        id=TAX_CLOCK, defaults={"brand": brand, "name": "a year of a taxpayer",
+                                "frozen_time": TAX_YEAR_START})
     subject, _ = Subject.objects.get_or_create(
         id=TAX_SUBJECT, defaults={"brand": brand, "test_clock": test_clock,
                                   "kind": "taxpayer", "key": "98-7654321",
@@ -180,12 +189,73 @@ def demo_tax(user) -> Subject:
                                   "owner_name": "Grace Okafor", "input": TAX_INPUT,
                                   "contact_email": "finance@harbor.example"})
     if not Subscription.objects.filter(subject=subject, service="tax-plan").exists():
-        # The subject is on the Tax Plan from 20 January 2028: its annual schedule mints the
-        # 2027 return at the test clock's first instant (1 February, 09:00 New York), counted
-        # in the plan's allowance; the first tick's trace shows what the mint armed and held.
-        plans.subscribe(subject=subject, service="tax-plan", anchor=TAX_PLAN_ANCHOR,
-                        by="the demo")
+        tax_year(subject, test_clock)
     return subject
+
+
+def tax_year(subject: Subject, test_clock: TestClock) -> None:
+    """2027 on the test clock, as a practice keeps it, stopping at the last minute of 31
+    January 2028 in New York so the next tick mints the 2027 return (docs/recurring.md):
+
+    - 20 January: the taxpayer joins the Tax Plan, and the practice takes on its 2025 return,
+      filed before, for the refund window that return still holds.
+    - 1 February: the plan mints the 2026 return; 5 April, 5 June, 5 September, 5 December:
+      it mints each quarter's estimate, paid that day.
+    - 12 April: the return's `run tentative 3d` rung files the extension for US, US-CA and
+      US-NY (US-NJ's own, on 14 May); the 2026 tax is paid that day, before its hard date.
+    - 11 July: filed in US, US-CA and US-NJ; 13 July: the organizer is answered, US-NY filed
+      and the return delivered, with what the work found (a carryforward, a Texas report).
+    - 18 October: a CP161 notice arrives (the plan mints its response); replied 14 November.
+    - 20 January 2028: the plan renews, cycle 2.
+    """
+    def job(service: str, period: str) -> Job:
+        return Job.objects.select_related("subject", "brand", "test_clock").get(
+            subject=subject, service=service, period=period)
+
+    def step(service: str, period: str, name: str, items=None, by="the practice") -> None:
+        outcome = gate.propose(job=job(service, period), step=name, items=items, by=by)
+        if not outcome.committed:
+            raise DemoRefused(f"the demo's {service} {period}: {name} was refused: "
+                              f"{outcome.reason}")
+
+    def paid(quarter: str) -> None:
+        step("estimate", quarter, "pay", by=subject.owner_name)
+        lifecycle.end(job("estimate", quarter), by="the practice")
+
+    def filed_2026() -> None:
+        step("annual-return", "2026", "organizer", by=subject.owner_name)
+        step("annual-return", "2026", "file", ["US-NY"])
+        lifecycle.end(job("annual-return", "2026"), by="the practice", facts=TAX_FOUND)
+
+    def replied() -> None:
+        step("notice-response", "CP161", "reply")
+        lifecycle.end(job("notice-response", "CP161"), by="the practice")
+
+    plans.subscribe(subject=subject, service="tax-plan", anchor=TAX_PLAN_ANCHOR,
+                    by="the demo")
+    prior = clocks.order(brand=subject.brand, service="prior-return", subject=subject,
+                         period="2025", by="the demo")
+    lifecycle.end(prior, by="the practice")
+    script = [
+        ("2027-04-05 09:00", lambda: paid("2027-Q1")),
+        ("2027-04-12 10:00", lambda: step("annual-return", "2026", "pay",
+                                          by=subject.owner_name)),
+        ("2027-06-05 09:00", lambda: paid("2027-Q2")),
+        ("2027-07-11 10:00", lambda: step("annual-return", "2026", "file",
+                                          ["US", "US-CA", "US-NJ"])),
+        ("2027-07-13 10:00", filed_2026),
+        ("2027-09-05 09:00", lambda: paid("2027-Q3")),
+        ("2027-10-18 10:00", lambda: plans.receive(
+            subject=subject, event="notice.received", key="CP161",
+            input={"reply_by": "2027-12-14"}, by="the demo")),
+        ("2027-11-14 10:00", replied),
+        ("2027-12-05 09:00", lambda: paid("2027-Q4")),
+    ]
+    for when, action in script:
+        at = datetime.fromisoformat(when).replace(tzinfo=TAX_ZONE).astimezone(UTC)
+        test_clocks.advance(test_clock, to=at)
+        action()
+    test_clocks.advance(test_clock, to=TAX_START)
 
 
 def demo_customer(subject: Subject, *, by) -> None:

@@ -9,6 +9,11 @@ A rule is data, exactly one of:
     {"clock": "file", "days": -3}                  another clock of the job (same item), moved
                                                    by whole calendar days (0 by default)
     {"function": "tax.earliest_expiry"}            a registered Python function
+    {"after_kept": {"clock": "file", "item": "US",  measured from when another clock of the
+                    "years": 3}}                   job was kept: that day, or its first due
+                                                   date if later, plus whole years; until it
+                                                   is kept, from its first due date (a
+                                                   refund window runs from the filing)
 
 and may carry `"items": {"US-NJ": {<rule>}}` for items whose rule differs, and
 `"quarters": {"Q1": {<rule>}}` for a job whose period is that quarter ("2027-Q1"): estimated
@@ -24,7 +29,7 @@ from datetime import date, timedelta
 
 from dateutil.relativedelta import relativedelta
 
-FORMS = ("date", "after_period", "input", "clock", "function")
+FORMS = ("date", "after_period", "input", "clock", "function", "after_kept")
 DueFunction = Callable[..., date | None]
 _functions: dict[str, DueFunction] = {}
 
@@ -51,6 +56,9 @@ class DueContext:
     job: object = None
     other_clock: Callable[[str, str], date | None] | None = None
     period: str = ""  # the job's period label ("2027-Q1"), for a rule with `quarters`
+    # (the day another clock's item was kept or None, its first due date), or None when the
+    # job has no such date
+    other_kept: Callable[[str, str], tuple[date | None, date] | None] | None = None
 
 
 QUARTER = re.compile(r"\d{4}-(?P<quarter>Q[1-4])")
@@ -89,6 +97,14 @@ def evaluate(rule: dict, context: DueContext) -> date | None:
     if "clock" in rule:
         found = context.other_clock(rule["clock"], context.item) if context.other_clock else None
         return found + timedelta(days=rule.get("days", 0)) if found else None
+    if "after_kept" in rule:
+        measured = rule["after_kept"]
+        found = context.other_kept(measured["clock"], measured.get("item", context.item)) \
+            if context.other_kept else None
+        if found is None:
+            return None
+        kept, first_due = found
+        return max(kept or first_due, first_due) + relativedelta(years=measured["years"])
     if "function" in rule:
         return _functions[rule["function"]](job=context.job, item=context.item,
                                             period_end=context.period_end)

@@ -5,11 +5,13 @@ Occurrences of one clock with the same date and status share a line, their items
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from calendars import ical
 from calendars.moments import day_in_zone
+from timekeeping import exposure
 from timekeeping.clocks import calendar_for, spec_of
 from timekeeping.models import (
     Ask,
@@ -42,26 +44,27 @@ class Line:
 def lines(subject: Subject, *, start: date | None = None, end: date | None = None,
           grouped: bool = True) -> list[Line]:
     """The subject's dates, on its own clock (its test clock's world, or the real one).
-    `grouped` joins the items of one clock that share a date and status into one line."""
-    found = Occurrence.objects.filter(clock__subject=subject).select_related("clock")
+    `grouped` joins the occurrences that share a date, a title and how they stand (open, kept,
+    lapsed) into one line: the items of one clock, or the same date kept by two jobs."""
+    found = Occurrence.objects.filter(clock__subject=subject).select_related("clock__job")
     if start:
         found = found.filter(due__gte=start)
     if end:
         found = found.filter(due__lte=end)
     groups: dict[tuple, list[Occurrence]] = {}
-    for occurrence in found:
-        status = _status(subject, occurrence)
-        key = (occurrence.due, occurrence.clock_id, status) if grouped else (
-            occurrence.due, occurrence.label, status)
+    for occurrence in found.order_by("clock__opened", "item", "seq"):
+        row = occurrence.clock
+        key = (occurrence.due, row.title, row.hard, row.owner, occurrence.status) if grouped \
+            else (occurrence.due, occurrence.label)
         groups.setdefault(key, []).append(occurrence)
     result = []
-    for (due, _, status), group in groups.items():
+    for group in groups.values():
         row = group[0].clock
-        items = [occurrence.item for occurrence in group if occurrence.item]
+        items = list(dict.fromkeys(occurrence.item for occurrence in group if occurrence.item))
         what = row.title + (f", {_joined(items)}" if items else "")
         uid = "+".join(sorted(occurrence.label for occurrence in group)) + "@keeping-time"
-        result.append(Line(due, what, "hard" if row.hard else "clock", _answers_for(subject,
-                           row.owner), status, uid))
+        result.append(Line(group[0].due, what, "hard" if row.hard else "clock",
+                           _answers_for(subject, row.owner), _status(subject, group), uid))
     result.extend(line for line in [*_work_lines(subject), *_plan_lines(subject),
                                     *_window_lines(subject)]
                   if (not start or line.date >= start) and (not end or line.date <= end))
@@ -172,7 +175,10 @@ def _work_lines(subject: Subject) -> list[Line]:
             status += " · opened once more"
         found.append(Line(day(ask.expires), f"the link for {ask.title} expires", "ask",
                           ask.party, status.strip(), f"{ask.pk}@keeping-time"))
-    for deadline in Deadline.objects.filter(job__subject=subject).select_related("job"):
+    # A deadline or task closed with its job was neither met nor missed: no date of the
+    # subject's any more, so not on its calendar.
+    for deadline in Deadline.objects.filter(job__subject=subject).exclude(
+            state=Deadline.State.CLOSED).select_related("job"):
         what = (f"{deadline.job.service} {deadline.job.period}".strip() if not deadline.step
                 else f"step {deadline.step} of {deadline.job.service}") + " is due"
         status = deadline.get_state_display()
@@ -182,7 +188,8 @@ def _work_lines(subject: Subject) -> list[Line]:
             status = f"met {day(deadline.settled)}"
         found.append(Line(day(deadline.ends), f"{what} (within {deadline.rule})", "deadline",
                           "the brand", status, f"{deadline.pk}@keeping-time"))
-    for task in Task.objects.filter(subject=subject).exclude(due=None).select_related(
+    for task in Task.objects.filter(subject=subject).exclude(due=None).exclude(
+            state=Task.State.CLOSED).select_related(
             "holder__user"):
         holder = task.holder.user.get_username() if task.holder else "the pool"
         status = {"open": "open in the pool", "held": f"held until {day(task.held_until)}",
@@ -201,21 +208,63 @@ def _answers_for(subject: Subject, owner: str) -> str:
             "of_record": "of record"}.get(owner, owner)
 
 
-def _status(subject: Subject, occurrence: Occurrence) -> str:
-    notes = []
-    if occurrence.moved_from and occurrence.moved_by == "calendar":
-        notes.append(f"postponed from {occurrence.moved_from:%m-%d}")
-    elif occurrence.moved_from:
-        notes.append(f"extended from {occurrence.moved_from:%m-%d}")
-    if occurrence.rolled_from:
-        notes.append(f"rolled from {occurrence.rolled_from:%m-%d}")
-    if occurrence.status == Occurrence.Status.SATISFIED:
-        kept = day_in_zone(occurrence.settled, zone_of_subject(subject))
-        head = f"kept {kept}"
+def _status(subject: Subject, group: list[Occurrence]) -> str:
+    """How the dates of one line stand: open, kept (on a day; an item kept on another day is
+    named), lapsed or closed; then how they came to their date (extended, postponed, measured
+    from another's keeping, rolled), what a miss costs, what a passed hard date bars, and
+    the sum the date is about."""
+    first, zone = group[0], zone_of_subject(subject)
+    if first.status == Occurrence.Status.SATISFIED:
+        days = [(occurrence.item, day_in_zone(occurrence.settled, zone)) for occurrence in group]
+        common = Counter(day for _, day in days).most_common(1)[0][0]
+        head = ", ".join([f"kept {common}", *(f"{item} {day}" for item, day in days
+                                               if day != common)])
     else:
         head = {"open": "open", "lapsed": "lapsed", "closed": "closed with its job"}[
-            occurrence.status]
+            first.status]
+    notes = []
+    for says, moves in (("postponed from", [o for o in group if o.moved_by == "calendar"]),
+                        ("extended from", [o for o in group if o.moved_from and
+                                           o.moved_by not in ("calendar", "") and
+                                           not o.moved_by.endswith(" kept")])):
+        if moves:
+            notes.append(f"{says} " + _joined(_days(o.moved_from for o in moves)))
+    for occurrence in group:
+        if occurrence.moved_by.endswith(" kept"):
+            notes.append(f"measured from when {occurrence.moved_by.removesuffix(' kept')} "
+                         "was kept")
+            break
+    rolled = [o.rolled_from for o in group if o.rolled_from]
+    if rolled:
+        notes.append("rolled from " + _joined(_days(rolled)))
+    spec = spec_of(first.clock)
+    price = exposure.price(spec.exposure)
+    if price is not None and first.status == Occurrence.Status.OPEN:
+        notes.append(price.text)
+    if spec.hard and spec.bars and first.status != Occurrence.Status.SATISFIED:
+        notes.append(f"bars {_joined(list(spec.bars))}")
+    about = _about(spec, first.clock, subject)
+    if about:
+        notes.append(about)
     return " · ".join([head, *notes])
+
+
+def _days(days) -> list[str]:
+    return [f"{day:%m-%d}" for day in sorted(set(days))]
+
+
+def _about(spec, row, subject: Subject) -> str:
+    """The sum a date is about, from the input field its clock names (`about`): a
+    carryforward kept on the subject, {"amount": minor units, "currency", "what"}."""
+    if not spec.about:
+        return ""
+    value = {**subject.input, **row.job.input}.get(spec.about)
+    if not (isinstance(value, dict) and type(value.get("amount")) is int
+            and isinstance(value.get("currency"), str) and len(value["currency"]) == 3):
+        return ""
+    what = value.get("what")
+    return exposure.money_text(value["amount"], value["currency"]) + (
+        f" {what[:200]}" if isinstance(what, str) and what else "")
 
 
 AHEAD_SHOWN = 20

@@ -51,12 +51,17 @@ def test_it_loads_the_demo_twice_without_doubling_anything(capsys):
     call_command("demo")
     out = capsys.readouterr().out
     assert Brand.objects.filter(slug="demo").count() == 1
-    # The near taxpayer's job; the 2027 return opens at tc_7Hq4's first tick, by one timer, and
-    # the first quarter's estimate of 2028 by another.
-    assert Job.objects.count() == 1 and Customer.objects.count() == 1
+    # The near taxpayer's job, and the tax subject's year on tc_7Hq4: the 2025 return taken
+    # on, the 2026 return, four estimates and a notice's response, each ended; the 2027 return
+    # opens at tc_7Hq4's next tick, by one timer, and the first estimate of 2028 by another.
+    assert Job.objects.count() == 8 and Customer.objects.count() == 1
+    assert sorted(Job.objects.filter(subject_id=TAX_SUBJECT).values_list("period", flat=True)
+                  ) == ["2025", "2026", "2027-Q1", "2027-Q2", "2027-Q3", "2027-Q4", "CP161"]
+    assert not Job.objects.filter(subject_id=TAX_SUBJECT, state=Job.State.OPEN).exists()
     assert Subscription.objects.filter(subject_id=TAX_SUBJECT).count() == 1
     assert sorted(str(period) for period in Timer.objects.filter(
-        kind="schedule", owner_id__startswith="sbn_").values_list("payload__period", flat=True)
+        kind="schedule", owner_id__startswith="sbn_", state=Timer.State.ARMED,
+    ).values_list("payload__period", flat=True)
     ) == ["2027", "2028-Q1"]
     assert Invitation.objects.count() == 1 and SetAside.objects.count() == 0
     assert f"{DEMO_USERNAME} / {DEMO_PASSWORD}" in out

@@ -91,15 +91,17 @@ def test_it_lists_a_subject_calendar_in_its_zone(owner, ordered):
     body = owner.get(f"/api/subjects/{subject}/calendar?from=2028-01-01").json()
     dates = [(d["date"], d["what"], d["kind"], d["status"]) for d in body["dates"]]
     assert dates[:5] == [
-        ("2028-04-18", "pay the 2027 tax", "hard", "open · rolled from 04-15"),
+        ("2028-04-18", "pay the 2027 tax", "hard",
+         "open · rolled from 04-15 · about $324 a month late"),
         # The job's deadline, 5 days before its earliest filing date: US moved to 10-16, so
         # New Jersey's 05-15 is the earliest now, and the deadline followed it.
         ("2028-05-11", "annual-return 2027 is due (within 5d before file)", "deadline",
          "open · held while a party is asked"),
-        ("2028-05-15", "file the 2027 return, US-NJ", "clock", "open"),
+        ("2028-05-15", "file the 2027 return, US-NJ", "clock",
+         "open · about $324 a month late"),
         ("2028-07-30", "the link for the organizer expires", "ask", "open"),
         ("2028-10-16", "file the 2027 return, US", "clock",
-         "open · extended from 04-18 · rolled from 10-15"),
+         "open · extended from 04-18 · rolled from 10-15 · about $324 a month late"),
     ]
     assert body["zone"] == "America/New_York"
     to = owner.get(f"/api/subjects/{subject}/calendar?from=2028-01-01&to=2028-12-31").json()
@@ -160,7 +162,7 @@ def test_the_demo_runs_the_seed_command_lines(settings):
     call_command("tick", "--test-clock", "tc_7Hq4", "--to", "2028-04-16T00:00:00Z", "--trace",
                  stdout=out)
     trace = out.getvalue()
-    assert trace.splitlines()[0].startswith("tc_7Hq4 · 2028-02-01 14:00Z → 2028-04-16 00:00Z")
+    assert trace.splitlines()[0].startswith("tc_7Hq4 · 2028-02-01 04:59Z → 2028-04-16 00:00Z")
     tentative = [line for line in trace.splitlines() if "rung run tentative 3d" in line]
     assert len(tentative) == 3
     assert all(" 2028-04-15 13:00Z " in line for line in tentative)
@@ -191,12 +193,14 @@ def test_the_demo_opens_the_return_in_the_seeds_trace_shape(settings):
     call_command("tick", "--test-clock", "tc_7Hq4", "--to", "2028-02-01T20:00:00Z", "--trace",
                  stdout=out)
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("tc_7Hq4 · 2028-02-01 14:00Z → 20:00Z · UTC · 4 fired · ")
+    # The demo kept 2027 on the test clock and stopped at the last minute of 31 January 2028
+    # in New York.
+    assert lines[0].startswith("tc_7Hq4 · 2028-02-01 04:59Z → 20:00Z · UTC · 4 fired · ")
     assert lines[0].endswith(" armed · 1 held · 2 passes")
-    job = Job.objects.get(subject_id="sbj_7Hq2").pk
+    job = Job.objects.get(subject_id="sbj_7Hq2", period="2027").pk
     ask = Ask.objects.get(job_id=job).pk
     plan = Subscription.objects.get(subject_id="sbj_7Hq2").pk
-    # The Tax Plan's annual schedule mints the return, inside the plan's allowance.
+    # The Tax Plan's annual schedule mints the return, inside the allowance of cycle 2.
     assert lines[2] == (f"  1     2028-02-01 14:00Z  2028-02-01 14:00Z  2      schedule  {plan} "
                         f"annual → {job} · period 2027 · $0.00 · 1 of 1")
     assert lines[3] == (f"          armed 1   2029-02-01 14:00Z  2  schedule  {plan} annual · "
@@ -210,23 +214,77 @@ def test_the_demo_opens_the_return_in_the_seeds_trace_shape(settings):
     in_place = [line for line in lines if line.startswith("  2 ")]
     assert len(in_place) == 3
     assert all("notice 90d · its day passed: fired in place" in line for line in in_place)
+    assert {line.split()[7].split("#")[1] for line in in_place} == {"US", "US-CA", "US-NY"}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("drop_venue_tables")
+def test_the_demo_keeps_the_seeds_captured_calendar(settings):
+    """The seed's capture (seed 000, "Model it"): on 2 February 2028 the tax subject's calendar
+    from 1 February 2027 holds the seed's 21 dates, in order, with their kinds, who answers
+    for each and the facts of their statuses. Our calendar says more beside them (the other
+    three estimates' mints, the work's deadlines, the refund window of the open return and
+    what the plans will do next); the dates, kinds and facts the seed shows are all here."""
+    settings.DEBUG = True
+    call_command("demo", stdout=StringIO())
+    call_command("tick", "--test-clock", "tc_7Hq4", "--to", "2028-02-02T14:00:00Z",
+                 stdout=StringIO())
     out = StringIO()
     call_command("subjects", "calendar", "sbj_7Hq2", "--from", "2027-02-01", "--test-clock",
                  "tc_7Hq4", stdout=out)
-    listing = out.getvalue()
-    assert "2028-07-30  the link for the organizer expires" in listing
-    assert "2028-04-14  annual-return 2027 is due (within 5d before file)" in listing
-    # The seed's capture, from the mint on: the dates, kinds and facts.
-    rows = [" ".join(line.split()) for line in listing.splitlines()]
-    for expected in (f"2028-02-01 the 2027 annual-return is minted schedule the brand minted {job}",
-                     "2028-04-18 file the 2027 return, US, US-CA and US-NY clock of record open · "
-                     "rolled from 04-15",
-                     "2028-04-18 pay the 2027 tax hard Grace Okafor open · rolled from 04-15",
-                     "2028-05-15 file the 2027 return, US-NJ clock of record open",
-                     "2028-07-30 the link for the organizer expires ask Grace Okafor open",
-                     "2029-01-20 the tax-plan renews cycle Grace Okafor ahead · cycle 2",
-                     "2046-12-31 the earliest carryforward expires clock the brand open"):
-        assert expected in rows, (expected, rows)
+    listing = out.getvalue().splitlines()
+    assert listing[0].startswith("sbj_7Hq2 · taxpayer 98-7654321 · Harbor Robotics · "
+                                 "America/New_York · ")
+    rows = [" ".join(line.split()) for line in listing[2:]]
+    jobs = dict(Job.objects.filter(subject_id="sbj_7Hq2").values_list("period", "pk"))
+    seed = [  # date, what, kind, answers for, status: the seed's 21, in its words or ours
+        f"2027-02-01 the 2026 annual-return is minted schedule the brand minted {jobs['2026']}",
+        "2027-04-05 the 2027-Q1 estimate is minted schedule the brand minted "
+        f"{jobs['2027-Q1']}",
+        "2027-04-15 pay the 2026 tax hard Grace Okafor kept 2027-04-12",
+        "2027-04-15 pay the 2027-Q1 estimate clock Grace Okafor kept 2027-04-05",
+        "2027-06-15 pay the 2027-Q2 estimate clock Grace Okafor kept 2027-06-05",
+        # 180 days from 1 February 2027 is 31 July (the seed prints 30 July, a day short; its
+        # 2028 line, 180 days from 1 February in a leap year, agrees with ours).
+        "2027-07-31 the link for the organizer expires ask Grace Okafor answered 2027-07-13",
+        "2027-09-15 pay the 2027-Q3 estimate clock Grace Okafor kept 2027-09-05",
+        "2027-10-15 file the 2026 return, US and US-NY clock of record kept 2027-07-11, US-NY "
+        "2027-07-13 · extended from 04-15",
+        "2027-11-15 file the 2026 return, US-CA and US-NJ clock of record kept 2027-07-11 · "
+        "extended from 04-15 and 05-17",
+        "2027-12-14 reply to the CP161 clock of record kept 2027-11-14",
+        "2027-12-15 pay the 2027-Q4 estimate clock Grace Okafor kept 2027-12-05",
+        "2028-01-20 the tax-plan renews cycle Grace Okafor renewed, cycle 2",
+        f"2028-02-01 the 2027 annual-return is minted schedule the brand minted {jobs['2027']}",
+        "2028-04-18 file the 2027 return, US, US-CA and US-NY clock of record open · rolled "
+        "from 04-15",
+        "2028-04-18 pay the 2027 tax hard Grace Okafor open · rolled from 04-15 · about $324 "
+        "a month late",
+        "2028-05-15 file the 2027 return, US-NJ clock of record open",
+        "2028-05-15 file the franchise report on the 2027 books, US-TX clock of record open",
+        "2028-07-30 the link for the organizer expires ask Grace Okafor open",
+        "2029-04-17 refund claims on the 2025 return close hard of record open · rolled from "
+        "04-15 · bars amend",
+        "2030-07-11 refund claims on the 2026 return close hard of record open · measured "
+        "from when file was kept · bars amend",
+        "2046-12-31 the earliest carryforward expires clock the brand open · $13,800 of US "
+        "credit from 2026",
+    ]
+    assert len(seed) == 21
+    at = -1
+    for expected in seed:
+        found = [n for n, row in enumerate(rows) if row.startswith(expected)]
+        assert found, (expected, rows)
+        assert found[0] > at, ("out of order", expected, rows)
+        at = found[0]
+    # Beside them, and nothing else: the other estimates' mints, the work's deadlines, the
+    # open return's refund window (measured from its due date until it is filed), and the
+    # plans' next mints and renewal.
+    extra = [row for row in rows if not any(row.startswith(each) for each in seed)]
+    assert [row.split(" ")[0] for row in extra] == [
+        "2027-06-05", "2027-09-05", "2027-10-11", "2027-12-05", "2028-04-05", "2028-04-14",
+        "2029-01-20", "2029-02-01", "2031-04-15"], extra
+    assert listing[0].split(" · ")[4] == f"{len(rows)} dates"
 
 
 def test_it_names_a_field_it_does_not_know_and_keeps_nothing(owner, ordered):

@@ -40,7 +40,7 @@ CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at",
 SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals", "on",
                 "outcome")
 SUBJECT_KEYS = ("kind", "key", "period", "keeps")
-CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars",
+CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars", "about",
               "satisfied_by", "choices", "every", "lives_on", "exposure", "guarantee")
 NAME = ("a name of 1 to 64 lowercase letters a-z, digits, '-' and '_', starting with a "
         "letter")
@@ -53,6 +53,7 @@ ZONE_MAX, TIME_MAX, KIND_MAX, OWNER_MAX, NOTICE_MAX = 64, 8, 64, 64, 500
 TITLE_MAX, PERIOD_MAX = 200, 32  # a clock's title is kept with each {period} filled in
 MONTHS_MAX = 120  # ten years after the period ends
 DUE_DAYS = 3_650  # ten years either way of another clock's date
+KEPT_YEARS = 50  # a date measured from when another was kept: up to fifty years after
 
 MONEY_MAX = 10**12  # minor units: ten billion dollars is no price a date carries
 
@@ -346,6 +347,7 @@ def _clock(checker: Checker, name: str, spec: object, steps: dict, clocks: dict,
     else:
         _due(checker, spec["due"], clocks, name, f"{path}.due")
     _clock_fields(checker, spec, path)
+    _measured(checker, spec, path)
     _rungs(checker, spec.get("rungs", []), steps, f"{path}.rungs")
     moves = spec.get("moves", {})
     if not isinstance(moves, dict):
@@ -364,6 +366,25 @@ def _clock(checker: Checker, name: str, spec: object, steps: dict, clocks: dict,
     if spec.get("bars") and not spec.get("hard"):
         checker.add("clock.bars_needs_hard", f"{path}.bars",
                     "only a hard clock bars steps once its date has passed")
+
+
+def _measured(checker: Checker, spec: dict, path: str) -> None:
+    """`after_kept` is a clock's own due, for one date: not an item's, a quarter's or a
+    move's, and not on a clock with `each` or `every`."""
+    due = spec.get("due") if isinstance(spec.get("due"), dict) else {}
+    moves = spec.get("moves") if isinstance(spec.get("moves"), dict) else {}
+    nested = [f"{path}.due.{key}.{name}" for key in ("items", "quarters")
+              if isinstance(due.get(key), dict) for name, rule in due[key].items()
+              if isinstance(rule, dict) and "after_kept" in rule]
+    nested += [f"{path}.moves.{step}" for step, rule in moves.items()
+               if isinstance(rule, dict) and "after_kept" in rule]
+    for where in nested:
+        checker.add("clock.due_invalid", where,
+                    "'after_kept' is only a clock's own due rule, not an item's, a quarter's "
+                    "or a move's")
+    if "after_kept" in due and (spec.get("each") or spec.get("every")):
+        checker.add("clock.due_invalid", f"{path}.due.after_kept",
+                    "a date measured from another's keeping is one date: no 'each' or 'every'")
 
 
 def _clock_fields(checker: Checker, spec: dict, path: str) -> None:
@@ -393,6 +414,11 @@ def _clock_fields(checker: Checker, spec: dict, path: str) -> None:
                     "'lives_on' is 'job' (the default) or 'subject'")
     if "exposure" in spec:
         _exposure(checker, spec["exposure"], f"{path}.exposure")
+    if "about" in spec and not (isinstance(spec["about"], dict) and set(spec["about"]) ==
+                                {"input"} and _text_ok(spec["about"]["input"], KIND_MAX)):
+        checker.add("clock.about_invalid", f"{path}.about",
+                    "'about' names the input field of a sum the date is about: "
+                    "{\"input\": \"carryforward\"}")
     if "guarantee" in spec:
         _guarantee(checker, spec["guarantee"], f"{path}.guarantee")
 
@@ -520,9 +546,29 @@ def _due_form(checker: Checker, form: str, rule: dict, clocks: dict, own: str,
         if not is_whole(rule.get("days", 0), -DUE_DAYS, DUE_DAYS):
             checker.add("clock.due_invalid", f"{path}.days",
                         f"'days' is a whole number from -{DUE_DAYS} to {DUE_DAYS}")
+    elif form == "after_kept":
+        _after_kept(checker, value, clocks, own, f"{path}.after_kept")
     elif form == "function" and not (isinstance(value, str) and dues.is_registered(value)):
         checker.add("clock.due_function_unknown", f"{path}.function",
                     f"no due function named {shown(value)} is registered")
+
+
+def _after_kept(checker: Checker, value: object, clocks: dict, own: str, path: str) -> None:
+    if not isinstance(value, dict) or set(value) - {"clock", "item", "years"}:
+        checker.add("clock.due_invalid", path, "'after_kept' is {\"clock\": another clock, "
+                                               "\"item\": one of its items (optional), "
+                                               f"\"years\": 1 to {KEPT_YEARS}}}")
+        return
+    clock = value.get("clock")
+    if not isinstance(clock, str) or clock not in clocks or clock == own:
+        checker.add("clock.due_clock_unknown", f"{path}.clock",
+                    f"{shown(clock)} is not another clock of this service")
+    if "item" in value and not _text_ok(value["item"], KIND_MAX):
+        checker.add("clock.due_invalid", f"{path}.item",
+                    f"'item' names one item, text of at most {KIND_MAX} characters")
+    if not is_whole(value.get("years"), 1, KEPT_YEARS):
+        checker.add("clock.due_invalid", f"{path}.years",
+                    f"'years' is a whole number from 1 to {KEPT_YEARS}")
 
 
 def _forms() -> str:

@@ -77,6 +77,7 @@ class ClockSpec:
     lives_on_subject: bool = False
     exposure: dict | None = None
     guarantee: dict | None = None
+    about: str | None = None  # the input field of a sum the date is about (a carryforward)
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,7 @@ def compile_services(document: dict) -> dict[str, ServiceSpec]:
                 choices=tuple(spec.get("choices", ())), every=spec.get("every"),
                 lives_on_subject=spec.get("lives_on") == "subject",
                 exposure=spec.get("exposure"), guarantee=spec.get("guarantee"),
+                about=(spec.get("about") or {}).get("input"),
             )
         services[name] = ServiceSpec(
             name=name, subject_kind=subject.get("kind", ""),
