@@ -43,6 +43,8 @@ DOORS: list[Endpoint] = [
     Endpoint("console connection steer", "post", "/console/{brand}/moves/act", CONTROL),
     Endpoint("console postponements", "get", "/console/{brand}/postponements/", READ),
     Endpoint("console postponement add", "post", "/console/{brand}/postponements/add", FORM),
+    Endpoint("console standby", "get", "/console/{brand}/standby/", READ),
+    Endpoint("console standby add", "post", "/console/{brand}/standby/add", FORM),
     Endpoint("console test clocks", "get", "/console/{brand}/test-clocks/", READ),
     Endpoint("console test clock add", "post", "/console/{brand}/test-clocks/add", FORM),
     Endpoint("console test clock", "get", "/console/{brand}/test-clocks/{test_clock}/", READ),

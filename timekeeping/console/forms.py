@@ -10,7 +10,9 @@ from django import forms
 
 from calendars.moments import wall_time
 from timekeeping import instants
-from timekeeping.models import Brand, TestClock
+from timekeeping.exposure import minor_units
+from timekeeping.jobs.spec import parse_span
+from timekeeping.models import Brand, Member, TestClock
 
 MANIFEST_MAX = 2 * 1024 * 1024  # as the API's body limit
 
@@ -150,3 +152,52 @@ class ScheduleForm(forms.Form):
 
 class ConnectionForm(forms.Form):
     do = forms.ChoiceField(choices=[("pause", "pause"), ("resume", "resume")])
+
+
+class StandbyForm(forms.Form):
+    """A member on standby for a season (S20): what `POST /api/brands/{id}/standby` takes,
+    the retainer typed as money ("250.00") and read exactly into minor units."""
+
+    member = forms.ModelChoiceField(queryset=Member.objects.none(), label="Member")
+    first = forms.DateField(label="First day", widget=forms.DateInput(attrs={"type": "date"}))
+    last = forms.DateField(label="Last day", widget=forms.DateInput(attrs={"type": "date"}))
+    retainer = forms.CharField(max_length=20, label="Retainer each week", initial="0.00")
+    currency = forms.RegexField(r"^[A-Z]{3}$", max_length=3, initial="USD",
+                                label="Currency (three capital letters)")
+    offer = forms.CharField(max_length=16, initial="4h",
+                            label="Offered new tasks first for (4h, 1d; at most a week)")
+    test_clock = forms.ModelChoiceField(queryset=TestClock.objects.none(), required=False,
+                                        label="On which clock", empty_label="the real clock")
+
+    def __init__(self, *args, brand: Brand, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["member"].queryset = Member.objects.filter(
+            brand=brand).exclude(role=Member.Role.VIEWER).select_related("user").order_by("pk")
+        self.fields["member"].label_from_instance = (
+            lambda member: f"{member.user.get_username()} ({member.get_role_display()}, "
+                           f"{member.pk})")
+        self.fields["test_clock"].queryset = TestClock.objects.filter(brand=brand).order_by(
+            "name")
+        self.fields["test_clock"].label_from_instance = (
+            lambda clock: f"test clock {clock.name} ({clock.pk})")
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in ("first", "last"):
+            day = cleaned.get(name)
+            if isinstance(day, date) and not instants.in_span(day):
+                self.add_error(name, f"{day} is outside the dates kept ({instants.SPAN})")
+        currency = cleaned.get("currency")
+        if currency:
+            amount = minor_units(cleaned.get("retainer", ""), currency)
+            if amount is None:
+                self.add_error("retainer", f"write the weekly retainer in {currency}, such as "
+                                           "250.00")
+            else:
+                cleaned["retainer_minor"] = amount
+        offer = parse_span(cleaned.get("offer", ""))
+        if offer is None:
+            self.add_error("offer", "a span written <n>d, <n>h or <n>m")
+        else:
+            cleaned["offer_span"] = offer.length()
+        return cleaned

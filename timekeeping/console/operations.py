@@ -18,9 +18,20 @@ from timekeeping import clock, clocks, test_clocks, trace
 from timekeeping.console import connections, forms
 from timekeeping.console.access import brand_of, by, may
 from timekeeping.console.shown import face_of
-from timekeeping.models import Brand, Connection, Schedule, ScheduleRun, TestClock, brands_kept_by
+from timekeeping.exposure import money_text
+from timekeeping.jobs import standby
+from timekeeping.models import (
+    Brand,
+    Connection,
+    Schedule,
+    ScheduleRun,
+    Standby,
+    TestClock,
+    brands_kept_by,
+)
 from timekeeping.moves import operate as moves
 from timekeeping.schedules import operate as schedules
+from timekeeping.spans import span_text
 
 PER_PAGE = 50
 PREVIEW_SHOWN = 100
@@ -259,3 +270,46 @@ def test_clock_advance(request, brand_id: str, clock_id: str):
     # The trace is the answer: shown at once, as `advance` over the API returns it.
     traced = trace.render(ticked, label=found.pk, start=start, end=found.frozen_time)
     return _test_clock_page(request, brand, found, _advance_form(brand, found), traced=traced)
+
+
+# -- standby seasons (S20) --------------------------------------------------------------------
+
+def _standby(request, brand: Brand, form: forms.StandbyForm, status: int = 200):
+    page = Paginator(Standby.objects.filter(brand=brand).select_related("member__user")
+                     .order_by("-first", "pk"), PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "console/standby.html", {
+        "brand": brand, "can_act": may(request, "manager"), "page": page,
+        "rows": [{"row": row, "retainer": money_text(row.retainer, row.currency),
+                  "offer": span_text(row.offer)} for row in page],
+        "form": form}, status=status)
+
+
+@login_required
+def standby_list(request, brand_id: str):
+    brand = brand_of(request, brand_id)
+    return _standby(request, brand, forms.StandbyForm(brand=brand))
+
+
+@login_required
+@require_POST
+def standby_add(request, brand_id: str):
+    """Put a member on standby through the function `POST /api/brands/{id}/standby` calls; a
+    refusal is shown on the field it names."""
+    brand = brand_of(request, brand_id, at_least="manager")
+    form = forms.StandbyForm(request.POST, brand=brand)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            made = standby.start(brand=brand, member=data["member"], first=data["first"],
+                                 last=data["last"], retainer=data["retainer_minor"],
+                                 currency=data["currency"], offer=data["offer_span"],
+                                 test_clock=data["test_clock"], by=by(request))
+        except standby.StandbyRefused as refused:
+            form.add_error(refused.field if refused.field in form.fields else None,
+                           refused.message)
+        else:
+            messages.success(request, f"On standby: {made.member.user.get_username()} from "
+                                      f"{made.first} through {made.last}, "
+                                      f"{money_text(made.retainer, made.currency)} a week.")
+            return redirect("console:standby", brand_id=brand.pk)
+    return _standby(request, brand, form, status=400)

@@ -29,6 +29,8 @@ urlpatterns = [
     path("<pid:brand_id>/postponements/", operations.postponement_list, name="postponements"),
     path("<pid:brand_id>/postponements/add", operations.postponement_add,
          name="postponement-add"),
+    path("<pid:brand_id>/standby/", operations.standby_list, name="standby"),
+    path("<pid:brand_id>/standby/add", operations.standby_add, name="standby-add"),
     path("<pid:brand_id>/test-clocks/", operations.test_clock_list, name="test-clocks"),
     path("<pid:brand_id>/test-clocks/add", operations.test_clock_create,
          name="test-clock-add"),

@@ -25,6 +25,7 @@ from timekeeping.models import (
     Schedule,
     ScheduleRun,
     SetAside,
+    Standby,
     Subject,
     TestClock,
     Timer,
@@ -93,6 +94,11 @@ def _operations(brand: Brand, start: int, count: int) -> None:
                                        created=NOW) for n in range(start, start + count // 10)])
     TestClock.objects.bulk_create([TestClock(brand=brand, name=f"t{n}", frozen_time=NOW)
                                    for n in range(start, start + count // 10)])
+    member = Member.objects.filter(brand=brand).first()
+    Standby.objects.bulk_create([
+        Standby(brand=brand, member=member, first=date(2027, 1, 1) + timedelta(days=7 * n),
+                last=date(2027, 1, 6) + timedelta(days=7 * n), retainer=20000, currency="USD",
+                offer=timedelta(hours=4), created=NOW) for n in range(start, start + count)])
     Postponement.objects.bulk_create([
         Postponement(calendar=brand.calendar, from_date=date(2030, 1, 1) + timedelta(days=n),
                      through=date(2030, 1, 1) + timedelta(days=n), to=date(2031, 1, 1),
@@ -112,6 +118,7 @@ def _pages(brand: Brand, subject: Subject, test_clock: TestClock) -> dict[str, s
         "why, a schedule": f"{base}why?q=s1", "why, a row": f"{base}why?q=orders:1",
         "schedules": f"{base}schedules/", "timed moves": f"{base}moves/",
         "postponements": f"{base}postponements/", "test clocks": f"{base}test-clocks/",
+        "standby": f"{base}standby/",
         "a test clock": f"{base}test-clocks/{test_clock.pk}/", "API keys": f"{base}keys/",
         "manifests": f"{base}manifests/",
     }

@@ -116,3 +116,38 @@ def test_a_season_is_refused_by_name_and_changes_nothing(season, change, field):
                          content_type="application/json")
     assert refused.status_code == 400 and field in refused.json(), refused.json()
     assert Record.objects.filter(kind="standby.started").count() == 1
+
+
+def test_the_console_puts_a_member_on_standby_through_the_same_function(brand, actors):
+    """The console's Standby page: a manager starts a season with the retainer typed as money;
+    a refusal is shown on the field it names and keeps nothing; a viewer is refused."""
+    manifests.load(brand, document())
+    clock = test_clocks.create(brand=brand, name="spring", frozen_time=START)
+    member = Member.objects.create(brand=brand, user=actors["staff"], role="manager")
+    owner = Client()
+    owner.force_login(actors["owner"])
+    page = f"/console/{brand.pk}/standby/"
+    form = {"member": member.pk, "first": "2027-03-01", "last": "2027-03-17",
+            "retainer": "200.00", "currency": "USD", "offer": "4h", "test_clock": clock.pk}
+    refused = owner.post(page + "add", {**form, "last": "2027-02-01"})
+    assert refused.status_code == 400
+    assert "a season runs from its first day through its last" in refused.content.decode()
+    wrong = owner.post(page + "add", {**form, "retainer": "200.001", "offer": "a while"})
+    assert wrong.status_code == 400
+    said = wrong.content.decode()
+    assert "write the weekly retainer in USD, such as 250.00" in said
+    assert "a span written &lt;n&gt;d, &lt;n&gt;h or &lt;n&gt;m" in said
+    assert not member.standby.exists() and not Timer.objects.filter(kind="money").exists()
+    made = owner.post(page + "add", form, follow=True).content.decode()
+    assert "On standby: staff from 2027-03-01 through 2027-03-17, $200 a week." in made
+    season = member.standby.get()
+    assert (season.retainer, season.currency, season.test_clock_id) == (20000, "USD", clock.pk)
+    # The same season the API makes: its first week's retainer armed at midnight New York.
+    assert list(Timer.objects.filter(kind="money", key__startswith=season.pk).values_list(
+        "owed", flat=True)) == [datetime(2027, 3, 8, 5, tzinfo=UTC)]
+    assert "$200" in made and "4h" in made and f"test clock {clock.pk}" in made
+    viewer = Client()
+    viewer.force_login(actors["member"])
+    Member.objects.create(brand=brand, user=actors["member"], role="viewer")
+    assert viewer.get(page).status_code == 200
+    assert viewer.post(page + "add", form).status_code == 403
