@@ -24,7 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import F, Q
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from timekeeping.models import (
     Ask,
@@ -118,7 +119,7 @@ def _sources(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..
                                          kind__in=LAPSES).order_by("-instant"), _lapse),
         # A subscription frozen after its dunning, for as long as it stays frozen.
         ("frozen", Subscription.objects.filter(brand=brand, frozen_since__isnull=False)
-         .order_by("-frozen_since"), _frozen),
+         .annotate(held_mints=_held_mints()).order_by("-frozen_since"), _frozen),
         # A renewal unpaid, its dunning not over: the next retry, in its own world.
         ("dunning", Timer.objects.filter(brand=brand, kind="money", state=Timer.State.ARMED,
                                          payload__attempt__gt=0).order_by("owed"), _dunning),
@@ -184,11 +185,22 @@ def _lapse(record: Record) -> Item:
     return Item("lapse", True, record.instant, said[record.kind] + _world(record), ref=ref)
 
 
+def _held_mints():
+    """How many of a subscription's mints wait, held (a subquery: the source stays one
+    query)."""
+    held = Timer.objects.filter(owner_id=OuterRef("pk"), kind="schedule",
+                                state=Timer.State.HELD).order_by().values("owner_id").annotate(
+        count=Count("id")).values("count")
+    return Coalesce(Subquery(held, output_field=IntegerField()), Value(0))
+
+
 def _frozen(subscription: Subscription) -> Item:
+    held = getattr(subscription, "held_mints", 0)
+    mints = f"{held} mint{'' if held == 1 else 's'} held" if held else "no mint held yet"
     return Item("lapse", True, subscription.frozen_since,
                 f"The renewal of {subscription.pk} ({subscription.service}) is unpaid after "
-                "its dunning: its allowances are frozen and its mints held until it is paid"
-                + _world(subscription), ref=subscription.pk)
+                "its dunning: its allowances are frozen and its mints held until it is paid "
+                f"({mints})" + _world(subscription), ref=subscription.pk)
 
 
 def _dunning(timer: Timer) -> Item:

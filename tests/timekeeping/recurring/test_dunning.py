@@ -93,6 +93,7 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     # The console's needs attention lists the lapse.
     console = api.get(f"/console/{subscription.brand_id}/").content.decode()
     assert "allowances are frozen" in console
+    assert "its mints held until it is paid (1 mint held)" in console  # May's
     page = api.get(f"/console/{subscription.brand_id}/subjects/{subscription.subject_id}/")
     assert "198.00 USD owed" in page.content.decode() and "frozen since 15 Apr 2027" in \
         page.content.decode()
