@@ -81,10 +81,10 @@ def test_it_shows_a_job_and_a_clock_with_their_rows(admin_client_logged_in, sett
 
     call_command("demo")
     call_command("tick", "--test-clock", "tc_7Hq4", "--to", "2028-02-01T20:00:00Z")  # opens it
-    clock = Clock.objects.get(name="file", subject_id="sbj_7Hq2")
+    clock = Clock.objects.get(name="file", subject_id="sbj_7Hq2", job__period="2027")
     page = admin_client_logged_in.get(f"/admin/timekeeping/clock/{quote(clock.pk)}/change/")
     assert page.status_code == 200 and "US-NJ" in page.content.decode()
-    job = Job.objects.get(subject_id="sbj_7Hq2")
+    job = Job.objects.get(subject_id="sbj_7Hq2", period="2027")
     page = admin_client_logged_in.get(f"/admin/timekeeping/job/{quote(job.pk)}/change/")
     assert page.status_code == 200 and "refund-window" in page.content.decode()
 

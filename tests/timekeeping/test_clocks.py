@@ -5,6 +5,8 @@ import json
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from timekeeping import clocks, dues, gate, manifests, test_clocks
 from timekeeping.demo import TAX_MANIFEST
@@ -560,3 +562,75 @@ def test_it_rearms_the_date_on_every_clock_of_every_brand_when_the_calendar_clos
         assert Timer.objects.get(key=f"{pay.label}:date", state="armed").owed == pay.late_from
     assert f"{due(on_test_clock, 'pay').clock.subject_id} pay 2028-04-18: late from " \
            "2028-04-19 04:00Z → 2028-04-18 21:01Z" in rerolled.moved
+
+
+def test_a_refund_window_is_measured_from_the_filing_when_it_is_late(tax):
+    """`after_kept`: three years from the day the US filing was kept in New York, or from its
+    first due date when filed early; until it is filed, from that due date."""
+    job = order(tax)
+    assert due(job, "refund-window").due == date(2031, 4, 15)  # 2028-04-15 + 3 years
+    early = order(tax, period="2026")
+    TestClock.objects.filter(pk=tax[1].pk).update(frozen_time=datetime(2027, 3, 1, 14,
+                                                                        tzinfo=UTC))
+    assert gate.propose(job=Job.objects.get(pk=early.pk), step="file", items=["US"],
+                        by="staff").committed
+    window = due(early, "refund-window")  # filed before 2027-04-15: from the due date
+    assert (window.due, window.moved_from) == (date(2030, 4, 15), None)
+    # Filed late, at 23:30 on 11 July 2028 in New York (03:30Z the next day): the window moves
+    # to three years after that New York day, recorded as a move by the filing.
+    TestClock.objects.filter(pk=tax[1].pk).update(frozen_time=datetime(2028, 7, 12, 3, 30,
+                                                                        tzinfo=UTC))
+    assert gate.propose(job=Job.objects.get(pk=job.pk), step="file", items=["US-CA"],
+                        by="staff").committed
+    assert due(job, "refund-window").due == date(2031, 4, 15)  # another item: unmoved
+    assert gate.propose(job=Job.objects.get(pk=job.pk), step="file", items=["US"],
+                        by="staff").committed
+    window = due(job, "refund-window")
+    assert (window.due, window.moved_from, window.moved_by) == (
+        date(2031, 7, 11), date(2031, 4, 15), "file kept")
+    moved = Record.objects.get(kind="clock.moved", job=job.pk, data__name="refund-window")
+    assert moved.data["to"] == "2031-07-11"
+    # Its timers follow: the date is late from midnight after 11 July 2031 in New York.
+    assert Timer.objects.get(owner_id=window.label, state="armed").owed == datetime(
+        2031, 7, 12, 4, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("change", "path"), [
+    (lambda c: c["refund-window"].update(each={"of": "jurisdictions"}),
+     "$.services.annual-return.clocks.refund-window.due.after_kept"),
+    (lambda c: c["file"]["moves"].update(extend={"after_kept": {"clock": "pay",
+                                                                "years": 1}}),
+     "$.services.annual-return.clocks.file.moves.extend"),
+    (lambda c: c["refund-window"]["due"]["after_kept"].update(years=0),
+     "$.services.annual-return.clocks.refund-window.due.after_kept.years"),
+    (lambda c: c["refund-window"]["due"]["after_kept"].update(clock="refund-window"),
+     "$.services.annual-return.clocks.refund-window.due.after_kept.clock"),
+    (lambda c: c["refund-window"]["due"]["after_kept"].update(when="now"),
+     "$.services.annual-return.clocks.refund-window.due.after_kept"),
+])
+def test_after_kept_is_one_dates_own_rule_within_its_limits(change, path):
+    document = copy.deepcopy(TAX)
+    change(document["services"]["annual-return"]["clocks"])
+    problems = manifests.check(document)
+    assert path in {problem.path for problem in problems}, problems
+
+
+@given(kept=st.one_of(st.none(), st.dates(date(1990, 1, 1), date(2150, 12, 31))),
+       first=st.dates(date(1990, 1, 1), date(2150, 12, 31)), years=st.integers(1, 50))
+def test_after_kept_gives_whole_years_after_the_later_of_the_keeping_and_the_due(
+        kept, first, years):
+    rule = {"after_kept": {"clock": "file", "item": "US", "years": years}}
+    asked = []
+
+    def other_kept(name, item):
+        asked.append((name, item))
+        return kept, first
+
+    found = dues.evaluate(rule, dues.DueContext(period_end=None, job_input={}, item="",
+                                                other_kept=other_kept))
+    start = max(kept or first, first)
+    assert asked == [("file", "US")]
+    assert found >= start and found.year == start.year + years
+    assert found.month == start.month and found.day in (start.day, 28)  # 29 Feb → 28 Feb
+    assert dues.evaluate(rule, dues.DueContext(period_end=None, job_input={}, item="",
+                                               other_kept=lambda *_: None)) is None

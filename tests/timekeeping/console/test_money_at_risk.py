@@ -39,9 +39,9 @@ def test_the_weeks_ahead_sum_what_a_month_late_would_cost(brand, world):
     assert found.late.dates == 0
     assert [week.start for week in found.weeks][:2] == [date(2028, 2, 28), date(2028, 3, 6)]
     priced = {week.start: (week.dates, week.text) for week in found.weeks if week.dates}
-    # US and US-CA roll to Tuesday 18 April and turn late on the 19th; US-NJ's (15 May) falls
-    # past the eight weeks shown.
-    assert priced == {date(2028, 4, 17): (2, "$648")}
+    # US and US-CA's filing and the date to pay roll to Tuesday 18 April and turn late on the
+    # 19th; US-NJ's (15 May) falls past the eight weeks shown.
+    assert priced == {date(2028, 4, 17): (3, "$972")}
     assert (found.later.dates, found.later.text) == (1, "$324")  # US-NJ's
     assert found.rows[-1] is found.later
 
@@ -50,7 +50,7 @@ def test_dates_passed_unkept_are_late_already(brand, world):
     world.frozen_time = datetime(2028, 4, 20, 14, tzinfo=UTC)
     world.save()
     found = money_at_risk.at_risk(brand, now=datetime(2026, 1, 1, tzinfo=UTC), test_clock=world)
-    assert (found.late.dates, found.late.text) == (2, "$648")
+    assert (found.late.dates, found.late.text) == (3, "$972")
     assert {week.start: week.text for week in found.weeks if week.dates} == {
         date(2028, 5, 15): "$324"}
     assert [row.start for row in found.rows][0] is None  # late already, first
@@ -60,7 +60,7 @@ def test_the_console_shows_it_in_the_world_chosen(brand, world, actors):
     owner = Client()
     owner.force_login(actors["owner"])
     page = owner.get(f"/console/{brand.pk}/?world={world.pk}").content.decode()
-    assert "Money at risk" in page and "from Mon 17 Apr" in page and "$648" in page
+    assert "Money at risk" in page and "from Mon 17 Apr" in page and "$972" in page
     assert "<th scope=\"row\">later</th>" in page
     # The real clock's world has no priced date: the section is left out.
     assert "Money at risk" not in owner.get(f"/console/{brand.pk}/").content.decode()
