@@ -97,6 +97,12 @@ class DateLine:
         return self.spec.choices
 
     @property
+    def about(self) -> str:
+        """The sum the date is about (its clock's `about`): "$13,800 of US credit from 2026"."""
+        return exposure.about_text(self.spec.about, {**self.subject.input,
+                                                     **self.clock.job.input})
+
+    @property
     def why(self) -> str:
         """One sentence: which rung rang, what is missing, who owns it."""
         parts = list(self.reasons)
@@ -108,6 +114,8 @@ class DateLine:
         if self.occurrence.acknowledged:
             parts.append(f"acknowledged {self.occurrence.acknowledged:%Y-%m-%d}")
         parts.append(f"owned by {self.owner}")
+        if self.about:
+            parts.append(f"about {self.about}")
         text = "; ".join(parts)
         return text[:1].upper() + text[1:] + "."
 

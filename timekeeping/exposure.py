@@ -95,3 +95,17 @@ def minor_units(text: object, currency: str) -> int | None:
     if currency in ZERO_DECIMAL:
         return whole
     return whole * 100 + int((match["part"] or "0").ljust(2, "0"))
+
+
+def about_text(field: str | None, found: dict) -> str:
+    """The sum a date is about (a clock's `about`, naming an input field): the field's
+    {"amount": minor units, "currency", "what"} as people read it, "$13,800 of US credit from
+    2026"; "" for no field or any other value."""
+    value = found.get(field) if field else None
+    if not (isinstance(value, dict) and type(value.get("amount")) is int
+            and isinstance(value.get("currency"), str) and len(value["currency"]) == 3):
+        return ""
+    what = value.get("what")
+    return money_text(value["amount"], value["currency"]) + (
+        f" {what[:200]}" if isinstance(what, str) and what else "")
+

@@ -243,7 +243,7 @@ def _status(subject: Subject, group: list[Occurrence]) -> str:
         notes.append(price.text)
     if spec.hard and spec.bars and first.status != Occurrence.Status.SATISFIED:
         notes.append(f"bars {_joined(list(spec.bars))}")
-    about = _about(spec, first.clock, subject)
+    about = exposure.about_text(spec.about, {**subject.input, **first.clock.job.input})
     if about:
         notes.append(about)
     return " · ".join([head, *notes])
@@ -251,20 +251,6 @@ def _status(subject: Subject, group: list[Occurrence]) -> str:
 
 def _days(days) -> list[str]:
     return [f"{day:%m-%d}" for day in sorted(set(days))]
-
-
-def _about(spec, row, subject: Subject) -> str:
-    """The sum a date is about, from the input field its clock names (`about`): a
-    carryforward kept on the subject, {"amount": minor units, "currency", "what"}."""
-    if not spec.about:
-        return ""
-    value = {**subject.input, **row.job.input}.get(spec.about)
-    if not (isinstance(value, dict) and type(value.get("amount")) is int
-            and isinstance(value.get("currency"), str) and len(value["currency"]) == 3):
-        return ""
-    what = value.get("what")
-    return exposure.money_text(value["amount"], value["currency"]) + (
-        f" {what[:200]}" if isinstance(what, str) and what else "")
 
 
 AHEAD_SHOWN = 20

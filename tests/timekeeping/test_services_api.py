@@ -5,6 +5,7 @@ from io import StringIO
 
 import icalendar
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
@@ -285,6 +286,11 @@ def test_the_demo_keeps_the_seeds_captured_calendar(settings):
         "2027-06-05", "2027-09-05", "2027-10-11", "2027-12-05", "2028-04-05", "2028-04-14",
         "2029-01-20", "2029-02-01", "2031-04-15"], extra
     assert listing[0].split(" · ")[4] == f"{len(rows)} dates"
+    # The portal says what the carryforward's expiry is about, as the calendar does.
+    customer = Client()
+    customer.force_login(get_user_model().objects.get(username="finance@harbor.example"))
+    portal = customer.get("/portal/subjects/sbj_7Hq2/").content.decode()
+    assert "about $13,800 of US credit from 2026" in portal
 
 
 def test_it_names_a_field_it_does_not_know_and_keeps_nothing(owner, ordered):
