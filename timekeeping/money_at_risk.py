@@ -72,9 +72,10 @@ def at_risk(brand: Brand, *, now: datetime, test_clock: TestClock | None = None,
     today = day_in_zone(now, zone)
     monday = today - timedelta(days=today.weekday())
     end = wall_time(monday + timedelta(weeks=weeks), "00:00", zone)
+    # No ordering: the model's (by clock, and so by job) would join both tables to every sum.
     unkept = Occurrence.objects.filter(
         brand=brand, test_clock=test_clock, miss_cost__gt=0,
-        status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED])
+        status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED]).order_by()
     late, later = Week(None), Week(None)
     for week, found in ((late, unkept.filter(late_from__lte=now)),
                         (later, unkept.filter(late_from__gte=end))):
