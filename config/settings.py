@@ -126,6 +126,11 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 # Where people reach the site: the start of every link in an email the product sends.
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
 
+# What an operator watches (docs/operating.md): /metrics answers only with this bearer token
+# (none set: 404); the tick counts as stopped once its last pass is older than this.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+TICK_STALE_SECONDS = env.int("TICK_STALE_SECONDS", default=300)
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -164,6 +169,8 @@ SPECTACULAR_SETTINGS = {
 # deployment behind a proxy that redirects to HTTPS or sets HSTS itself.
 if not DEBUG:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # A load balancer asks for health over plain HTTP on the private side.
+    SECURE_REDIRECT_EXEMPT = [r"^health/"]
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)

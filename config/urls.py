@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from timekeeping.api import strict  # noqa: F401 - registers the path converters
 from timekeeping.api.docs import RedocPage
 from timekeeping.api.services import SubjectFeed
+from timekeeping.observe import health_view, metrics_view, tick_health_view
 from timekeeping.pages import home
 from timekeeping.portals import asked
 
@@ -24,4 +25,7 @@ urlpatterns = [
     path("api/redoc/", RedocPage.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/", include("timekeeping.api.urls")),
     path("subjects/<pid:subject_id>/calendar.ics", SubjectFeed.as_view(), name="subject-feed"),
+    path("health/", health_view, name="health"),
+    path("health/tick", tick_health_view, name="health-tick"),
+    path("metrics", metrics_view, name="metrics"),
 ]

@@ -5,7 +5,7 @@ A list answers every signed-in caller 200 with the rows of the brands they keep 
 stranger); asked for brand A by name, a stranger hears 400, as for a brand that does not
 exist. A detail of A's answers a stranger 404, as a missing one."""
 
-from tests.doors import EVERYONE_200, Endpoint, _as, _page, _writes  # noqa: F401
+from tests.doors import ACTORS, EVERYONE_200, Endpoint, _as, _page, _writes  # noqa: F401
 from timekeeping.models import Timer
 
 MISSING_TIMER = "tmr_Missing0000000000"
@@ -31,6 +31,11 @@ DOORS = [
     Endpoint("api index", "get", "/api/", EVERYONE_200),
     Endpoint("api docs (Swagger UI)", "get", "/api/docs/", EVERYONE_200),
     Endpoint("api docs (Redoc)", "get", "/api/redoc/", EVERYONE_200),
+    # An operator's doors: health says nothing of any brand; the tick never ran in this
+    # world (503 for a monitor); /metrics answers only its bearer token, set for no one here.
+    Endpoint("health", "get", "/health/", EVERYONE_200),
+    Endpoint("health of the tick", "get", "/health/tick", dict.fromkeys(ACTORS, 503)),
+    Endpoint("metrics", "get", "/metrics", dict.fromkeys(ACTORS, 404)),
     *_lists("subjects", "/api/subjects"),
     Endpoint("subject read", "get", "/api/subjects/{subject}", _as(200, 404)),
     *_lists("jobs", "/api/jobs"),

@@ -135,6 +135,9 @@ class TickRun(models.Model):
             # the next tick of their clock marks abandoned (an index probe, not a scan).
             models.Index(fields=["brand", "test_clock"], condition=Q(finished__isnull=True),
                          name="tickrun_unfinished"),
+            # The real clock's last hour of runs, for /metrics, whatever the brands.
+            models.Index(fields=["-started"], condition=Q(test_clock__isnull=True),
+                         name="tickrun_real_started"),
         ]
 
     def __str__(self) -> str:

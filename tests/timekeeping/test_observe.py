@@ -1,0 +1,132 @@
+"""What an operator watches (docs/operating.md, "Watching it"): /health/, /health/tick and
+/metrics, read on the real clock, fixed at explicit instants."""
+
+from datetime import UTC, datetime, timedelta
+from unittest import mock
+
+import pytest
+from django.db import OperationalError
+from django.test import Client
+
+from timekeeping import clock, delays, outbox, test_clocks, tick
+from timekeeping.models import Delivery, Timer
+
+T = datetime(2027, 3, 14, 6, 30, tzinfo=UTC)  # 01:30 in New York, the night the clocks change
+TOKEN = "metrics-token-for-the-test-0123456789"
+
+
+@pytest.fixture
+def scraper(settings):
+    settings.METRICS_TOKEN = TOKEN
+    return Client(HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+
+
+def _figures(scraper) -> dict[str, float]:
+    answer = scraper.get("/metrics")
+    assert answer.status_code == 200
+    assert answer["Content-Type"].startswith("text/plain")
+    found = {}
+    for line in answer.content.decode().splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            found[name] = float(value)
+    return found
+
+
+@pytest.mark.django_db
+def test_health_answers_while_the_database_does_and_says_the_ticks_age(client, brand):
+    with clock.fixed(T):
+        said = client.get("/health/")
+    assert said.status_code == 200
+    assert said.json() == {"database": "ok", "tick": "never", "last_tick": None,
+                           "last_tick_age_s": None}
+    assert client.get("/health/tick").status_code == 503  # it never ticked
+    with clock.fixed(T):
+        tick.run_once(now=T)
+    with clock.fixed(T + timedelta(seconds=90)):
+        said = client.get("/health/tick")
+    assert said.status_code == 200
+    assert said.json() == {"database": "ok", "tick": "running", "last_tick": "2027-03-14T06:30:00Z",
+                           "last_tick_age_s": 90}
+    # Five minutes is the default: a minute past it, the tick has stopped, and only the
+    # monitor's door says so with its status; the load balancer's stays 200.
+    with clock.fixed(T + timedelta(minutes=6)):
+        assert client.get("/health/tick").status_code == 503
+        assert client.get("/health/tick").json()["tick"] == "stopped"
+        assert client.get("/health/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_health_is_503_when_the_database_does_not_answer(client):
+    with mock.patch("timekeeping.observe.connection.cursor",
+                    side_effect=OperationalError("connection refused")):
+        said = client.get("/health/")
+    assert said.status_code == 503
+    assert said.json() == {"database": "unreachable", "error": "OperationalError"}
+
+
+@pytest.mark.django_db
+def test_metrics_answer_only_their_token(settings, client, scraper, actors):
+    settings.METRICS_TOKEN = ""
+    assert scraper.get("/metrics").status_code == 404  # none set: no metrics at all
+    settings.METRICS_TOKEN = TOKEN
+    for header in ("", f"Bearer {TOKEN}x", f"Basic {TOKEN}", TOKEN, "Bearer "):
+        assert Client(HTTP_AUTHORIZATION=header).get("/metrics").status_code == 404, header
+    client.force_login(actors["owner"])  # a person's session is no token either
+    assert client.get("/metrics").status_code == 404
+    assert scraper.post("/metrics").status_code == 404
+    assert scraper.get("/metrics").status_code == 200
+
+
+@pytest.mark.django_db
+def test_metrics_count_the_real_clocks_timers_lag_outbox_and_tick(brand, scraper):
+    for n in range(3):  # owed 10, 20 and 30 minutes before T
+        delays.delay("timekeeping.note", {"n": n}, brand=brand,
+                     at=T - timedelta(minutes=10 * (n + 1)), key=f"owed-{n}")
+    delays.delay("timekeeping.note", {}, brand=brand, at=T + timedelta(days=1), key="ahead")
+    rehearsal = test_clocks.create(brand=brand, name="r", frozen_time=T - timedelta(days=9))
+    delays.delay("timekeeping.note", {}, brand=brand, at=T - timedelta(days=1),
+                 test_clock=rehearsal, key="rehearsal")  # a test clock's: not counted
+    outbox.tell(brand=brand, test_clock_id=None, to=["someone@example.test"], subject="Hello",
+                body="A body.", key="hello")
+    with clock.fixed(T):
+        before = _figures(scraper)
+    assert before['keeping_time_timers_armed{place="5"}'] == 4
+    assert before['keeping_time_timers_owed{place="5"}'] == 3
+    assert before['keeping_time_timers_armed{place="1"}'] == 0
+    assert before["keeping_time_firing_lag_seconds"] == 30 * 60
+    assert before["keeping_time_tick_age_seconds"] == -1
+    assert before["keeping_time_tick_stopped"] == 1
+    assert before['keeping_time_outbox_deliveries{state="pending"}'] == 1
+    assert before["keeping_time_timers_fired_late_last_hour"] == 0
+
+    # The tick fires the three, each more than five minutes late.
+    with clock.fixed(T):
+        tick.run_once(now=T, sweep=False)
+    with clock.fixed(T + timedelta(minutes=1)):
+        after = _figures(scraper)
+    assert after['keeping_time_timers_owed{place="5"}'] == 0
+    assert after['keeping_time_timers_armed{place="5"}'] == 1
+    assert after["keeping_time_firing_lag_seconds"] == 0
+    assert after["keeping_time_timers_fired_late_last_hour"] == 3
+    assert after["keeping_time_tick_age_seconds"] == 60
+    assert after["keeping_time_tick_stopped"] == 0
+    assert after["keeping_time_tick_clock_runs_last_hour"] == 1
+    assert after["keeping_time_tick_fired_last_hour"] == 3
+    assert Timer.objects.get(key="rehearsal").state == Timer.State.ARMED
+    Delivery.objects.update(state=Delivery.State.FAILED)
+    with clock.fixed(T + timedelta(minutes=1)):
+        assert _figures(scraper)['keeping_time_outbox_deliveries{state="failed"}'] == 1
+
+
+@pytest.mark.django_db
+def test_a_scrape_asks_the_same_queries_however_many_timers(brand, scraper,
+                                                           django_assert_max_num_queries):
+    with clock.fixed(T):
+        _figures(scraper)
+        Timer.objects.bulk_create([
+            Timer(brand=brand, key=f"k{n}", kind="delay", place=5, owed=T - timedelta(hours=n),
+                  owner_type="", owner_id="", owner_opened=T, payload={})
+            for n in range(500)])
+        with django_assert_max_num_queries(12):
+            assert _figures(scraper)['keeping_time_timers_owed{place="5"}'] == 500

@@ -1,0 +1,201 @@
+"""What an operator watches (docs/operating.md, "Watching it"): `/health/` for a load balancer,
+`/health/tick` for a monitor, and `/metrics` in Prometheus's text format.
+
+Every figure is of the real clock (test clocks are rehearsals) and is read when asked, one
+query each. The timer figures read the tick's own partial indexes (armed timers, late ones),
+the tick runs their last hour by an index of their own; nothing reads the history of fired
+timers or records. Deliveries, set-aside rows and faults are counted whole: their tables hold
+what is waiting or wrong, which housekeeping keeps small.
+"""
+
+from __future__ import annotations
+
+import hmac
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.db.models import Count, Min
+from django.http import Http404, HttpResponse, JsonResponse
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from timekeeping import clock
+from timekeeping.models import (
+    Delivery,
+    Fault,
+    Heartbeat,
+    ScheduleRun,
+    SetAside,
+    TickRun,
+    Timer,
+)
+
+LATE = timedelta(minutes=5)  # a timer fired later than this is late (as needs attention says)
+HOUR = timedelta(hours=1)
+
+
+def tick_stale_after() -> timedelta:
+    """How old the last tick may be before the tick counts as stopped (TICK_STALE_SECONDS)."""
+    return timedelta(seconds=settings.TICK_STALE_SECONDS)
+
+
+def last_tick() -> datetime | None:
+    return Heartbeat.objects.filter(name="tick").values_list("at", flat=True).first()
+
+
+def health(now: datetime) -> tuple[bool, dict]:
+    """Whether this web process can serve: its database answers. The tick's age is said
+    beside it, not judged: a load balancer should not drop the web because cron stopped."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        at = last_tick()
+    except DatabaseError as error:
+        return False, {"database": "unreachable", "error": type(error).__name__}
+    return True, {"database": "ok", **_tick(now, at)}
+
+
+def tick_health(now: datetime) -> tuple[bool, dict]:
+    """Whether the tick runs: its last pass is no older than TICK_STALE_SECONDS."""
+    ok, said = health(now)
+    return ok and said.get("tick") == "running", said
+
+
+def _tick(now: datetime, at: datetime | None) -> dict:
+    if at is None:
+        return {"tick": "never", "last_tick": None, "last_tick_age_s": None}
+    age = max(now - at, timedelta(0))
+    return {"tick": "running" if age <= tick_stale_after() else "stopped",
+            "last_tick": at.isoformat().replace("+00:00", "Z"),
+            "last_tick_age_s": int(age.total_seconds())}
+
+
+def token_ok(header: str) -> bool:
+    """`Authorization: Bearer <METRICS_TOKEN>`, compared in constant time; no token set, no
+    metrics."""
+    wanted = settings.METRICS_TOKEN
+    given = header.removeprefix("Bearer ") if header.startswith("Bearer ") else ""
+    return bool(wanted) and hmac.compare_digest(given.encode(), wanted.encode())
+
+
+class Figures(Collector):
+    """The figures of one scrape, read at `now`."""
+
+    def __init__(self, now: datetime):
+        self.now = now
+
+    def collect(self):
+        now = self.now
+        real = Timer.objects.filter(test_clock__isnull=True).order_by()
+        armed = GaugeMetricFamily("keeping_time_timers_armed",
+                                  "Timers armed on the real clock, by place in the tick.",
+                                  labels=["place"])
+        owed = GaugeMetricFamily("keeping_time_timers_owed",
+                                 "Armed timers owed by now (the tick has not fired them yet).",
+                                 labels=["place"])
+        counts = {place: [0, 0] for place in range(1, 9)}
+        for row in real.filter(state=Timer.State.ARMED).values("place").annotate(n=Count("id")):
+            counts.setdefault(row["place"], [0, 0])[0] = row["n"]
+        for row in real.filter(state=Timer.State.ARMED, owed__lte=now).values("place").annotate(
+                n=Count("id")):
+            counts.setdefault(row["place"], [0, 0])[1] = row["n"]
+        for place, (all_armed, all_owed) in sorted(counts.items()):
+            armed.add_metric([str(place)], all_armed)
+            owed.add_metric([str(place)], all_owed)
+        yield armed
+        yield owed
+        oldest = real.filter(state=Timer.State.ARMED, owed__lte=now).aggregate(
+            first=Min("owed"))["first"]
+        yield GaugeMetricFamily(
+            "keeping_time_firing_lag_seconds",
+            "How late the most overdue armed timer is now: 0 when nothing is owed.",
+            value=max((now - oldest).total_seconds(), 0) if oldest else 0)
+        yield GaugeMetricFamily(
+            "keeping_time_timers_fired_late_last_hour",
+            f"Timers fired more than {int(LATE.total_seconds() // 60)} minutes late in the last "
+            "hour.",
+            value=real.filter(state=Timer.State.FIRED, late_by__gt=LATE,
+                              fired__gte=now - HOUR).count())
+        at = last_tick()
+        yield GaugeMetricFamily("keeping_time_tick_age_seconds",
+                                "Seconds since the last tick's pass (-1: never ticked).",
+                                value=(now - at).total_seconds() if at else -1)
+        yield GaugeMetricFamily("keeping_time_tick_stopped",
+                                "1 when the last tick is older than TICK_STALE_SECONDS.",
+                                value=int(_tick(now, at)["tick"] != "running"))
+        runs = TickRun.objects.filter(test_clock__isnull=True, started__gte=now - HOUR,
+                                      finished__isnull=False).order_by()
+        done = GaugeMetricFamily("keeping_time_tick_clock_runs_last_hour",
+                                 "Brand clocks ticked in the last hour.")
+        fired = GaugeMetricFamily("keeping_time_tick_fired_last_hour",
+                                  "Timers fired by the brand clocks ticked in the last hour.")
+        summary = runs.values_list("passes", "fired", "started", "finished")
+        slowest = GaugeMetricFamily("keeping_time_tick_clock_seconds_max",
+                                    "The longest brand clock's tick in the last hour.")
+        deepest = GaugeMetricFamily("keeping_time_tick_passes_max",
+                                    "The most passes one brand clock's tick took in the last "
+                                    "hour.")
+        rows = list(summary[:100_000])
+        done.add_metric([], len(rows))
+        fired.add_metric([], sum(row[1] for row in rows))
+        slowest.add_metric([], max(((row[3] - row[2]).total_seconds() for row in rows),
+                                   default=0))
+        deepest.add_metric([], max((row[0] for row in rows), default=0))
+        yield from (done, fired, slowest, deepest)
+        states = dict(Delivery.objects.filter(state__in=[
+            Delivery.State.PENDING, Delivery.State.RUNNING, Delivery.State.FAILED]).order_by()
+            .values_list("state").annotate(n=Count("id")))
+        outbox = GaugeMetricFamily("keeping_time_outbox_deliveries",
+                                   "Deliveries waiting, sending, or failed for good.",
+                                   labels=["state"])
+        for state in ("pending", "running", "failed"):
+            outbox.add_metric([state], states.get(state, 0))
+        yield outbox
+        waiting = Delivery.objects.filter(state=Delivery.State.PENDING).aggregate(
+            first=Min("created"))["first"]
+        yield GaugeMetricFamily("keeping_time_outbox_oldest_pending_seconds",
+                                "Age of the oldest delivery waiting to be sent.",
+                                value=(now - waiting).total_seconds() if waiting else 0)
+        yield GaugeMetricFamily("keeping_time_set_aside_rows",
+                                "Rows the timed-move job set aside and is still leaving alone.",
+                                value=SetAside.objects.filter(until__gt=now).count())
+        yield GaugeMetricFamily("keeping_time_schedule_failures_last_hour",
+                                "Schedule runs that failed in the last hour.",
+                                value=ScheduleRun.objects.filter(
+                                    outcome=ScheduleRun.Outcome.FAILED,
+                                    tick__gte=now - HOUR).count())
+        yield GaugeMetricFamily("keeping_time_faults_open",
+                                "Places of the tick failing now (a brand clock, a connection, "
+                                "a phase).",
+                                value=Fault.objects.filter(resolved__isnull=True).count())
+
+
+# -- the doors --------------------------------------------------------------------------------
+
+def health_view(request):
+    """GET /health/: 200 while the database answers, 503 when it does not; the tick's age
+    beside it. No session, no secret: it says nothing about any brand."""
+    ok, said = health(clock.wall_now())
+    return JsonResponse(said, status=200 if ok else 503)
+
+
+def tick_health_view(request):
+    """GET /health/tick: 503 once the last tick is older than TICK_STALE_SECONDS (or there
+    was none), for a monitor that pages someone."""
+    ok, said = tick_health(clock.wall_now())
+    return JsonResponse(said, status=200 if ok else 503)
+
+
+def metrics_view(request):
+    """GET /metrics with `Authorization: Bearer <METRICS_TOKEN>`: the figures in Prometheus's
+    text format. Without the token (or with none set) it answers 404, as a page that is not
+    there."""
+    if request.method != "GET" or not token_ok(request.headers.get("Authorization", "")):
+        raise Http404
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Figures(clock.wall_now()))
+    answer = HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
+    answer["Cache-Control"] = "no-store"
+    return answer
