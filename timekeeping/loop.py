@@ -44,8 +44,7 @@ def tick_forever(*, write: Callable[[str], None] = _print,
         try:
             result = tick.run_once()
             pulses.run_replica_pulses(result.instant)
-            write(result.summary())
-            for line in result.run_lines():
+            for line in result.report():
                 write(line)
             every = period()
         except Exception:  # noqa: BLE001 - a loop outlives one bad tick; the next one retries

@@ -28,12 +28,14 @@ advance (`timekeeping.test_clocks.advance`), which walks each owed instant with 
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import Exists, F, Min, OuterRef
 
@@ -59,6 +61,10 @@ BATCH_SIZE = 1000
 DEFAULT_BUDGET = timedelta(seconds=50)
 LEASE_MARGIN = timedelta(minutes=1)
 TIE_ORDER = ("owed", "place", "owner_opened", "key")
+
+
+def _z(instant: datetime) -> str:
+    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -117,6 +123,38 @@ class TickResult:
         parts += [f"FAILED {fault.phase} {fault.where}: {fault.error.splitlines()[0][:200]}"
                   for fault in self.faults]
         return " · ".join(parts)
+
+    def as_dict(self) -> dict:
+        """The tick as one structured log event (LOG_FORMAT=json): the figures of the summary,
+        each under its own key, instants in UTC with Z."""
+        moved = sum(len(minute.moved) for minute in self.moves)
+        return {
+            "event": "tick", "instant": _z(self.instant), "clocks": len(self.clocks),
+            **{name: self.total(name) for name in ("fired", "armed", "held", "failed",
+                                                   "dropped")},
+            "passes_max": max((tick.run.passes for tick in self.clocks), default=0),
+            "runaway": [tick.run.brand_id for tick in self.clocks if tick.run.runaway],
+            "skipped": list(self.skipped), "unreached": list(self.unreached),
+            "schedule_runs": [{"schedule": run.schedule.name, "due": _z(run.due),
+                               "outcome": run.outcome, "reason": run.reason,
+                               "items": run.items}
+                              for run in [*self.schedule_runs, *self.schedule_skips]],
+            "rows_moved": moved, "rows_set_aside": sum(m.set_aside for m in self.moves),
+            "outbox": ({"sent": self.sweep.sent, "retried": self.sweep.retried,
+                        "failed": self.sweep.failed} if self.sweep is not None else None),
+            "housekeeping_deleted": dict(self.housekeeping.deleted)
+            if self.housekeeping is not None else {},
+            "faults": [{"phase": fault.phase, "where": fault.where,
+                        "error": fault.error.splitlines()[0][:200] if fault.error else ""}
+                       for fault in self.faults],
+        }
+
+    def report(self) -> list[str]:
+        """What `manage.py tick` and `tick --loop` print: the summary and a line per schedule
+        run, or with LOG_FORMAT=json one JSON object holding both."""
+        if settings.LOG_FORMAT == "json":
+            return [json.dumps(self.as_dict(), sort_keys=True)]
+        return [self.summary(), *self.run_lines()]
 
     def run_lines(self) -> list[str]:
         """One line per schedule run or skip, for `tick --loop` and the demo's server."""

@@ -1,13 +1,22 @@
 """What an operator watches (docs/operating.md, "Watching it"): /health/, /health/tick and
 /metrics, read on the real clock, fixed at explicit instants."""
 
+import json
+import logging
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from io import StringIO
+from pathlib import Path
 from unittest import mock
 
 import pytest
+from django.core.management import call_command
 from django.db import OperationalError
 from django.test import Client
 
+from config.logs import JsonFormatter
 from timekeeping import clock, delays, outbox, test_clocks, tick
 from timekeeping.models import Delivery, Timer
 
@@ -130,3 +139,46 @@ def test_a_scrape_asks_the_same_queries_however_many_timers(brand, scraper,
             for n in range(500)])
         with django_assert_max_num_queries(12):
             assert _figures(scraper)['keeping_time_timers_owed{place="5"}'] == 500
+
+
+@pytest.mark.django_db
+def test_the_tick_prints_one_json_object_when_asked(settings, brand):
+    settings.LOG_FORMAT = "json"
+    delays.delay("timekeeping.note", {}, brand=brand, at=T - timedelta(minutes=1), key="one")
+    out = StringIO()
+    with clock.fixed(T):
+        call_command("tick", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1
+    said = json.loads(lines[0])
+    assert (said["event"], said["instant"], said["clocks"], said["fired"]) == (
+        "tick", "2027-03-14T06:30:00Z", 1, 1)
+    assert said["faults"] == [] and said["outbox"] == {"sent": 0, "retried": 0, "failed": 0}
+    settings.LOG_FORMAT = "text"
+    out = StringIO()
+    with clock.fixed(T + timedelta(minutes=1)):
+        call_command("tick", stdout=out)
+    assert out.getvalue().startswith("tick 2027-03-14 06:31:00Z · 0 clock(s) · 0 fired")
+
+
+def test_log_records_are_json_lines_with_their_traceback():
+    try:
+        raise ValueError("a bad row")
+    except ValueError:
+        record = logging.LogRecord("timekeeping.loop", logging.ERROR, __file__, 1,
+                                   "tick failed for %s", ("brd_1",), sys.exc_info())
+    record.created = T.timestamp()
+    said = json.loads(JsonFormatter().format(record))
+    assert said["time"] == "2027-03-14T06:30:00.000Z" and said["level"] == "ERROR"
+    assert said["message"] == "tick failed for brd_1" and said["logger"] == "timekeeping.loop"
+    assert "ValueError: a bad row" in said["exception"]
+
+
+def test_an_unknown_log_format_is_refused_by_name():
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"], capture_output=True,
+        text=True, cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "true",
+             "LOG_FORMAT": "xml"})
+    assert done.returncode != 0
+    assert "LOG_FORMAT: 'xml' is not 'text' or 'json'" in done.stderr

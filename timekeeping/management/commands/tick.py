@@ -51,8 +51,11 @@ class Command(BaseCommand):
             for ticked in result.clocks:
                 self.stdout.write(trace.render(ticked, label=f"{ticked.run.brand_id} real clock",
                                                start=result.instant, end=result.instant, on=on))
-        prefix = "dry run, nothing kept: " if options["dry_run"] else ""
-        self.stdout.write(prefix + result.summary())
+        if options["dry_run"]:
+            self.stdout.write("dry run, nothing kept: " + result.summary())
+            return
+        for line in result.report():
+            self.stdout.write(line)
 
     def _advance(self, options, to, on):
         if to is None:
