@@ -1,0 +1,47 @@
+"""The files of deploy/ say what docs/operating.md says: the web through gunicorn on the WSGI
+application the settings name, the tick as a oneshot run at each whole minute, each reading
+its settings from one environment file, and a container that runs the same."""
+
+import configparser
+import re
+from pathlib import Path
+
+from django.conf import settings
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+
+
+def _unit(name: str) -> configparser.ConfigParser:
+    unit = configparser.ConfigParser(strict=True, interpolation=None)
+    unit.optionxform = str  # systemd's keys are case-sensitive
+    unit.read_string((DEPLOY / name).read_text())
+    return unit
+
+
+def test_the_web_runs_gunicorn_on_the_settings_wsgi_application():
+    web = _unit("keeping-time-web.service")["Service"]
+    wsgi = settings.WSGI_APPLICATION.rsplit(".", 1)
+    assert f" {wsgi[0]}:{wsgi[1]} " in web["ExecStart"]
+    assert web["ExecStart"].startswith("/srv/keeping-time/.venv/bin/gunicorn ")
+    assert web["EnvironmentFile"] == "/etc/keeping-time/env"
+    assert web["User"] == "keeping-time" and web["NoNewPrivileges"] == "true"
+
+
+def test_the_tick_is_a_oneshot_the_timer_starts_at_each_whole_minute():
+    tick = _unit("keeping-time-tick.service")["Service"]
+    assert tick["Type"] == "oneshot"
+    assert tick["ExecStart"].endswith(" manage.py tick")
+    assert tick["EnvironmentFile"] == "/etc/keeping-time/env"
+    assert int(tick["TimeoutStartSec"]) > 50  # beyond the tick's own budget
+    timer = _unit("keeping-time-tick.timer")["Timer"]
+    assert timer["OnCalendar"] == "*-*-* *:*:00"
+    assert timer["Unit"] == "keeping-time-tick.service"
+
+
+def test_the_container_copies_every_package_and_serves_the_same_application():
+    text = (DEPLOY / "Containerfile").read_text()
+    for folder in ("config", "calendars", "money", "timekeeping", "templates", "static"):
+        assert re.search(rf"^COPY {folder} \./{folder}$", text, re.MULTILINE), folder
+    assert '"gunicorn", "config.wsgi:application"' in text
+    assert "pip install --no-cache-dir '.[deploy]'" in text
+    assert re.search(r"^USER keeping-time$", text, re.MULTILINE)
