@@ -26,7 +26,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.tick import NOW, admin_connect, floor, reset_fired, scratch_url  # noqa: E402
+from bench.tick import (  # noqa: E402
+    NOW,
+    admin_connect,
+    floor,
+    postgres_base,
+    reset_fired,
+    scratch_database,
+)
 
 
 def fill(brands: int, each: int) -> list[str]:
@@ -107,23 +114,14 @@ def main() -> None:
     parser.add_argument("--few", type=int, default=100)
     parser.add_argument("--many", type=int, default=10_000)
     args = parser.parse_args()
-    base = os.environ.get("DATABASE_URL", "")
-    if not base.startswith(("postgres://", "postgresql://")):
-        raise SystemExit("DATABASE_URL: give a PostgreSQL URL, e.g. "
-                         "postgres://postgres@127.0.0.1:5432/postgres")
+    base = postgres_base()
     figures = {}
     for label, brands in (("few", args.few), ("many", args.many)):
-        name = f"keeping_time_brands_{label}_{os.getpid()}"
-        with admin_connect(base) as admin:
-            admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            figures[label] = measure(scratch_url(base, name), brands, args.timers // brands)
-            took, floor_s, fired = figures[label]
-            print(f"{label}: {brands} brands × {args.timers // brands}: tick {took:.1f}s "
-                  f"({fired} fired), floor {floor_s:.1f}s", flush=True)
-        finally:
-            with admin_connect(base) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        with scratch_database(base, f"keeping_time_brands_{label}_{os.getpid()}") as url:
+            figures[label] = measure(url, brands, args.timers // brands)
+        took, floor_s, fired = figures[label]
+        print(f"{label}: {brands} brands × {args.timers // brands}: tick {took:.1f}s "
+              f"({fired} fired), floor {floor_s:.1f}s", flush=True)
     (few, floor_few, _), (many, floor_many, _) = figures["few"], figures["many"]
     print(f"few_s={few:.1f} many_s={many:.1f} ratio={many / few:.2f} "
           f"floor_few_s={floor_few:.1f} floor_many_s={floor_many:.1f} "

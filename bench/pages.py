@@ -24,23 +24,14 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import psycopg  # noqa: E402
+from bench.tick import postgres_base, scratch_database  # noqa: E402
 
 ITEMS = ["US", "US-CA", "US-NY", "US-NJ", "US-TX", "US-WA", "US-IL", "US-MA", "US-PA"]
 TAX = json.loads((ROOT / "timekeeping" / "manifests" / "examples" / "tax.json").read_text())
-
-
-def scratch_url(base: str, name: str) -> str:
-    return urlunparse(urlparse(base)._replace(path=f"/{name}"))
-
-
-def admin_connect(base: str) -> psycopg.Connection:
-    return psycopg.connect(base.replace("postgres://", "postgresql://", 1), autocommit=True)
 
 
 def fill(subjects: int) -> dict:
@@ -166,22 +157,13 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
-    base = os.environ.get("DATABASE_URL", "")
-    if not base.startswith(("postgres://", "postgresql://")):
-        raise SystemExit("DATABASE_URL: give a PostgreSQL URL, e.g. "
-                         "postgres://postgres@127.0.0.1:5432/postgres")
+    base = postgres_base()
     figures = {}
     for label, subjects in (("small", args.small), ("big", args.big)):
-        name = f"keeping_time_pages_{label}_{os.getpid()}"
-        with admin_connect(base) as admin:
-            admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            figures[label] = measure(scratch_url(base, name), subjects, args.repeats)
-            print(f"{label}: console {figures[label][0]:.1f} ms, portal "
-                  f"{figures[label][1]:.1f} ms", flush=True)
-        finally:
-            with admin_connect(base) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        with scratch_database(base, f"keeping_time_pages_{label}_{os.getpid()}") as url:
+            figures[label] = measure(url, subjects, args.repeats)
+        print(f"{label}: console {figures[label][0]:.1f} ms, portal "
+              f"{figures[label][1]:.1f} ms", flush=True)
     (cs, ps), (cb, pb) = figures["small"], figures["big"]
     print(f"console_small_ms={cs:.1f} console_big_ms={cb:.1f} console_ratio={cb / cs:.2f} "
           f"portal_small_ms={ps:.1f} portal_big_ms={pb:.1f} portal_ratio={pb / ps:.2f}")

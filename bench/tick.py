@@ -26,6 +26,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
@@ -46,6 +48,27 @@ def scratch_url(base: str, name: str) -> str:
 
 def admin_connect(base: str) -> psycopg.Connection:
     return psycopg.connect(base.replace("postgres://", "postgresql://", 1), autocommit=True)
+
+
+def postgres_base() -> str:
+    """DATABASE_URL, which must name a PostgreSQL server the benchmarks make databases on."""
+    base = os.environ.get("DATABASE_URL", "")
+    if not base.startswith(("postgres://", "postgresql://")):
+        raise SystemExit("DATABASE_URL: give a PostgreSQL URL, e.g. "
+                         "postgres://postgres@127.0.0.1:5432/postgres")
+    return base
+
+
+@contextmanager
+def scratch_database(base: str, name: str) -> Iterator[str]:
+    """A database made for one measurement, dropped after it whatever happens: its URL."""
+    with admin_connect(base) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield scratch_url(base, name)
+    finally:
+        with admin_connect(base) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def setup_django(url: str) -> None:
