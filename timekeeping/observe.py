@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.db.models import Count, Min
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Max, Min, Sum
 from django.http import Http404, HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -126,24 +126,21 @@ class Figures(Collector):
                                 "1 when the last tick is older than TICK_STALE_SECONDS.",
                                 value=int(_tick(now, at)["tick"] != "running"))
         runs = TickRun.objects.filter(test_clock__isnull=True, started__gte=now - HOUR,
-                                      finished__isnull=False).order_by()
-        done = GaugeMetricFamily("keeping_time_tick_clock_runs_last_hour",
-                                 "Brand clocks ticked in the last hour.")
-        fired = GaugeMetricFamily("keeping_time_tick_fired_last_hour",
-                                  "Timers fired by the brand clocks ticked in the last hour.")
-        summary = runs.values_list("passes", "fired", "started", "finished")
-        slowest = GaugeMetricFamily("keeping_time_tick_clock_seconds_max",
-                                    "The longest brand clock's tick in the last hour.")
-        deepest = GaugeMetricFamily("keeping_time_tick_passes_max",
-                                    "The most passes one brand clock's tick took in the last "
-                                    "hour.")
-        rows = list(summary[:100_000])
-        done.add_metric([], len(rows))
-        fired.add_metric([], sum(row[1] for row in rows))
-        slowest.add_metric([], max(((row[3] - row[2]).total_seconds() for row in rows),
-                                   default=0))
-        deepest.add_metric([], max((row[0] for row in rows), default=0))
-        yield from (done, fired, slowest, deepest)
+                                      finished__isnull=False).order_by().aggregate(
+            clocks=Count("id"), fired=Sum("fired"), passes=Max("passes"),
+            longest=Max(ExpressionWrapper(F("finished") - F("started"),
+                                          output_field=DurationField())))
+        yield GaugeMetricFamily("keeping_time_tick_clock_runs_last_hour",
+                                "Brand clocks ticked in the last hour.", value=runs["clocks"])
+        yield GaugeMetricFamily("keeping_time_tick_fired_last_hour",
+                                "Timers fired by the brand clocks ticked in the last hour.",
+                                value=runs["fired"] or 0)
+        yield GaugeMetricFamily("keeping_time_tick_clock_seconds_max",
+                                "The longest brand clock's tick in the last hour.",
+                                value=runs["longest"].total_seconds() if runs["longest"] else 0)
+        yield GaugeMetricFamily("keeping_time_tick_passes_max",
+                                "The most passes one brand clock's tick took in the last hour.",
+                                value=runs["passes"] or 0)
         states = dict(Delivery.objects.filter(state__in=[
             Delivery.State.PENDING, Delivery.State.RUNNING, Delivery.State.FAILED]).order_by()
             .values_list("state").annotate(n=Count("id")))

@@ -122,6 +122,8 @@ def test_metrics_count_the_real_clocks_timers_lag_outbox_and_tick(brand, scraper
     assert after["keeping_time_tick_stopped"] == 0
     assert after["keeping_time_tick_clock_runs_last_hour"] == 1
     assert after["keeping_time_tick_fired_last_hour"] == 3
+    assert after["keeping_time_tick_passes_max"] == 1
+    assert after["keeping_time_tick_clock_seconds_max"] == 0  # the clock was fixed throughout
     assert Timer.objects.get(key="rehearsal").state == Timer.State.ARMED
     Delivery.objects.update(state=Delivery.State.FAILED)
     with clock.fixed(T + timedelta(minutes=1)):
