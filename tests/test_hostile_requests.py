@@ -64,7 +64,9 @@ def test_no_hostile_request_gets_a_server_error(world, capsys):
                 answer = getattr(client, endpoint.method)(url, body,
                                                           content_type="application/json")
             asked += 1
-            if answer.status_code >= 500:
+            # A door whose designed answer is a 5xx (the tick's health, 503 while no tick has
+            # run) may give that; any other 5xx is an error.
+            if answer.status_code >= 500 and answer.status_code != endpoint.expect["owner_a"]:
                 errors.append(f"{endpoint.name} {endpoint.method.upper()} {url[:120]} "
                               f"{body[:120]!r}: {answer.status_code}")
     with capsys.disabled():
