@@ -269,13 +269,17 @@ def _measure_from(kept: Occurrence) -> None:
     """The dates of the job measured from when `kept` was kept (`after_kept`: a refund window
     runs from the filing) open now, or move to it if they had a date already."""
     row = kept.clock
-    for other in Clock.objects.filter(job_id=row.job_id).exclude(pk=row.pk).select_related(
-            "job__subject", "subject", "brand", "test_clock"):
+    # Read from the service's clocks first: keeping a date asks nothing more of the database
+    # unless a clock of its job is measured from it.
+    measured = [spec for spec in services_of(row.bundle)[row.job.service].clocks.values()
+                if (spec.due.get("after_kept") or {}).get("clock") == row.name
+                and spec.due["after_kept"].get("item", kept.item) == kept.item]
+    if not measured:
+        return
+    for other in Clock.objects.filter(job_id=row.job_id, name__in=[s.name for s in measured]
+                                      ).select_related("job__subject", "subject", "brand",
+                                                       "test_clock"):
         spec = spec_of(other)
-        measured = spec.due.get("after_kept")
-        if not measured or measured["clock"] != row.name or \
-                measured.get("item", kept.item) != kept.item:
-            continue
         found = Occurrence.objects.filter(clock=other).order_by("-seq").first()
         if found is None:
             _open_occurrence(other, spec, "", seq=0)
@@ -283,7 +287,15 @@ def _measure_from(kept: Occurrence) -> None:
         day = _rule_due(other, spec, spec.due, found.item, found.seq)
         if found.status == Occurrence.Status.OPEN and day is not None and \
                 day not in (found.due, found.rolled_from):
-            _move_to(found, spec, day, by=f"{row.name} kept", roll=True)
+            _move_to(found, spec, day, by=row.name + MEASURED, roll=True)
+
+
+MEASURED = " kept"  # how a move by `after_kept` is said: `by: "file kept"`
+
+
+def measured_from(moved_by: str) -> str | None:
+    """The clock a date was measured from, when a keeping moved it (`after_kept`)."""
+    return moved_by.removesuffix(MEASURED) if moved_by.endswith(MEASURED) else None
 
 
 def _keep(occurrence: Occurrence, day: date, *, by: str) -> None:

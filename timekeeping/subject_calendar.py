@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 from calendars import ical
 from calendars.moments import day_in_zone
 from timekeeping import exposure
-from timekeeping.clocks import calendar_for, spec_of
+from timekeeping.clocks import calendar_for, measured_from, spec_of
 from timekeeping.models import (
     Ask,
     Deadline,
@@ -223,17 +223,15 @@ def _status(subject: Subject, group: list[Occurrence]) -> str:
         head = {"open": "open", "lapsed": "lapsed", "closed": "closed with its job"}[
             first.status]
     notes = []
+    measured = [measured_from(o.moved_by) for o in group if measured_from(o.moved_by)]
     for says, moves in (("postponed from", [o for o in group if o.moved_by == "calendar"]),
                         ("extended from", [o for o in group if o.moved_from and
                                            o.moved_by not in ("calendar", "") and
-                                           not o.moved_by.endswith(" kept")])):
+                                           not measured_from(o.moved_by)])):
         if moves:
             notes.append(f"{says} " + _joined(_days(o.moved_from for o in moves)))
-    for occurrence in group:
-        if occurrence.moved_by.endswith(" kept"):
-            notes.append(f"measured from when {occurrence.moved_by.removesuffix(' kept')} "
-                         "was kept")
-            break
+    if measured:
+        notes.append(f"measured from when {measured[0]} was kept")
     rolled = [o.rolled_from for o in group if o.rolled_from]
     if rolled:
         notes.append("rolled from " + _joined(_days(rolled)))
