@@ -345,7 +345,7 @@ def _clock(checker: Checker, name: str, spec: object, steps: dict, clocks: dict,
     if "due" not in spec:
         checker.add("clock.due_missing", path, "a clock says when it is due: 'due'")
     else:
-        _due(checker, spec["due"], clocks, name, f"{path}.due")
+        _due(checker, spec["due"], clocks, name, f"{path}.due", own_date=True)
     _clock_fields(checker, spec, path)
     _measured(checker, spec, path)
     _rungs(checker, spec.get("rungs", []), steps, f"{path}.rungs")
@@ -369,19 +369,9 @@ def _clock(checker: Checker, name: str, spec: object, steps: dict, clocks: dict,
 
 
 def _measured(checker: Checker, spec: dict, path: str) -> None:
-    """`after_kept` is a clock's own due, for one date: not an item's, a quarter's or a
-    move's, and not on a clock with `each` or `every`."""
+    """A date measured from another's keeping (`after_kept`) is one date: no `each` or
+    `every`. (Where the rule may stand, `_due` says.)"""
     due = spec.get("due") if isinstance(spec.get("due"), dict) else {}
-    moves = spec.get("moves") if isinstance(spec.get("moves"), dict) else {}
-    nested = [f"{path}.due.{key}.{name}" for key in ("items", "quarters")
-              if isinstance(due.get(key), dict) for name, rule in due[key].items()
-              if isinstance(rule, dict) and "after_kept" in rule]
-    nested += [f"{path}.moves.{step}" for step, rule in moves.items()
-               if isinstance(rule, dict) and "after_kept" in rule]
-    for where in nested:
-        checker.add("clock.due_invalid", where,
-                    "'after_kept' is only a clock's own due rule, not an item's, a quarter's "
-                    "or a move's")
     if "after_kept" in due and (spec.get("each") or spec.get("every")):
         checker.add("clock.due_invalid", f"{path}.due.after_kept",
                     "a date measured from another's keeping is one date: no 'each' or 'every'")
@@ -497,7 +487,7 @@ QUARTERS = ("Q1", "Q2", "Q3", "Q4")
 
 
 def _due(checker: Checker, rule: object, clocks: dict, own: str, path: str, *,
-         item: bool = False) -> None:
+         item: bool = False, own_date: bool = False) -> None:
     """A due rule (timekeeping.dues); `item`: an item's own rule, which holds no items."""
     if not isinstance(rule, dict):
         checker.add("clock.due_invalid", path, "a due rule is an object: " + _forms())
@@ -509,6 +499,10 @@ def _due(checker: Checker, rule: object, clocks: dict, own: str, path: str, *,
     if len(forms) != 1 or extra:
         checker.add("clock.due_invalid", path, "a due rule has exactly one of " + _forms())
         return
+    if forms[0] == "after_kept" and not own_date:
+        checker.add("clock.due_invalid", path,
+                    "'after_kept' is only a clock's own due rule, not an item's, a quarter's "
+                    "or a move's")
     _due_form(checker, forms[0], rule, clocks, own, path)
     for key, names in (("items", None), ("quarters", QUARTERS)):
         if key not in rule:
