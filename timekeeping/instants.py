@@ -67,3 +67,8 @@ def parse_instant(text: object, *, field: str) -> datetime:
         # Checked before the conversion to UTC, which overflows at the calendar's edges.
         raise OutOfSpan(f"{field}: {text!s} is outside the dates kept here ({SPAN})")
     return parsed.astimezone(UTC)
+
+
+def z(instant: datetime) -> str:
+    """An instant as logs and machine answers write it: UTC, whole seconds, with Z."""
+    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

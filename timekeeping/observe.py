@@ -14,18 +14,17 @@ import hmac
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, connection
-from django.db.models import Count, DurationField, ExpressionWrapper, F, Max, Min, Sum
+from django.db import DatabaseError
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Max, Min, Q, Sum
 from django.http import Http404, HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from timekeeping import clock
+from timekeeping import clock, instants, tick
 from timekeeping.models import (
     Delivery,
     Fault,
-    Heartbeat,
     ScheduleRun,
     SetAside,
     TickRun,
@@ -41,17 +40,11 @@ def tick_stale_after() -> timedelta:
     return timedelta(seconds=settings.TICK_STALE_SECONDS)
 
 
-def last_tick() -> datetime | None:
-    return Heartbeat.objects.filter(name="tick").values_list("at", flat=True).first()
-
-
 def health(now: datetime) -> tuple[bool, dict]:
     """Whether this web process can serve: its database answers. The tick's age is said
     beside it, not judged: a load balancer should not drop the web because cron stopped."""
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        at = last_tick()
+        at = tick.last_tick()  # reading the tick's heartbeat is the database answering
     except DatabaseError as error:
         return False, {"database": "unreachable", "error": type(error).__name__}
     return True, {"database": "ok", **_tick(now, at)}
@@ -68,7 +61,7 @@ def _tick(now: datetime, at: datetime | None) -> dict:
         return {"tick": "never", "last_tick": None, "last_tick_age_s": None}
     age = max(now - at, timedelta(0))
     return {"tick": "running" if age <= tick_stale_after() else "stopped",
-            "last_tick": at.isoformat().replace("+00:00", "Z"),
+            "last_tick": instants.z(at),
             "last_tick_age_s": int(age.total_seconds())}
 
 
@@ -95,19 +88,20 @@ class Figures(Collector):
         owed = GaugeMetricFamily("keeping_time_timers_owed",
                                  "Armed timers owed by now (the tick has not fired them yet).",
                                  labels=["place"])
-        counts = {place: [0, 0] for place in range(1, 9)}
-        for row in real.filter(state=Timer.State.ARMED).values("place").annotate(n=Count("id")):
-            counts.setdefault(row["place"], [0, 0])[0] = row["n"]
-        for row in real.filter(state=Timer.State.ARMED, owed__lte=now).values("place").annotate(
-                n=Count("id")):
-            counts.setdefault(row["place"], [0, 0])[1] = row["n"]
+        counts = {place: (0, 0) for place in range(1, 9)}
+        oldest = None  # the most overdue armed timer's owed time
+        for row in real.filter(state=Timer.State.ARMED).values("place").annotate(
+                n_armed=Count("id"), n_owed=Count("id", filter=Q(owed__lte=now)),
+                first_owed=Min("owed", filter=Q(owed__lte=now))):
+            counts[row["place"]] = (row["n_armed"], row["n_owed"])
+            first = row["first_owed"]
+            if first is not None and (oldest is None or first < oldest):
+                oldest = first
         for place, (all_armed, all_owed) in sorted(counts.items()):
             armed.add_metric([str(place)], all_armed)
             owed.add_metric([str(place)], all_owed)
         yield armed
         yield owed
-        oldest = real.filter(state=Timer.State.ARMED, owed__lte=now).aggregate(
-            first=Min("owed"))["first"]
         yield GaugeMetricFamily(
             "keeping_time_firing_lag_seconds",
             "How late the most overdue armed timer is now: 0 when nothing is owed.",
@@ -118,7 +112,7 @@ class Figures(Collector):
             "hour.",
             value=real.filter(state=Timer.State.FIRED, late_by__gt=LATE,
                               fired__gte=now - HOUR).count())
-        at = last_tick()
+        at = tick.last_tick()
         yield GaugeMetricFamily("keeping_time_tick_age_seconds",
                                 "Seconds since the last tick's pass (-1: never ticked).",
                                 value=(now - at).total_seconds() if at else -1)

@@ -33,13 +33,13 @@ import time
 import traceback
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Exists, F, Min, OuterRef
 
-from timekeeping import clock, housekeeping, leases, outbox, records
+from timekeeping import clock, housekeeping, instants, leases, outbox, records
 from timekeeping.faults import Faults
 from timekeeping.firing import Firing, TraceRow
 from timekeeping.models import (
@@ -61,10 +61,6 @@ BATCH_SIZE = 1000
 DEFAULT_BUDGET = timedelta(seconds=50)
 LEASE_MARGIN = timedelta(minutes=1)
 TIE_ORDER = ("owed", "place", "owner_opened", "key")
-
-
-def _z(instant: datetime) -> str:
-    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -129,13 +125,13 @@ class TickResult:
         each under its own key, instants in UTC with Z."""
         moved = sum(len(minute.moved) for minute in self.moves)
         return {
-            "event": "tick", "instant": _z(self.instant), "clocks": len(self.clocks),
+            "event": "tick", "instant": instants.z(self.instant), "clocks": len(self.clocks),
             **{name: self.total(name) for name in ("fired", "armed", "held", "failed",
                                                    "dropped")},
             "passes_max": max((tick.run.passes for tick in self.clocks), default=0),
             "runaway": [tick.run.brand_id for tick in self.clocks if tick.run.runaway],
             "skipped": list(self.skipped), "unreached": list(self.unreached),
-            "schedule_runs": [{"schedule": run.schedule.name, "due": _z(run.due),
+            "schedule_runs": [{"schedule": run.schedule.name, "due": instants.z(run.due),
                                "outcome": run.outcome, "reason": run.reason,
                                "items": run.items}
                               for run in [*self.schedule_runs, *self.schedule_skips]],
@@ -376,6 +372,11 @@ def abandon_runs(brand: Brand, test_clock: TestClock | None, *, now: datetime) -
     return TickRun.objects.filter(brand=brand, test_clock=test_clock,
                                   finished__isnull=True).update(finished=now,
                                                                 error=housekeeping.ABANDONED)
+
+
+def last_tick() -> datetime | None:
+    """When the last tick passed (its heartbeat), or None before the first."""
+    return Heartbeat.objects.filter(name="tick").values_list("at", flat=True).first()
 
 
 def brands_with_owed(instant: datetime, brand_ids: list[str] | None = None):

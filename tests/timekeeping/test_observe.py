@@ -67,7 +67,7 @@ def test_health_answers_while_the_database_does_and_says_the_ticks_age(client, b
 
 @pytest.mark.django_db
 def test_health_is_503_when_the_database_does_not_answer(client):
-    with mock.patch("timekeeping.observe.connection.cursor",
+    with mock.patch("django.db.connection.cursor",
                     side_effect=OperationalError("connection refused")):
         said = client.get("/health/")
     assert said.status_code == 503

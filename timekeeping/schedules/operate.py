@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 
 from django.db.models import Q
 
-from timekeeping import clock
-from timekeeping.models import Brand, Heartbeat, Schedule, ScheduleRun
+from timekeeping import clock, tick
+from timekeeping.models import Brand, Schedule, ScheduleRun
 from timekeeping.spans import span_text
 
 TICKS_STOPPED_AFTER = timedelta(minutes=3)
@@ -101,7 +101,7 @@ def why(row: Schedule, *, now: datetime | None = None) -> str:
 def ticks_stopped(now: datetime | None = None) -> str | None:
     """A warning when no tick has run for three minutes, else None."""
     now = now or clock.wall_now()
-    last = Heartbeat.objects.filter(name="tick").values_list("at", flat=True).first()
+    last = tick.last_tick()
     if last is None:
         return "No tick has run yet: add the cron line (see docs/operating.md)."
     if now - last > TICKS_STOPPED_AFTER:
