@@ -90,6 +90,26 @@ class _OptionalJSON(forms.JSONField):
         return "" if value is None or value == {} else super().prepare_value(value)
 
 
+def _world_field() -> forms.ModelChoiceField:
+    """Which clock a change happens on: a test clock of the brand, or the real one."""
+    return forms.ModelChoiceField(queryset=TestClock.objects.none(), required=False,
+                                  label="On which clock", empty_label="the real clock")
+
+
+def _offer_worlds(form: forms.Form, brand: Brand) -> None:
+    form.fields["test_clock"].queryset = TestClock.objects.filter(brand=brand).order_by("name")
+    form.fields["test_clock"].label_from_instance = (
+        lambda clock: f"test clock {clock.name} ({clock.pk})")
+
+
+def _days_kept(form: forms.Form, cleaned: dict, names: tuple[str, ...]) -> None:
+    """Each date field named lies in the dates kept, or says so on itself."""
+    for name in names:
+        day = cleaned.get(name)
+        if isinstance(day, date) and not instants.in_span(day):
+            form.add_error(name, f"{day} is outside the dates kept ({instants.SPAN})")
+
+
 class PostponementForm(forms.Form):
     from_date = forms.DateField(label="Dates due from", widget=forms.DateInput(
         attrs={"type": "date"}))
@@ -98,25 +118,18 @@ class PostponementForm(forms.Form):
     notice = forms.CharField(max_length=500, label="The notice that moves them")
     where = _OptionalJSON(required=False, label="Only subjects where (JSON, optional)",
                           widget=forms.Textarea(attrs={"rows": 2, "cols": 40}))
-    test_clock = forms.ModelChoiceField(queryset=TestClock.objects.none(), required=False,
-                                        label="On which clock", empty_label="the real clock")
+    test_clock = _world_field()
 
     def __init__(self, *args, brand: Brand, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["test_clock"].queryset = TestClock.objects.filter(brand=brand).order_by(
-            "name")
-        self.fields["test_clock"].label_from_instance = (
-            lambda clock: f"test clock {clock.name} ({clock.pk})")
+        _offer_worlds(self, brand)
 
     def clean_where(self):
         return self.cleaned_data.get("where") or {}
 
     def clean(self):
         cleaned = super().clean()
-        for name in ("from_date", "through", "to"):
-            day = cleaned.get(name)
-            if isinstance(day, date) and not instants.in_span(day):
-                self.add_error(name, f"{day} is outside the dates kept ({instants.SPAN})")
+        _days_kept(self, cleaned, ("from_date", "through", "to"))
         return cleaned
 
 
@@ -166,8 +179,7 @@ class StandbyForm(forms.Form):
                                 label="Currency (three capital letters)")
     offer = forms.CharField(max_length=16, initial="4h",
                             label="Offered new tasks first for (4h, 1d; at most a week)")
-    test_clock = forms.ModelChoiceField(queryset=TestClock.objects.none(), required=False,
-                                        label="On which clock", empty_label="the real clock")
+    test_clock = _world_field()
 
     def __init__(self, *args, brand: Brand, **kwargs):
         super().__init__(*args, **kwargs)
@@ -176,17 +188,11 @@ class StandbyForm(forms.Form):
         self.fields["member"].label_from_instance = (
             lambda member: f"{member.user.get_username()} ({member.get_role_display()}, "
                            f"{member.pk})")
-        self.fields["test_clock"].queryset = TestClock.objects.filter(brand=brand).order_by(
-            "name")
-        self.fields["test_clock"].label_from_instance = (
-            lambda clock: f"test clock {clock.name} ({clock.pk})")
+        _offer_worlds(self, brand)
 
     def clean(self):
         cleaned = super().clean()
-        for name in ("first", "last"):
-            day = cleaned.get(name)
-            if isinstance(day, date) and not instants.in_span(day):
-                self.add_error(name, f"{day} is outside the dates kept ({instants.SPAN})")
+        _days_kept(self, cleaned, ("first", "last"))
         currency = cleaned.get("currency")
         if currency:
             amount = minor_units(cleaned.get("retainer", ""), currency)
