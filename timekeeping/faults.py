@@ -49,7 +49,7 @@ class Faults:
                 raise
             self.raised.append(self._failed(phase, where, brand, error))
         else:
-            self._succeeded(phase, where)
+            self.succeeded(phase, where)
 
     def _open_places(self) -> set[tuple[str, str]]:
         if self._open is None:
@@ -57,7 +57,8 @@ class Faults:
                              .values_list("phase", "where"))
         return self._open
 
-    def _succeeded(self, phase: str, where: str) -> None:
+    def succeeded(self, phase: str, where: str) -> None:
+        """Work at this place went well: its open fault, if any, is resolved."""
         if (phase, where) in self._open_places():
             Fault.objects.filter(phase=phase, where=where, resolved__isnull=True).update(
                 resolved=self.now)

@@ -70,3 +70,20 @@ def give_back(
         lease_holder="", lease_until=None, **(extra or {})
     )
     return updated == 1
+
+
+def take_many(model: type[models.Model], pks: list[str], *, holder: str, now: datetime,
+              until: datetime) -> set[str]:
+    """Take the free leases among rows `pks` until `until`, in one conditional UPDATE: the
+    keys this holder has now. A lease held by a process that died here is not taken; `take`,
+    row by row, does that."""
+    free = Q(lease_until__isnull=True) | Q(lease_until__lt=now) | Q(lease_holder=holder)
+    model.objects.filter(free, pk__in=pks).update(lease_holder=holder, lease_until=until)
+    return set(model.objects.filter(pk__in=pks, lease_holder=holder)
+               .values_list("pk", flat=True))
+
+
+def give_back_many(model: type[models.Model], pks: list[str], *, holder: str) -> int:
+    """Give back this holder's leases on rows `pks` in one UPDATE."""
+    return model.objects.filter(pk__in=pks, lease_holder=holder).update(
+        lease_holder="", lease_until=None)

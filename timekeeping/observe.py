@@ -18,7 +18,7 @@ from django.db import DatabaseError
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Max, Min, Q, Sum
 from django.http import Http404, HttpResponse, JsonResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from timekeeping import clock, instants, tick
@@ -112,7 +112,16 @@ class Figures(Collector):
             "hour.",
             value=real.filter(state=Timer.State.FIRED, late_by__gt=LATE,
                               fired__gte=now - HOUR).count())
-        at = tick.last_tick()
+        at, late_by = tick.heartbeat()
+        cumulative, buckets = 0, []
+        for bound, count in zip([*tick.LATE_BY_BOUNDS, "+Inf"], late_by.counts, strict=True):
+            cumulative += count
+            buckets.append((str(bound), cumulative))
+        yield HistogramMetricFamily(
+            "keeping_time_timer_late_by_seconds",
+            "How late the real clocks' timers fired (fired minus owed), counted by the ticks "
+            "since the histogram began; percentiles by histogram_quantile over a rate.",
+            buckets=buckets, sum_value=late_by.sum_s)
         yield GaugeMetricFamily("keeping_time_tick_age_seconds",
                                 "Seconds since the last tick's pass (-1: never ticked).",
                                 value=(now - at).total_seconds() if at else -1)

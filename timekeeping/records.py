@@ -76,21 +76,29 @@ def write(
 def write_many(entries: list[Entry], *, brand: Brand, test_clock: TestClock | None,
                instant: datetime) -> None:
     """Write entries that happened at one instant on one brand clock, in one statement."""
-    if not entries:
+    write_clocks([(brand, test_clock, entries)], instant=instant)
+
+
+def write_clocks(clocks: list[tuple[Brand, TestClock | None, list[Entry]]], *,
+                 instant: datetime) -> None:
+    """Write the entries of many brand clocks at one instant in one statement (a tick that
+    fires a group of small clocks together writes their records with one COPY)."""
+    if not any(entries for _, _, entries in clocks):
         return
     if connection.vendor != "postgresql":
         Record.objects.bulk_create([
             Record(kind=e.kind, instant=instant, brand=brand, test_clock=test_clock,
                    timer=e.timer, subject=e.subject, job=e.job, data=json.loads(e.encoded))
-            for e in entries
+            for brand, test_clock, entries in clocks for e in entries
         ])
         return
-    test_clock_id = test_clock.pk if test_clock is not None else None
     statement = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
         pgsql.Identifier(Record._meta.db_table),
         pgsql.SQL(", ").join(pgsql.Identifier(column) for column in COLUMNS))
     with connection.cursor() as cursor:
         with cursor.cursor.copy(statement) as copy:
-            for e in entries:
-                copy.write_row((new_id("rec"), e.kind, instant, brand.pk, test_clock_id,
-                                e.subject, e.job, e.timer, e.encoded))
+            for brand, test_clock, entries in clocks:
+                test_clock_id = test_clock.pk if test_clock is not None else None
+                for e in entries:
+                    copy.write_row((new_id("rec"), e.kind, instant, brand.pk, test_clock_id,
+                                    e.subject, e.job, e.timer, e.encoded))

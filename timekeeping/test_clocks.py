@@ -54,7 +54,7 @@ def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE
     engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=math.inf,
                     batch_size=batch_size)
     try:
-        abandon_runs(test_clock.brand, test_clock, now=now)
+        abandon_runs([test_clock.brand_id], test_clock=test_clock, now=now)
         engine.start(start)
         # The brand's schedules run on this clock's time too: the first advance is the first
         # tick that sees them (J2), and each due time is walked like a timer's.

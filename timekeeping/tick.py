@@ -31,17 +31,18 @@ from __future__ import annotations
 import json
 import time
 import traceback
+from bisect import bisect_left
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Exists, F, Min, OuterRef
+from django.db.models import Count, F, Min
 
 from timekeeping import clock, housekeeping, instants, leases, outbox, records
-from timekeeping.faults import Faults
-from timekeeping.firing import Firing, TraceRow
+from timekeeping.faults import Faults, database_gone
+from timekeeping.firing import Firing, TraceRow, flush_all
 from timekeeping.models import (
     Brand,
     Fault,
@@ -61,6 +62,42 @@ BATCH_SIZE = 1000
 DEFAULT_BUDGET = timedelta(seconds=50)
 LEASE_MARGIN = timedelta(minutes=1)
 TIE_ORDER = ("owed", "place", "owner_opened", "key")
+# A clock with at most this many owed timers ticks in a group of small clocks, and a group
+# holds at most a batch's worth of timers and this many clocks.
+GROUP_OWED = 100
+GROUP_CLOCKS = 500
+# How late timers fired, in seconds: the upper bounds of the tick's histogram (/metrics), the
+# last bucket unbounded.
+LATE_BY_BOUNDS = (1, 5, 15, 30, 60, 120, 300, 900, 3600, 21600, 86400)
+# What closing a clock's run writes.
+CLOSING_FIELDS = ["instant", "finished", "passes", "fired", "armed", "held", "failed",
+                  "dropped", "runaway", "unfinished"]
+
+
+@dataclass
+class Lateness:
+    """How late fired timers fired: a count per bucket of `LATE_BY_BOUNDS` and the sum."""
+
+    counts: list[int] = field(default_factory=lambda: [0] * (len(LATE_BY_BOUNDS) + 1))
+    sum_s: float = 0.0
+
+    def add(self, seconds: float) -> None:
+        self.counts[bisect_left(LATE_BY_BOUNDS, seconds)] += 1
+        self.sum_s += seconds
+
+    def merge(self, other: Lateness) -> None:
+        self.counts = [a + b for a, b in zip(self.counts, other.counts, strict=True)]
+        self.sum_s += other.sum_s
+
+    def as_dict(self) -> dict:
+        return {"late_by": self.counts, "late_by_sum_s": self.sum_s}
+
+    @classmethod
+    def of(cls, counts: dict) -> Lateness:
+        kept = counts.get("late_by")
+        if not isinstance(kept, list) or len(kept) != len(LATE_BY_BOUNDS) + 1:
+            return cls()  # none yet, or kept with other bounds: start again
+        return cls(counts=[int(n) for n in kept], sum_s=float(counts.get("late_by_sum_s", 0)))
 
 
 @dataclass
@@ -70,6 +107,7 @@ class ClockTick:
     run: TickRun
     rows: list[TraceRow] = field(default_factory=list)
     start: datetime | None = None
+    late_by: Lateness = field(default_factory=lambda: Lateness())
 
 
 @dataclass
@@ -87,6 +125,12 @@ class TickResult:
 
     def total(self, name: str) -> int:
         return sum(getattr(tick.run, name) for tick in self.clocks)
+
+    def late_by(self) -> Lateness:
+        late_by = Lateness()
+        for ticked in self.clocks:
+            late_by.merge(ticked.late_by)
+        return late_by
 
     def summary(self) -> str:
         parts = [
@@ -174,6 +218,7 @@ class Engine:
         self.batch_size = batch_size
         self.failed_ids: set[str] = set()
         self.rows: list[TraceRow] = []
+        self.late_by = Lateness()
         self.run = TickRun(brand=brand, test_clock=test_clock, holder=holder,
                            started=clock.wall_now())
 
@@ -184,9 +229,8 @@ class Engine:
     def finish(self, instant: datetime) -> ClockTick:
         self.run.instant = instant
         self.run.finished = clock.wall_now()
-        self.run.save(update_fields=["instant", "finished", "passes", "fired", "armed", "held",
-                                     "failed", "dropped", "runaway", "unfinished"])
-        return ClockTick(run=self.run, rows=self.rows)
+        self.run.save(update_fields=CLOSING_FIELDS)
+        return ClockTick(run=self.run, rows=self.rows, late_by=self.late_by)
 
     def fail(self, error: Exception) -> None:
         """The clock's tick stopped on an error its batches could not isolate."""
@@ -211,9 +255,10 @@ class Engine:
 
     # -- passes ----------------------------------------------------------------------------
 
-    def fire_at(self, instant: datetime) -> None:
-        """Fire everything owed by `instant`, pass after pass, to a fixpoint."""
-        for pass_no in range(1, MAX_PASSES + 2):
+    def fire_at(self, instant: datetime, first_pass: int = 1) -> None:
+        """Fire everything owed by `instant`, pass after pass, to a fixpoint (from
+        `first_pass`, when a group of clocks fired the passes before it)."""
+        for pass_no in range(first_pass, MAX_PASSES + 2):
             if pass_no > MAX_PASSES:
                 self._runaway(instant)
                 return
@@ -290,6 +335,8 @@ class Engine:
         self.run.armed += len(batch.armed_log)
         self.run.held += len(batch.held_log) + len(batch.holding)
         self.rows.extend(batch.rows)
+        for timer in batch.fired:
+            self.late_by.add((batch.instant - timer.owed).total_seconds())
 
     def _failed(self, timer: Timer, error: Exception, instant: datetime, pass_no: int) -> None:
         message = records.error_text(error)
@@ -326,7 +373,6 @@ def tick_clock(brand: Brand, *, instant: datetime, deadline: float, holder: str,
                batch_size: int = BATCH_SIZE) -> ClockTick | None:
     """One tick of a brand's real clock; None when another process holds its lease."""
     now = clock.wall_now()
-    remaining = timedelta(seconds=max(0.0, deadline - time.monotonic()))
     engine = Engine(brand, None, holder=holder, deadline=deadline, batch_size=batch_size)
     # Taking the lease, marking a killed tick's runs abandoned and opening this run commit
     # together, and so do closing the run and giving the lease back: two commits of
@@ -334,14 +380,21 @@ def tick_clock(brand: Brand, *, instant: datetime, deadline: float, holder: str,
     with transaction.atomic():
         _bookkeeping()
         if not leases.take(Brand, brand.pk, holder=holder, now=now,
-                           until=now + remaining + LEASE_MARGIN):
+                           until=_lease_end(now, deadline)):
             return None
-        abandon_runs(brand, None, now=now)
+        abandon_runs([brand.pk], now=now)
         engine.start(instant)
+    return _fire_and_close(engine, instant)
+
+
+def _fire_and_close(engine: Engine, instant: datetime, first_pass: int = 1) -> ClockTick:
+    """Fire a clock whose lease this process holds and whose run is open, close its run and
+    give its lease back."""
+    brand, holder = engine.brand, engine.run.holder
     given_back = False
     try:
         with clock.fixed(instant):
-            engine.fire_at(instant)
+            engine.fire_at(instant, first_pass)
         with transaction.atomic():
             _bookkeeping()
             ticked = engine.finish(instant)
@@ -356,6 +409,156 @@ def tick_clock(brand: Brand, *, instant: datetime, deadline: float, holder: str,
             leases.give_back(Brand, brand.pk, holder=holder)
 
 
+def _lease_end(now: datetime, deadline: float) -> datetime:
+    return now + timedelta(seconds=max(0.0, deadline - time.monotonic())) + LEASE_MARGIN
+
+
+class Group:
+    """Small brand clocks ticked together, so what a clock costs does not grow with the
+    number of brands (issue 14, "Many brands"): one commit takes all their leases, marks
+    their killed runs abandoned and opens their runs; one transaction selects their owed
+    timers in clock order (brand, then the tie order) and fires the first pass of every
+    clock, writing all of them with one UPDATE and one COPY; one commit closes the runs and
+    gives the leases back. A dozen round trips for a group, instead of ten for each clock.
+
+    Each clock keeps its order (its timers fire in tie order, its later passes after its
+    first) and still fails alone: when a handler raises or the group's writes fail, the
+    group's firing is rolled back and each clock is fired on its own, as a large clock is,
+    with a savepoint per timer in the batch that failed. A clock whose first pass armed
+    timers owed by the instant fires its next passes on its own. A lease held by another
+    process is skipped, and one a process that died here held is taken clock by clock.
+    """
+
+    def __init__(self, brands: list[Brand], *, instant: datetime, deadline: float,
+                 holder: str, faults: Faults, result: TickResult, batch_size: int):
+        self.brands = brands
+        self.instant = instant
+        self.deadline = deadline
+        self.holder = holder
+        self.faults = faults
+        self.result = result
+        self.batch_size = batch_size
+        self.engines: dict[str, Engine] = {}
+
+    def tick(self) -> None:
+        try:
+            self._open()
+        except Exception:  # noqa: BLE001 - nothing committed: each clock ticks on its own
+            if database_gone():
+                raise
+            self._alone(self.brands)
+            return
+        self._alone([brand for brand in self.brands if brand.pk not in self.engines])
+        if not self.engines:
+            return
+        try:
+            again, first_pass = self._first_pass(), 2
+        except Exception:  # noqa: BLE001 - rolled back: each clock fires on its own
+            if database_gone():
+                raise
+            again, first_pass = list(self.engines.values()), 1
+        closed = [engine for engine in self.engines.values() if engine not in again]
+        for engine in again:
+            self._guarded(engine.brand, _fire_and_close, engine, self.instant, first_pass)
+        self._close(closed)
+
+    def _open(self) -> None:
+        now = clock.wall_now()
+        with transaction.atomic():
+            _bookkeeping()
+            taken = leases.take_many(Brand, [brand.pk for brand in self.brands],
+                                     holder=self.holder, now=now,
+                                     until=_lease_end(now, self.deadline))
+            if not taken:
+                return
+            abandon_runs(list(taken), now=now)
+            engines = {brand.pk: Engine(brand, None, holder=self.holder,
+                                        deadline=self.deadline, batch_size=self.batch_size)
+                       for brand in self.brands if brand.pk in taken}
+            for engine in engines.values():
+                engine.run.instant = self.instant
+            TickRun.objects.bulk_create([engine.run for engine in engines.values()])
+        self.engines = engines
+
+    def _first_pass(self) -> list[Engine]:
+        """Fire the owed timers of every clock of the group, in clock order, in one
+        transaction; the clocks whose first pass armed timers owed by the instant."""
+        batches: list[tuple[Engine, Firing]] = []
+        with clock.fixed(self.instant), transaction.atomic():
+            owed = (Timer.objects.filter(brand_id__in=list(self.engines),
+                                         test_clock__isnull=True, state=Timer.State.ARMED,
+                                         owed__lte=self.instant)
+                    .order_by("brand_id", *TIE_ORDER).select_for_update(skip_locked=True))
+            for timer in owed:
+                engine = self.engines[timer.brand_id]
+                if not batches or batches[-1][0] is not engine:
+                    batches.append((engine, engine._firing(self.instant, 1)))
+                timer.brand = engine.brand
+                batches[-1][1].fire(timer)
+            flush_all([batch for _, batch in batches])
+        armed: dict[Engine, set[str]] = {}
+        for engine, batch in batches:
+            engine.run.passes = 1
+            engine._account(batch, armed.setdefault(engine, set()))
+        for engine in self.engines.values():
+            engine.run.passes = max(engine.run.passes, 1)
+        armed_ids = [timer_id for ids in armed.values() for timer_id in ids]
+        if not armed_ids:
+            return []
+        owed_again = set(Timer.objects.filter(
+            id__in=armed_ids, state=Timer.State.ARMED, owed__lte=self.instant,
+        ).values_list("brand_id", flat=True))
+        return [engine for engine in self.engines.values() if engine.brand.pk in owed_again]
+
+    def _close(self, engines: list[Engine]) -> None:
+        """Close the runs of the clocks that fired in the group alone and give back every
+        lease of the group still held, in one commit."""
+        now = clock.wall_now()
+        try:
+            with transaction.atomic():
+                _bookkeeping()
+                for engine in engines:
+                    engine.run.instant, engine.run.finished = self.instant, now
+                if engines:
+                    TickRun.objects.bulk_update([engine.run for engine in engines],
+                                                fields=CLOSING_FIELDS)
+                leases.give_back_many(Brand, [engine.brand.pk for engine in engines],
+                                      holder=self.holder)
+        except Exception:  # noqa: BLE001 - closed clock by clock, each in its own guard
+            if database_gone():
+                raise
+            for engine in engines:
+                self._guarded(engine.brand, self._close_alone, engine)
+            return
+        for engine in engines:
+            self.faults.succeeded(Fault.Phase.TIMERS, engine.brand.pk)
+            self.result.clocks.append(ClockTick(run=engine.run, rows=engine.rows,
+                                                late_by=engine.late_by))
+
+    def _close_alone(self, engine: Engine) -> ClockTick:
+        with transaction.atomic():
+            ticked = engine.finish(self.instant)
+            leases.give_back(Brand, engine.brand.pk, holder=self.holder)
+        return ticked
+
+    def _alone(self, brands: list[Brand]) -> None:
+        for brand in brands:
+            self._guarded(brand, tick_clock, brand, instant=self.instant,
+                          deadline=self.deadline, holder=self.holder,
+                          batch_size=self.batch_size)
+
+    def _guarded(self, brand: Brand, work, *args, **kwargs) -> ClockTick | None:
+        """Work on one clock in its own guard; its tick goes on the result (or its skip)."""
+        ticked = None
+        with self.faults.guard(Fault.Phase.TIMERS, where=brand.pk, brand=brand):
+            ticked = work(*args, **kwargs)
+            if ticked is None:
+                self.result.skipped.append(brand.pk)
+            else:
+                self.result.clocks.append(ticked)
+        return ticked
+
+
 def _bookkeeping() -> None:
     """The transaction only keeps the tick's books (a lease, a run): on PostgreSQL its commit
     does not wait for the disk. Lost in a crash, a lease is free again and a run unfinished,
@@ -366,28 +569,68 @@ def _bookkeeping() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
-def abandon_runs(brand: Brand, test_clock: TestClock | None, *, now: datetime) -> int:
-    """Runs of this clock left unfinished by a tick that was killed. Called by the holder of
-    the clock's lease, so no live tick is running them."""
-    return TickRun.objects.filter(brand=brand, test_clock=test_clock,
+def abandon_runs(brand_ids: list[str], *, now: datetime,
+                 test_clock: TestClock | None = None) -> int:
+    """Runs of these clocks left unfinished by a tick that was killed. Called by the holder
+    of the clocks' leases, so no live tick is running them."""
+    return TickRun.objects.filter(brand_id__in=brand_ids, test_clock=test_clock,
                                   finished__isnull=True).update(finished=now,
                                                                 error=housekeeping.ABANDONED)
 
 
+def beat(instant: datetime, late_by: Lateness) -> None:
+    """The tick passed: its heartbeat, and its firings added to the running histogram of how
+    late timers fired (ticks at once add in turn, under the row's lock)."""
+    with transaction.atomic():
+        Heartbeat.objects.get_or_create(name="tick")
+        heartbeat = Heartbeat.objects.select_for_update().get(name="tick")
+        kept = Lateness.of(heartbeat.counts)
+        kept.merge(late_by)
+        heartbeat.at = instant
+        heartbeat.counts = {**heartbeat.counts, **kept.as_dict()}
+        heartbeat.save(update_fields=["at", "counts"])
+
+
+def heartbeat() -> tuple[datetime | None, Lateness]:
+    """When the last tick passed (None before the first), and the running histogram of how
+    late the real clocks' timers fired."""
+    at, counts = Heartbeat.objects.filter(name="tick").values_list("at", "counts").first() or (
+        None, {})
+    return at, Lateness.of(counts or {})
+
+
 def last_tick() -> datetime | None:
     """When the last tick passed (its heartbeat), or None before the first."""
-    return Heartbeat.objects.filter(name="tick").values_list("at", flat=True).first()
+    return heartbeat()[0]
 
 
-def brands_with_owed(instant: datetime, brand_ids: list[str] | None = None):
-    """Brands whose real clock has armed timers owed by `instant`: one query, an index probe
-    per brand."""
-    owed = Timer.objects.filter(brand=OuterRef("pk"), test_clock__isnull=True,
-                                state=Timer.State.ARMED, owed__lte=instant)
-    brands = Brand.objects.filter(Exists(owed)).select_related("owner").order_by("pk")
+def owed_clocks(instant: datetime, brand_ids: list[str] | None = None) -> list[Brand]:
+    """Brands whose real clock has armed timers owed by `instant`, each with `owed`, how
+    many: one grouped query over the owed timers' index."""
+    brands = (Brand.objects.filter(timers__test_clock__isnull=True,
+                                   timers__state=Timer.State.ARMED, timers__owed__lte=instant)
+              .annotate(owed=Count("timers")).select_related("owner").order_by("pk"))
     if brand_ids is not None:
         brands = brands.filter(pk__in=brand_ids)
-    return brands
+    return list(brands)
+
+
+def groups(brands: list[Brand]) -> tuple[list[list[Brand]], list[Brand]]:
+    """The small clocks packed into groups, in brand order, and the large ones, which tick
+    alone."""
+    packed: list[list[Brand]] = []
+    alone: list[Brand] = []
+    owed = 0
+    for brand in brands:
+        if brand.owed > GROUP_OWED:
+            alone.append(brand)
+            continue
+        if not packed or owed + brand.owed > BATCH_SIZE or len(packed[-1]) >= GROUP_CLOCKS:
+            packed.append([])
+            owed = 0
+        packed[-1].append(brand)
+        owed += brand.owed
+    return packed, alone
 
 
 def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
@@ -396,7 +639,8 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
     """One tick (D2, J9), each phase while the budget lasts, each brand clock, connection and
     phase in its own guard (`timekeeping.faults`):
 
-    1. timers: every real brand clock with timers owed, in order;
+    1. timers: every real brand clock with timers owed, the small ones in groups (`Group`),
+       then the large ones one by one;
     2. schedules: the due ones and those asked for by hand, side by side;
     3. timed moves: each connection's minute;
     4. the outbox sweep;
@@ -407,7 +651,14 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
     holder = leases.holder_name()
     result = TickResult(instant=instant)
     faults = Faults(instant)
-    for brand in brands_with_owed(instant, brand_ids):
+    small, large = groups(owed_clocks(instant, brand_ids))
+    for group in small:
+        if time.monotonic() > deadline:
+            result.unreached += [brand.pk for brand in group]
+            continue
+        Group(group, instant=instant, deadline=deadline, holder=holder, faults=faults,
+              result=result, batch_size=batch_size).tick()
+    for brand in large:
         if time.monotonic() > deadline:
             result.unreached.append(brand.pk)
             continue
@@ -434,7 +685,7 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
             schedules.expire_leases(now=instant)
             result.housekeeping = housekeeping.run(now=instant, holder=holder)
     if phases:
-        Heartbeat.objects.update_or_create(name="tick", defaults={"at": instant})
+        beat(instant, result.late_by())
     result.faults = faults.raised
     return result
 

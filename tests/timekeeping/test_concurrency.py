@@ -63,6 +63,25 @@ def test_it_fires_5000_timers_exactly_once_with_two_ticks_at_once_in_each_brand_
         assert TickRun.objects.filter(brand=brand, fired__gt=0).count() == 1
 
 
+def test_two_ticks_at_once_fire_300_small_clocks_in_groups_exactly_once_in_order():
+    brands = [Brand.objects.create(name=f"Small {n}", slug=f"small-{n}") for n in range(300)]
+    timers = arm_owed(brands, 6)
+    ticks = [start_manage("tick"), start_manage("tick")]
+    outputs = [process.communicate(timeout=300) for process in ticks]
+    assert [process.returncode for process in ticks] == [0, 0], outputs
+    counts = fired_counts()
+    assert len(counts) == 1800 and set(counts.values()) == {1}
+    assert not Timer.objects.exclude(state="fired").exists()
+    by_brand: dict[str, list[Timer]] = {}
+    for timer in timers:
+        by_brand.setdefault(timer.brand_id, []).append(timer)
+    for brand in brands:
+        assert fired_order(brand) == tie_order(by_brand[brand.pk])
+        assert TickRun.objects.filter(brand=brand, fired__gt=0).count() == 1
+    assert not TickRun.objects.filter(finished__isnull=True).exists()
+    assert not Brand.objects.exclude(lease_holder="").exists()
+
+
 def test_it_loses_nothing_and_doubles_nothing_when_a_tick_is_killed_mid_pass():
     brand = Brand.objects.create(name="Killed", slug="killed")
     arm_owed([brand], 30_000)

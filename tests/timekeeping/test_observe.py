@@ -124,10 +124,24 @@ def test_metrics_count_the_real_clocks_timers_lag_outbox_and_tick(brand, scraper
     assert after["keeping_time_tick_fired_last_hour"] == 3
     assert after["keeping_time_tick_passes_max"] == 1
     assert after["keeping_time_tick_clock_seconds_max"] == 0  # the clock was fixed throughout
+    # 10, 20 and 30 minutes late: one in the bucket up to 15 minutes, two up to an hour.
+    assert [after[f'keeping_time_timer_late_by_seconds_bucket{{le="{le}"}}']
+            for le in (300, 900, 3600, "+Inf")] == [0, 1, 3, 3]
+    assert after["keeping_time_timer_late_by_seconds_sum"] == 3600
+    assert after["keeping_time_timer_late_by_seconds_count"] == 3
     assert Timer.objects.get(key="rehearsal").state == Timer.State.ARMED
     Delivery.objects.update(state=Delivery.State.FAILED)
     with clock.fixed(T + timedelta(minutes=1)):
         assert _figures(scraper)['keeping_time_outbox_deliveries{state="failed"}'] == 1
+
+    # The histogram is a running total: the next tick's firing (20 s late) adds to it.
+    delays.delay("timekeeping.note", {}, brand=brand, at=T + timedelta(minutes=2), key="soon")
+    with clock.fixed(T + timedelta(minutes=2, seconds=20)):
+        tick.run_once(now=T + timedelta(minutes=2, seconds=20), sweep=False)
+        later = _figures(scraper)
+    assert [later[f'keeping_time_timer_late_by_seconds_bucket{{le="{le}"}}']
+            for le in (15, 30, 900, "+Inf")] == [0, 1, 2, 4]
+    assert later["keeping_time_timer_late_by_seconds_sum"] == 3620
 
 
 @pytest.mark.django_db

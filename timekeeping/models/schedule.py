@@ -85,6 +85,10 @@ class Heartbeat(models.Model):
     at = models.DateTimeField(null=True, blank=True)
     lease_holder = models.CharField(max_length=200, blank=True, default="")
     lease_until = models.DateTimeField(null=True, blank=True)
+    counts = models.JSONField(
+        default=dict, blank=True,
+        help_text="Running totals kept with the beat. The tick's: its fired timers counted by "
+                  "how late they fired (`tick.LATE_BY_BOUNDS`), for /metrics.")
 
     def __str__(self) -> str:
         return f"{self.name} at {self.at}"
