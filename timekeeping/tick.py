@@ -119,6 +119,7 @@ class TickResult:
     schedule_runs: list[ScheduleRun] = field(default_factory=list)
     schedule_skips: list[ScheduleRun] = field(default_factory=list)
     moves: list[moves.Minute] = field(default_factory=list)
+    moves_unreached: list[str] = field(default_factory=list)
     sweep: outbox.SweepResult | None = None
     housekeeping: housekeeping.Pass | None = None
     faults: list[Fault] = field(default_factory=list)
@@ -154,6 +155,9 @@ class TickResult:
         if moved or any(minute.set_aside for minute in self.moves):
             parts.append(f"{moved} row(s) moved, "
                          f"{sum(m.set_aside for m in self.moves)} set aside")
+        if self.moves_unreached:
+            parts.append(f"{len(self.moves_unreached)} connection(s) left for the next tick "
+                         "(budget)")
         if self.sweep is not None:
             parts.append(f"outbox {self.sweep.sent} sent, {self.sweep.retried} retried, "
                          f"{self.sweep.failed} failed")
@@ -180,6 +184,7 @@ class TickResult:
                                "items": run.items}
                               for run in [*self.schedule_runs, *self.schedule_skips]],
             "rows_moved": moved, "rows_set_aside": sum(m.set_aside for m in self.moves),
+            "connections_unreached": list(self.moves_unreached),
             "outbox": ({"sent": self.sweep.sent, "retried": self.sweep.retried,
                         "failed": self.sweep.failed} if self.sweep is not None else None),
             "housekeeping_deleted": dict(self.housekeeping.deleted)
@@ -675,6 +680,9 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
             result.schedule_runs, result.schedule_skips = done.runs, done.skips
     if phases and time.monotonic() < deadline:
         for link in moves.due_connections(now=instant):
+            if time.monotonic() > deadline:  # its minute is the next tick's
+                result.moves_unreached.append(link.pk)
+                continue
             with faults.guard(Fault.Phase.MOVES, where=link.pk, brand=link.brand):
                 result.moves.append(moves.run_connection(link, now=instant, holder=holder))
     if sweep and time.monotonic() < deadline:

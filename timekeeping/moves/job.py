@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, OperationalError, connections, transaction
+from django.db.models import F
 
 from timekeeping import leases
 from timekeeping.models import Connection, SetAside
@@ -71,10 +72,12 @@ class Minute:
 
 
 def due_connections(*, now: datetime) -> list[Connection]:
-    """Connections not paused whose job has not run this minute (once a minute each)."""
+    """Connections not paused whose job has not run this minute (once a minute each), the one
+    whose job ran least recently first: a tick whose budget runs out before the last of them
+    leaves those to the next tick, which starts with them."""
     minute = now.replace(second=0, microsecond=0)
     return [link for link in Connection.objects.select_related("brand", "brand__owner")
-            .filter(paused=False)
+            .filter(paused=False).order_by(F("last_run").asc(nulls_first=True), "pk")
             if not link.last_run or link.last_run.replace(second=0, microsecond=0) != minute]
 
 

@@ -510,3 +510,34 @@ def test_a_sample_order_lands_on_the_next_open_slot(venue):
     made = samples.add(venue, "orders", [{"customer": "Sue", "pickup_at": {
         "@in": "PT20M", "@slot": "opening_hours"}}], now=open_now)
     assert venue.model("orders").objects.get(pk=made[0]).pickup_at == utc(2026, 12, 1, 12, 20)
+
+
+def test_connections_the_budget_does_not_reach_are_left_for_the_next_tick(venue, monkeypatch):
+    """The budget runs out while the first connection's minute runs: the second connection's
+    minute is the next tick's, and the tick says so. The next tick starts with it (the
+    connection whose job ran least recently goes first), so no connection starves."""
+    other = make_venue("Other Kitchen", "other-kitchen", VENUE)
+    late = {venue.link.pk: order(venue, utc(2026, 10, 23, 11)).pk,
+            other.link.pk: order(other, utc(2026, 10, 23, 11)).pk}
+    seconds = [0.0]
+    monkeypatch.setattr(tick.time, "monotonic", lambda: seconds[0])
+    run_connection = job.run_connection
+
+    def spends_the_budget(link, **kwargs):
+        seconds[0] += 100.0  # this connection's minute takes longer than the whole budget
+        return run_connection(link, **kwargs)
+
+    monkeypatch.setattr(job, "run_connection", spends_the_budget)
+    now = utc(2026, 10, 23, 21)
+    first = tick.run_once(now=now, sweep=False)
+    (reached,) = first.moves
+    (unreached,) = first.moves_unreached
+    assert {reached.connection, unreached} == set(late)
+    assert "1 connection(s) left for the next tick (budget)" in first.summary()
+    assert state(Venue.of(Connection.objects.get(pk=unreached)), "orders",
+                 late[unreached]).status == "placed"
+    second = tick.run_once(now=now + timedelta(minutes=1), sweep=False)
+    assert [minute.connection for minute in second.moves] == [unreached]
+    assert second.moves_unreached == [reached.connection]
+    assert state(Venue.of(Connection.objects.get(pk=unreached)), "orders",
+                 late[unreached]).status == "cancelled"
