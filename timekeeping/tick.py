@@ -414,6 +414,32 @@ def _fire_and_close(engine: Engine, instant: datetime, first_pass: int = 1) -> C
             leases.give_back(Brand, brand.pk, holder=holder)
 
 
+def close_runs(runs: list[TickRun]) -> None:
+    """Write the closing figures of many runs in one statement. On PostgreSQL an UPDATE from
+    arrays (one parameter per column; Django's bulk_update builds a CASE per run and field,
+    which cost a group of 2,000 small clocks more than their firing); elsewhere bulk_update."""
+    if not runs:
+        return
+    if connection.vendor != "postgresql":
+        TickRun.objects.bulk_update(runs, fields=CLOSING_FIELDS)
+        return
+    table = connection.ops.quote_name(TickRun._meta.db_table)
+    columns = [TickRun._meta.get_field(name).column for name in CLOSING_FIELDS]
+    types = {"instant": "timestamptz", "finished": "timestamptz", "runaway": "boolean",
+             "unfinished": "boolean"}
+    sets = ", ".join(f"{connection.ops.quote_name(column)} = v.{connection.ops.quote_name(column)}"
+                     for column in columns)
+    arrays = ", ".join(f"unnest(%s::{types.get(name, 'integer')}[]) AS "
+                       f"{connection.ops.quote_name(column)}"
+                       for name, column in zip(CLOSING_FIELDS, columns, strict=True))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET {sets} FROM (SELECT unnest(%s::text[]) AS id, {arrays}) AS v "
+            f"WHERE {table}.{connection.ops.quote_name('id')} = v.id",
+            [[run.id for run in runs],
+             *([getattr(run, name) for run in runs] for name in CLOSING_FIELDS)])
+
+
 def _lease_end(now: datetime, deadline: float) -> datetime:
     return now + timedelta(seconds=max(0.0, deadline - time.monotonic())) + LEASE_MARGIN
 
@@ -431,7 +457,8 @@ class Group:
     group's firing is rolled back and each clock is fired on its own, as a large clock is,
     with a savepoint per timer in the batch that failed. A clock whose first pass armed
     timers owed by the instant fires its next passes on its own. A lease held by another
-    process is skipped, and one a process that died here held is taken clock by clock.
+    process is skipped, and one a process that died here held is taken clock by clock; a
+    clock another process fired since the tick listed it is let go without a run.
     """
 
     def __init__(self, brands: list[Brand], *, instant: datetime, deadline: float,
@@ -444,6 +471,7 @@ class Group:
         self.result = result
         self.batch_size = batch_size
         self.engines: dict[str, Engine] = {}
+        self.let_go: set[str] = set()  # fired by another process since they were listed
 
     def tick(self) -> None:
         try:
@@ -453,7 +481,8 @@ class Group:
                 raise
             self._alone(self.brands)
             return
-        self._alone([brand for brand in self.brands if brand.pk not in self.engines])
+        self._alone([brand for brand in self.brands
+                     if brand.pk not in self.engines and brand.pk not in self.let_go])
         if not self.engines:
             return
         try:
@@ -474,6 +503,15 @@ class Group:
             taken = leases.take_many(Brand, [brand.pk for brand in self.brands],
                                      holder=self.holder, now=now,
                                      until=_lease_end(now, self.deadline))
+            # A clock another tick process fired since this one listed it owes nothing now:
+            # its lease goes straight back, and it gets no run.
+            owing = set(Timer.objects.filter(
+                brand_id__in=list(taken), test_clock__isnull=True, state=Timer.State.ARMED,
+                owed__lte=self.instant).values_list("brand_id", flat=True).distinct())
+            self.let_go = taken - owing
+            if self.let_go:
+                leases.give_back_many(Brand, list(self.let_go), holder=self.holder)
+            taken &= owing
             if not taken:
                 return
             abandon_runs(list(taken), now=now)
@@ -524,9 +562,7 @@ class Group:
                 _bookkeeping()
                 for engine in engines:
                     engine.run.instant, engine.run.finished = self.instant, now
-                if engines:
-                    TickRun.objects.bulk_update([engine.run for engine in engines],
-                                                fields=CLOSING_FIELDS)
+                close_runs([engine.run for engine in engines])
                 leases.give_back_many(Brand, [engine.brand.pk for engine in engines],
                                       holder=self.holder)
         except Exception:  # noqa: BLE001 - closed clock by clock, each in its own guard

@@ -143,3 +143,17 @@ def test_a_clock_that_breaks_in_a_group_fails_alone_and_its_fault_resolves(monke
     tick.run_once(now=T0 + timedelta(minutes=1), phases=False, sweep=False)
     assert set(Timer.objects.filter(pk__in=stuck).values_list("state", flat=True)) == {"fired"}
     assert Fault.objects.get(where=broken.pk).resolved == T0 + timedelta(minutes=1)
+
+
+def test_a_clock_another_tick_fired_since_the_listing_gets_no_run(db, monkeypatch):
+    done, owing = brands(0, 2)
+    owe(done, 2, T0)
+    owe(owing, 2, T0)
+    listed = tick.owed_clocks(T0)
+    Timer.objects.filter(brand=done).update(state="fired", fired=T0)  # another tick fired them
+    monkeypatch.setattr(tick, "owed_clocks", lambda instant, brand_ids=None: listed)
+    result = tick.run_once(now=T0, phases=False, sweep=False)
+    assert [t.run.brand_id for t in result.clocks] == [owing.pk]
+    assert result.skipped == []
+    assert not TickRun.objects.filter(brand=done).exists()
+    assert not Brand.objects.exclude(lease_holder="").exists()
