@@ -18,25 +18,28 @@ A minute's load is the brand clocks with a timer owed in it and the timers owed 
 tick of that minute fires them.
 
 The costs, each in ms of the tick process's wall time (its CPU and its waits on the
-database) and in ms of the database's CPU (the `…-db-ms` options):
+database) and in ms of the database's CPU (the `…-db-ms` options). Wall times come from runs
+on a quiet machine; the database's part is its share of the CPU that bench/costs.py measured
+(the tick process's CPU beside its backend's, from /proc), which two runs on a busy machine
+put within two points of each other while their wall times differed by half:
 - per tick (--per-tick-ms 2700, --per-tick-db-ms 10): a `manage.py tick` process's start-up
-  and its tick with nothing owed, paid by each process each minute. bench/costs.py measured
-  2,665 ms of the process's CPU (its wall time there, 5.2 s, was doubled by a shared machine;
-  start-up is CPU) and 10 ms of the database's;
+  and its tick with nothing owed, paid by each process each minute: bench/costs.py measured
+  2.3–3.1 s of the process's CPU (start-up is mostly imports; its wall time there, 5–11 s,
+  was the machine's load) and 10 ms of the database's;
 - per brand clock ticked (--per-clock-ms 27.6, --per-clock-db-ms 7.9): 27.6 ms is the profile
-  of docs/scale.md (1,000 brands of 10 timers, one process, a quiet machine); the database's
-  part is the share of the database in the CPU bench/costs.py measured per clock (6.19 ms of
-  21.52 ms: 29 %) applied to it;
+  of docs/scale.md (1,000 brands of 10 timers, one process, nothing else running); the
+  database's share of a clock's CPU in bench/costs.py: 29 % (6.19 ms of 21.52, 4.96 of 17.37);
 - per fired timer (--per-timer-ms 0.169, --per-timer-db-ms 0.073): one tick process fires
-  5,900 timers/s (bench/tick.py; its floor 10,400/s on 2 cores); the database's part is its
-  share of the CPU per timer in bench/costs.py (0.134 ms of 0.310 ms: 43 %);
+  5,900 timers/s (bench/tick.py; its floor 10,400/s); the database's share of a timer's CPU
+  in bench/costs.py: 43 % (0.134 ms of 0.310, 0.133 of 0.299);
 - per visit (--per-visit-ms 4.5, --per-visit-db-ms 1.0): what a process pays for a clock
   another process ticks. Today each tick process lists the clocks owed when it starts and
-  walks them all: a clock leased by another is skipped (bench/costs.py: 6.58 ms wall, 0.82 ms
-  of the database's CPU, on a machine where a clock cost 39.99 ms against 27.6, so scaled by
-  27.6 / 39.99), one already ticked is ticked again empty (31 ms measured, counted here as a
-  skip: the figures are a floor). --per-visit-ms 0 models a tick whose processes divide the
-  clocks between them.
+  walks them all (bench/processes.py --brands 1000: every process visited all 1,000): a clock
+  another holds is skipped, at 18–25 % of a clock's CPU in bench/costs.py (3.79 ms of CPU
+  against 21.52, 4.40 against 17.37), taken here as 27.6 × 6.58 / 39.99 (its wall time
+  against a clock's in the first run); a clock another already ticked is ticked again, empty,
+  at 76–83 % of a clock's CPU, which the model leaves out: its figures are a floor.
+  --per-visit-ms 0 --per-visit-db-ms 0 model a tick whose processes divide the clocks.
 
 With N processes, each one's minute costs per tick + (clocks × per clock + timers × per timer)
 / N + clocks × (N − 1) / N × per visit; it must fit the tick's 50 s budget (--budget). The
