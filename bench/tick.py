@@ -60,10 +60,12 @@ def postgres_base() -> str:
 
 
 @contextmanager
-def scratch_database(base: str, name: str) -> Iterator[str]:
-    """A database made for one measurement, dropped after it whatever happens: its URL."""
+def scratch_database(base: str, name: str, *, template: str | None = None) -> Iterator[str]:
+    """A database made for one measurement, dropped after it whatever happens: its URL.
+    With `template`, a copy of that database (which no session may be connected to)."""
+    copy = f' TEMPLATE "{template}"' if template else ""
     with admin_connect(base) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"{copy}')
     try:
         yield scratch_url(base, name)
     finally:
