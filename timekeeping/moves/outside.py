@@ -1,4 +1,5 @@
-"""Two pulses over a brand's manifest tables, for operations a schedule runs (SPEC T3, T5, T6):
+"""A brand's tables and the systems outside that know the truth of their rows: two steps for
+pulses (`timekeeping.pulses`) to take over a brand's manifest tables (SPEC T3, T5, T6):
 
 - `reconcile` sets a copy to the truth outside (a warehouse's counts, a provider's statuses):
   each line the outside system answered is written to the row it names, unless that row was
@@ -15,7 +16,7 @@ rows) and leave the rest to the next pulse; and both decide through the tables' 
 either twice, or two at once, changes nothing more than once: the second write finds the row
 already set or moved.
 
-A schedule calls them from an operation of its own (docs/schedules.md, "Pulses over a table").
+A pulse calls them (docs/schedules.md, "Pulses over a brand's tables").
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 
 from tests.timekeeping.moves.test_moves import VENUE, make_venue, utc
 from timekeeping.models import RowAudit
-from timekeeping.moves.pulses import PulseRefused, reconcile, revive
+from timekeeping.moves.outside import PulseRefused, reconcile, revive
 from timekeeping.moves.rows import create, move, update
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
