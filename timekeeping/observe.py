@@ -166,6 +166,20 @@ class Figures(Collector):
                                 value=ScheduleRun.objects.filter(
                                     outcome=ScheduleRun.Outcome.FAILED,
                                     tick__gte=now - HOUR).count())
+        stopped = GaugeMetricFamily(
+            "keeping_time_stopped_work",
+            "Work found stopped by its state and age, which the tick takes up again: deliveries "
+            "still sending past their lease (sent again under their idempotency key), schedule "
+            "runs still running past their schedule's lease (ended lease_expired), tick runs "
+            "unfinished for an hour (marked abandoned).", labels=["kind"])
+        stopped.add_metric(["delivery_sending"], Delivery.objects.filter(
+            state=Delivery.State.RUNNING, lease_until__lt=now).count())
+        stopped.add_metric(["schedule_run_running"], ScheduleRun.objects.filter(
+            outcome=ScheduleRun.Outcome.RUNNING).filter(
+            Q(schedule__lease_until__lt=now) | Q(schedule__lease_until__isnull=True)).count())
+        stopped.add_metric(["tick_run_unfinished"], TickRun.objects.filter(
+            finished__isnull=True, started__lt=now - HOUR).count())
+        yield stopped
         yield GaugeMetricFamily("keeping_time_faults_open",
                                 "Places of the tick failing now (a brand clock, a connection, "
                                 "a phase).",

@@ -18,7 +18,7 @@ from django.test import Client
 
 from config.logs import JsonFormatter
 from timekeeping import clock, delays, outbox, test_clocks, tick
-from timekeeping.models import Delivery, Timer
+from timekeeping.models import Delivery, TickRun, Timer
 
 T = datetime(2027, 3, 14, 6, 30, tzinfo=UTC)  # 01:30 in New York, the night the clocks change
 TOKEN = "metrics-token-for-the-test-0123456789"
@@ -142,6 +142,28 @@ def test_metrics_count_the_real_clocks_timers_lag_outbox_and_tick(brand, scraper
     assert [later[f'keeping_time_timer_late_by_seconds_bucket{{le="{le}"}}']
             for le in (15, 30, 900, "+Inf")] == [0, 1, 2, 4]
     assert later["keeping_time_timer_late_by_seconds_sum"] == 3620
+
+
+@pytest.mark.django_db
+def test_stopped_work_is_counted_by_kind_and_the_tick_takes_it_up(brand, scraper):
+    # A sweep that died after claiming a delivery, and a tick killed mid-run two hours ago.
+    stuck = Delivery.objects.create(
+        brand=brand, channel="email", idempotency_key="stuck", state=Delivery.State.RUNNING,
+        lease_until=T - timedelta(minutes=1), attempts=1, next_attempt=T - timedelta(minutes=6),
+        payload={"to": ["a@example.test"], "subject": "s", "body": "b"})
+    TickRun.objects.create(brand=brand, instant=T - timedelta(hours=2),
+                           started=T - timedelta(hours=2), holder="gone:1:x")
+    with clock.fixed(T):
+        before = _figures(scraper)
+    assert [before[f'keeping_time_stopped_work{{kind="{kind}"}}'] for kind in (
+        "delivery_sending", "schedule_run_running", "tick_run_unfinished")] == [1, 0, 1]
+    with clock.fixed(T):
+        tick.run_once(now=T)
+        after = _figures(scraper)
+    assert [after[f'keeping_time_stopped_work{{kind="{kind}"}}'] for kind in (
+        "delivery_sending", "schedule_run_running", "tick_run_unfinished")] == [0, 0, 0]
+    stuck.refresh_from_db()
+    assert (stuck.state, stuck.attempts) == (Delivery.State.SUCCEEDED, 2)
 
 
 @pytest.mark.django_db
