@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Q
 
 from timekeeping import clock, tick
 from timekeeping.models import Brand, Schedule, ScheduleRun
 from timekeeping.spans import span_text
-
-TICKS_STOPPED_AFTER = timedelta(minutes=3)
 
 
 class NotFound(Exception):
@@ -99,12 +98,13 @@ def why(row: Schedule, *, now: datetime | None = None) -> str:
 
 
 def ticks_stopped(now: datetime | None = None) -> str | None:
-    """A warning when no tick has run for three minutes, else None."""
+    """A warning once the last tick is older than TICK_STALE_SECONDS (the same threshold as
+    /health/tick and /metrics), else None."""
     now = now or clock.wall_now()
     last = tick.last_tick()
     if last is None:
         return "No tick has run yet: add the cron line (see docs/operating.md)."
-    if now - last > TICKS_STOPPED_AFTER:
+    if now - last > timedelta(seconds=settings.TICK_STALE_SECONDS):
         return (f"Ticks stopped: the last tick ran at {last:%Y-%m-%d %H:%M:%SZ}, "
                 f"{span_text(now - last)} ago.")
     return None

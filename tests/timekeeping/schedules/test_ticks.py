@@ -192,8 +192,9 @@ def test_the_operator_commands_list_pause_resume_run_and_say_why(brand):
 def test_it_warns_when_ticks_stopped(brand):
     assert "No tick has run yet" in operate.ticks_stopped(T0)
     ticks(T0)
-    assert operate.ticks_stopped(T0 + timedelta(minutes=2)) is None
-    assert "Ticks stopped" in operate.ticks_stopped(T0 + timedelta(minutes=4))
+    # TICK_STALE_SECONDS, five minutes by default, as for /health/tick and /metrics.
+    assert operate.ticks_stopped(T0 + timedelta(minutes=5)) is None
+    assert "Ticks stopped" in operate.ticks_stopped(T0 + timedelta(minutes=5, seconds=1))
 
 
 @needs_postgres
