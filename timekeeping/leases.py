@@ -28,7 +28,8 @@ def holder_name() -> str:
 _TOKEN = uuid.uuid4().hex[:8]
 
 
-def _is_dead_here(holder: str) -> bool:
+def is_dead_here(holder: str) -> bool:
+    """The holder is a process on this machine that no longer exists."""
     host, _, rest = holder.partition(":")
     pid_text = rest.partition(":")[0]
     if host != HOST or not pid_text.isdigit():
@@ -53,7 +54,7 @@ def take(
     if current is None:
         return False
     free = Q(lease_until__isnull=True) | Q(lease_until__lt=now) | Q(lease_holder=holder)
-    if current and _is_dead_here(current):
+    if current and is_dead_here(current):
         # Compare-and-set on the dead holder's name: of two takers, one wins.
         free |= Q(lease_holder=current)
     updated = model.objects.filter(free, pk=pk).update(

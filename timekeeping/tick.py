@@ -472,6 +472,7 @@ class Group:
         self.batch_size = batch_size
         self.engines: dict[str, Engine] = {}
         self.let_go: set[str] = set()  # fired by another process since they were listed
+        self.orphaned: list[Brand] = []  # leased by a process that died here
 
     def tick(self) -> None:
         try:
@@ -481,8 +482,7 @@ class Group:
                 raise
             self._alone(self.brands)
             return
-        self._alone([brand for brand in self.brands
-                     if brand.pk not in self.engines and brand.pk not in self.let_go])
+        self._alone(self.orphaned)
         if not self.engines:
             return
         try:
@@ -508,20 +508,27 @@ class Group:
             owing = set(Timer.objects.filter(
                 brand_id__in=list(taken), test_clock__isnull=True, state=Timer.State.ARMED,
                 owed__lte=self.instant).values_list("brand_id", flat=True).distinct())
-            self.let_go = taken - owing
-            if self.let_go:
-                leases.give_back_many(Brand, list(self.let_go), holder=self.holder)
+            # A lease not taken is another live process's (skipped: it keeps that clock's
+            # order), or one a process that died here left, which is taken clock by clock.
+            held = dict(Brand.objects.filter(
+                pk__in=[brand.pk for brand in self.brands if brand.pk not in taken],
+            ).values_list("pk", "lease_holder")) if len(taken) < len(self.brands) else {}
+            orphaned = {pk for pk, holder in held.items() if leases.is_dead_here(holder)}
+            let_go = taken - owing
+            if let_go:
+                leases.give_back_many(Brand, list(let_go), holder=self.holder)
             taken &= owing
-            if not taken:
-                return
-            abandon_runs(list(taken), now=now)
             engines = {brand.pk: Engine(brand, None, holder=self.holder,
                                         deadline=self.deadline, batch_size=self.batch_size)
                        for brand in self.brands if brand.pk in taken}
-            for engine in engines.values():
-                engine.run.instant = self.instant
-            TickRun.objects.bulk_create([engine.run for engine in engines.values()])
-        self.engines = engines
+            if engines:
+                abandon_runs(list(taken), now=now)
+                for engine in engines.values():
+                    engine.run.instant = self.instant
+                TickRun.objects.bulk_create([engine.run for engine in engines.values()])
+        self.engines, self.let_go = engines, let_go
+        self.orphaned = [brand for brand in self.brands if brand.pk in orphaned]
+        self.result.skipped += [pk for pk in held if pk not in orphaned]
 
     def _first_pass(self) -> list[Engine]:
         """Fire the owed timers of every clock of the group, in clock order, in one

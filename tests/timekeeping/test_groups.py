@@ -157,3 +157,26 @@ def test_a_clock_another_tick_fired_since_the_listing_gets_no_run(db, monkeypatc
     assert result.skipped == []
     assert not TickRun.objects.filter(brand=done).exists()
     assert not Brand.objects.exclude(lease_holder="").exists()
+
+
+def test_a_clock_a_dead_process_here_leased_is_taken_and_fired_in_the_same_tick(db):
+    import subprocess
+    import sys
+
+    from timekeeping import leases
+
+    orphan, live, free = brands(0, 3)
+    for brand in (orphan, live, free):
+        owe(brand, 1, T0)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    until = clock.wall_now() + timedelta(hours=1)
+    Brand.objects.filter(pk=orphan.pk).update(
+        lease_holder=f"{leases.HOST}:{dead.pid}:deadbeef", lease_until=until)
+    Brand.objects.filter(pk=live.pk).update(lease_holder="other-host:1:x", lease_until=until)
+    result = tick.run_once(now=T0, phases=False, sweep=False)
+    assert result.skipped == [live.pk]
+    assert sorted(t.run.brand_id for t in result.clocks) == sorted([orphan.pk, free.pk])
+    assert set(Timer.objects.filter(brand__in=[orphan, free]).values_list(
+        "state", flat=True)) == {"fired"}
+    assert Timer.objects.get(brand=live).state == "armed"
