@@ -112,7 +112,7 @@ def accrue(season_id: str, week: int, instant: datetime) -> str:
                 - start_of_week).days
         amount = season.retainer * days // 7
         brand = season.brand_id
-        ledger.post(kind="standby.retainer", reference=f"{season.pk}:week:{week}",
+        ledger.post(brand=brand, kind="standby.retainer", reference=f"{season.pk}:week:{week}",
                     currency=season.currency, at=instant,
                     lines=[(f"{brand}:line:{season.currency}", -amount),
                            (f"{brand}:pay:{season.member_id}:{season.currency}", amount)])
