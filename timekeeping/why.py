@@ -173,7 +173,7 @@ def _dates(brand: Brand, found: re.Match, zone: ZoneInfo) -> list[str]:
                                                             pk=found["clock"]).first()
     if row is None:
         return _missing(f"clock {found['clock']}")
-    occurrences = row.occurrences.order_by("item", "-seq")
+    occurrences = row.occurrences.filter(brand=brand).order_by("item", "-seq")
     if found["item"]:
         occurrences = occurrences.filter(item=found["item"])
     if found["seq"]:

@@ -173,5 +173,6 @@ def seasons_of(members: dict) -> list[dict]:
              "retainer": f"{money_text(season.retainer, season.currency)} a week",
              "weeks": f"{season.weeks_accrued} of {len(week_ends(season))}",
              "world": season.test_clock_id or ""}
-            for season in Standby.objects.filter(member__in=list(members.values()))
+            for season in Standby.objects.filter(brand__in=list(members),
+                                                 member__in=list(members.values()))
             .select_related("brand__calendar").order_by("-first")[:20]]

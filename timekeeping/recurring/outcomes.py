@@ -78,7 +78,8 @@ def _locked(outcome: Outcome) -> Outcome:
 
 def _member(job: Job) -> str:
     """Who earns the share pay: the member who did the job's last task ("" when nobody)."""
-    task = Task.objects.filter(job=job, state=Task.State.DONE, holder__isnull=False).order_by(
+    task = Task.objects.filter(brand_id=job.brand_id, job=job, state=Task.State.DONE,
+                               holder__isnull=False).order_by(
         "-done").select_related("holder").first()
     return task.holder.pk if task is not None else ""
 

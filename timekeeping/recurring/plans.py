@@ -307,8 +307,8 @@ def of_subject(subject: Subject) -> list[dict]:
     next cycle, and each allowance's use this cycle (read on the subject's own clock)."""
     found = []
     for subscription in Subscription.objects.filter(
-            subject=subject, state=Subscription.State.ACTIVE).select_related("test_clock",
-                                                                           "brand"):
+            brand_id=subject.brand_id, subject=subject,
+            state=Subscription.State.ACTIVE).select_related("test_clock", "brand"):
         now = now_for(subscription.brand, subscription.test_clock)
         found.append({"subscription": subscription,
                       "renews_on": renews_on(subscription, subscription.cycle + 1),
