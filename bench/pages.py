@@ -95,7 +95,8 @@ def fill(subjects: int) -> dict:
                                payload={"rung": "notice 30d"}))
     Timer.objects.bulk_create(rungs, batch_size=5000)
     open_subject = people[0]
-    Customer.objects.create(brand=brand, user=buyer).subjects.add(open_subject)
+    Customer.objects.create(brand=brand, user=buyer).subjects.add(
+        open_subject, through_defaults={"brand": brand})
     from django.db import connection
 
     with connection.cursor() as cursor:

@@ -2,13 +2,21 @@
 
 Amounts are integers in minor units with a currency code, never floats. Only
 `money/ledger.py` writes here. `money` never imports `timekeeping`: what a posting is for is
-a reference string its caller chooses.
+a reference string its caller chooses, and the brand whose books it is (every row carries
+it, DESIGN "Scale") is the brand's id, given by the caller.
 """
 
 from django.db import models
 
 
+def _brand(related_name: str) -> models.ForeignKey:
+    # PROTECT, as the ledger's own relations: a brand with books is not deleted under them.
+    return models.ForeignKey("timekeeping.Brand", on_delete=models.PROTECT,
+                             related_name=related_name)
+
+
 class Account(models.Model):
+    brand = _brand("accounts")
     key = models.CharField(max_length=200, unique=True)
     currency = models.CharField(max_length=3)
     floor = models.BigIntegerField(null=True, blank=True,
@@ -20,6 +28,7 @@ class Account(models.Model):
 
 
 class Posting(models.Model):
+    brand = _brand("postings")
     kind = models.CharField(max_length=32)
     reference = models.CharField(max_length=300, db_index=True)
     currency = models.CharField(max_length=3)
@@ -33,6 +42,7 @@ class Posting(models.Model):
 
 
 class Entry(models.Model):
+    brand = _brand("entries")
     posting = models.ForeignKey(Posting, on_delete=models.PROTECT, related_name="entries")
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
     amount = models.BigIntegerField(help_text="Minor units; positive in, negative out.")
@@ -49,6 +59,7 @@ class Hold(models.Model):
         TAKEN = "taken", "taken"
         GIVEN_BACK = "given_back", "given back"
 
+    brand = _brand("holds")
     reference = models.CharField(max_length=300, unique=True)
     payer = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="holds")
     amount = models.BigIntegerField()
@@ -59,7 +70,8 @@ class Hold(models.Model):
     last_refusal = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
-        indexes = [models.Index(fields=["until"], condition=models.Q(state="held"),
+        # A brand's held holds by their moment: what the timed-move job gives back.
+        indexes = [models.Index(fields=["brand", "until"], condition=models.Q(state="held"),
                                 name="hold_held_until")]
 
     def __str__(self) -> str:

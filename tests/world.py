@@ -102,7 +102,8 @@ def world() -> World:
                                                               "US-NJ"]})
     job = clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
                        input={"jurisdictions": ["US", "US-CA", "US-NY", "US-NJ"]})
-    Customer.objects.create(brand=brand, user=people["customer_a"]).subjects.add(subject)
+    Customer.objects.create(brand=brand, user=people["customer_a"]).subjects.add(
+        subject, through_defaults={"brand": brand})
     orders, codes = _rows(_venue(brand))
     made = {name: keys.make(brand=b, name=name, by=None, now=NOW)
             for name, b in (("key_a", brand), ("key_b", other), ("spare", brand))}

@@ -111,7 +111,7 @@ def _sources(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..
         ("late timers", Timer.objects.filter(brand=brand, test_clock__isnull=True,
                                              state=Timer.State.FIRED, fired__gte=since,
                                              late_by__gt=LATE).order_by("-fired"), _late),
-        ("set-aside rows", SetAside.objects.filter(connection__brand=brand, until__gt=now)
+        ("set-aside rows", SetAside.objects.filter(brand=brand, until__gt=now)
          .order_by("-created"), _set_aside),
         # A job's own time (S6-S10, S23): lapses on the record, deadlines at risk or late,
         # links about to expire, holds about to end.

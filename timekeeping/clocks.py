@@ -247,8 +247,8 @@ def _rule_due(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int) -> d
 
 
 def _other_due(job: Job, name: str, item: str) -> date | None:
-    occurrence = Occurrence.objects.filter(clock__job=job, clock__name=name, item=item).first() \
-        or Occurrence.objects.filter(clock__job=job, clock__name=name).first()
+    of_clock = Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job, clock__name=name)
+    occurrence = of_clock.filter(item=item).first() or of_clock.first()
     return occurrence.due if occurrence else None
 
 
@@ -257,7 +257,8 @@ def _other_kept(row: Clock, name: str, item: str) -> tuple[date | None, date] | 
     while it is not) and the date its due rule first gave; None when the job has no such
     date."""
     occurrence = Occurrence.objects.filter(
-        clock__job_id=row.job_id, clock__name=name, item=item).order_by("-seq").first()
+        brand_id=row.brand_id, clock__job_id=row.job_id, clock__name=name,
+        item=item).order_by("-seq").first()
     if occurrence is None:
         return None
     kept = day_in_zone(occurrence.settled, calendar_for(row.subject).zone_name) \
@@ -353,7 +354,8 @@ def _end_timers(occurrence: Occurrence, why: str) -> None:
 # -- what steps do ----------------------------------------------------------------------------
 
 def open_occurrences(job: Job, *, hard: bool | None = None):
-    found = Occurrence.objects.filter(clock__job=job, status=Occurrence.Status.OPEN)
+    found = Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job,
+                                      status=Occurrence.Status.OPEN)
     return found if hard is None else found.filter(clock__hard=hard)
 
 
@@ -363,7 +365,8 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
     kept = []
     # A lapsed date is still kept by its step, late: the record says so.
     for occurrence in Occurrence.objects.filter(
-            clock__job=job, status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED]
+            brand_id=job.brand_id, clock__job=job,
+            status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED],
     ).select_related("clock"):
         spec = spec_of(occurrence.clock)
         if step not in spec.satisfied_by:
@@ -437,7 +440,8 @@ def _move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, rol
 def date_passed(job: Job, step: str, items: list[str], now: datetime) -> Occurrence | None:
     """The hard date (of this job, or living on its subject) that bars `step` and has passed."""
     for occurrence in Occurrence.objects.filter(
-            clock__subject=job.subject, clock__hard=True, clock__test_clock=job.test_clock,
+            brand_id=job.brand_id, clock__subject=job.subject, clock__hard=True,
+            clock__test_clock=job.test_clock,
     ).exclude(status=Occurrence.Status.SATISFIED).select_related("clock", "clock__job"):
         row = occurrence.clock
         if row.job_id != job.pk and not row.lives_on_subject:

@@ -215,7 +215,7 @@ def coming_up(subjects: Iterable[Subject]) -> list[DateLine]:
     brands = {subject.brand for subject in subjects}
     nows = _nows(brands)
     lines = [_line(occurrence, nows[occurrence.test_clock_id])
-             for occurrence in _open_dates(Q(clock__subject__in=subjects))]
+             for occurrence in _open_dates(Q(brand__in=brands, clock__subject__in=subjects))]
     _attach_rungs(lines)
     return sorted(lines, key=lambda line: (line.state not in ("lapsed", "late"),
                                            line.occurrence.late_from))
@@ -246,7 +246,9 @@ def _attach_rungs(lines: list[DateLine]) -> None:
     by_label = {line.occurrence.label: line for line in lines}
     if not by_label:
         return
-    rung_timers = Timer.objects.filter(owner_id__in=list(by_label), state=Timer.State.FIRED,
+    brands = {line.occurrence.brand_id for line in lines}
+    rung_timers = Timer.objects.filter(brand_id__in=brands, owner_id__in=list(by_label),
+                                       state=Timer.State.FIRED,
                                        payload__has_key="rung").order_by("fired")
     for timer in rung_timers.only("owner_id", "fired", "payload"):
         line = by_label.get(timer.owner_id)

@@ -133,7 +133,7 @@ def demo_lockers(brand: Brand) -> None:
     venue = Venue.of(Connection.objects.select_related("brand").get(brand=brand))
     if not venue.model("settings").objects.exists():
         venue.model("settings").objects.create(auto_release=False)
-    if SampleRow.objects.filter(connection=venue.link).exists():
+    if SampleRow.objects.filter(brand_id=venue.link.brand_id, connection=venue.link).exists():
         return
     samples.add(venue, "lockers", [{"holder": "Locker 7 (sample)",
                                     "release_at": {"@in": "-PT1H"}}], now=clock.wall_now())
@@ -266,7 +266,8 @@ def demo_customer(subject: Subject, *, by) -> None:
     if found is not None:
         found.set_password(DEMO_PASSWORD)
         found.save(update_fields=["password"])
-        Customer.objects.get_or_create(brand=subject.brand, user=found)[0].subjects.add(subject)
+        customer = Customer.objects.get_or_create(brand=subject.brand, user=found)[0]
+        customer.subjects.add(subject, through_defaults={"brand": subject.brand})
         return
     now = clock.wall_now()
     made = invitations.invite(subject=subject, email=CUSTOMER_USERNAME, by=by, now=now)
@@ -339,7 +340,7 @@ def demo_venue(user) -> None:
         for weekday, opens, closes, is_open in VENUE_HOURS:
             venue.model("opening_hours").objects.create(weekday=weekday, opens=opens,
                                                         closes=closes, open=is_open)
-    if SampleRow.objects.filter(connection=venue.link).exists():
+    if SampleRow.objects.filter(brand_id=venue.link.brand_id, connection=venue.link).exists():
         return
     now = clock.wall_now()
     samples.add(venue, "orders", [{"customer": "Ines (sample)", "total": 1250,

@@ -89,7 +89,7 @@ def accept(invitation: Invitation, *, now: datetime, user=None, password: str = 
             raise InvitationRefused("invitation", "the invitation was used already")
         user = user or _new_account(invitation.email, password)
         customer, _ = Customer.objects.get_or_create(brand=invitation.brand, user=user)
-        customer.subjects.add(invitation.subject)
+        customer.subjects.add(invitation.subject, through_defaults={"brand": customer.brand})
     return user
 
 

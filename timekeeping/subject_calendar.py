@@ -46,7 +46,8 @@ def lines(subject: Subject, *, start: date | None = None, end: date | None = Non
     """The subject's dates, on its own clock (its test clock's world, or the real one).
     `grouped` joins the occurrences that share a date, a title and how they stand (open, kept,
     lapsed) into one line: the items of one clock, or the same date kept by two jobs."""
-    found = Occurrence.objects.filter(clock__subject=subject).select_related("clock__job")
+    found = Occurrence.objects.filter(brand_id=subject.brand_id,
+                                      clock__subject=subject).select_related("clock__job")
     if start:
         found = found.filter(due__gte=start)
     if end:
@@ -77,7 +78,8 @@ def _plan_lines(subject: Subject) -> list[Line]:
     zone = zone_of_subject(subject)
     buyer = subject.owner_name or "the buyer"
     found = []
-    subscriptions = {each.pk: each for each in Subscription.objects.filter(subject=subject)}
+    subscriptions = {each.pk: each for each in Subscription.objects.filter(
+        brand_id=subject.brand_id, subject=subject)}
     if not subscriptions:
         return found
     for record in Record.objects.filter(brand_id=subject.brand_id, subject=subject.pk,
@@ -137,7 +139,7 @@ def _window_lines(subject: Subject) -> list[Line]:
     zone: an acceptance window (open, accepted or sent back), an outcome's wait, each
     invoice's window and its tail, a repair window. Two queries."""
     jobs = {pk: f"{service} {period}".strip() for pk, service, period in Job.objects.filter(
-        subject=subject).values_list("pk", "service", "period")}
+        brand_id=subject.brand_id, subject=subject).values_list("pk", "service", "period")}
     if not jobs:
         return []
     zone, buyer = zone_of_subject(subject), subject.owner_name or "the buyer"
@@ -168,7 +170,8 @@ def _work_lines(subject: Subject) -> list[Line]:
         return day_in_zone(instant, zone) if instant else ""
 
     found = []
-    for ask in Ask.objects.filter(subject=subject):
+    mine = {"brand_id": subject.brand_id}
+    for ask in Ask.objects.filter(**mine, subject=subject):
         status = {"open": "open", "answered": f"answered {day(ask.answered)}",
                   "lapsed": "lapsed: the job lapsed", "closed": "closed with its job"}[ask.state]
         if ask.state == "open" and ask.expiries:
@@ -177,7 +180,7 @@ def _work_lines(subject: Subject) -> list[Line]:
                           ask.party, status.strip(), f"{ask.pk}@keeping-time"))
     # A deadline or task closed with its job was neither met nor missed: no date of the
     # subject's any more, so not on its calendar.
-    for deadline in Deadline.objects.filter(job__subject=subject).exclude(
+    for deadline in Deadline.objects.filter(**mine, job__subject=subject).exclude(
             state=Deadline.State.CLOSED).select_related("job"):
         what = (f"{deadline.job.service} {deadline.job.period}".strip() if not deadline.step
                 else f"step {deadline.step} of {deadline.job.service}") + " is due"
@@ -188,7 +191,7 @@ def _work_lines(subject: Subject) -> list[Line]:
             status = f"met {day(deadline.settled)}"
         found.append(Line(day(deadline.ends), f"{what} (within {deadline.rule})", "deadline",
                           "the brand", status, f"{deadline.pk}@keeping-time"))
-    for task in Task.objects.filter(subject=subject).exclude(due=None).exclude(
+    for task in Task.objects.filter(**mine, subject=subject).exclude(due=None).exclude(
             state=Task.State.CLOSED).select_related(
             "holder__user"):
         holder = task.holder.user.get_username() if task.holder else "the pool"
@@ -290,7 +293,8 @@ def _alarms(subject: Subject) -> dict[str, tuple[ical.Alarm, ...]]:
     cal = calendar_for(subject)
     found: dict[str, tuple[ical.Alarm, ...]] = {}
     for occurrence in Occurrence.objects.filter(
-            clock__subject=subject, clock__owner="buyer", status=Occurrence.Status.OPEN,
+            brand_id=subject.brand_id, clock__subject=subject, clock__owner="buyer",
+            status=Occurrence.Status.OPEN,
     ).select_related("clock__job"):
         row = occurrence.clock
         what = row.title + (f", {occurrence.item}" if occurrence.item else "")

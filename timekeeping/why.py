@@ -173,7 +173,7 @@ def _dates(brand: Brand, found: re.Match, zone: ZoneInfo) -> list[str]:
                                                             pk=found["clock"]).first()
     if row is None:
         return _missing(f"clock {found['clock']}")
-    occurrences = row.occurrences.order_by("item", "-seq")
+    occurrences = row.occurrences.filter(brand=brand).order_by("item", "-seq")
     if found["item"]:
         occurrences = occurrences.filter(item=found["item"])
     if found["seq"]:
@@ -233,8 +233,8 @@ def _row(brand: Brand, table: str, pk: int, now: datetime, zone: ZoneInfo) -> li
         return lines + [f"No timed move leaves {state}, so it stays until someone moves it "
                         f"(the timed moves of {table}: {leaving})."]
     lines.append(_moment(venue, row, rule, now, zone))
-    aside = SetAside.objects.filter(connection=link, table=table, row=pk,
-                                    until__gt=now).order_by("-until").first()
+    aside = SetAside.objects.filter(brand_id=link.brand_id, connection=link, table=table,
+                                    row=pk, until__gt=now).order_by("-until").first()
     if aside is not None:
         lines.append(f"It is set aside until {_at(aside.until, zone, now)}: timed move "
                      f"{aside.rule} was refused ({aside.code}); the job tries it again then.")

@@ -111,7 +111,8 @@ def operations(desk):
     venue = Venue.of(link)
     order = venue.model("orders").objects.create(customer="c1", status="placed",
                                                  pickup_at=now - timedelta(hours=2))
-    SetAside.objects.create(connection=link, table="orders", row=order.pk, rule=1,
+    SetAside.objects.create(brand_id=link.brand_id, connection=link,
+                            table="orders", row=order.pk, rule=1,
                             code="STATE_MOVE_REFUSED", until=now + timedelta(minutes=30))
     venue.model("tickets").objects.create(holder="h", status="offered", link_token="C" * 16,
                                           offer_until=now + timedelta(hours=2),

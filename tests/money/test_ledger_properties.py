@@ -11,6 +11,7 @@ from hypothesis.extra.django import TestCase
 
 from money import ledger
 from money.models import Account, Entry, Hold, Posting
+from timekeeping.models import Brand
 
 AT = datetime(2027, 1, 1, tzinfo=UTC)
 ACCOUNTS = ["customer:a", "customer:b", "brand:revenue", "brand:owed"]
@@ -29,9 +30,10 @@ class LedgerProperties(TestCase):
               suppress_health_check=[HealthCheck.too_slow])
     @given(steps=operations)
     def test_any_sequence_keeps_every_posting_balanced_and_every_floor(self, steps):
-        ledger.account("customer:a", "USD", floor=0)
-        ledger.account("customer:b", "USD", floor=-1_000)
-        ledger.post(kind="seed", reference="seed", currency="USD", at=AT,
+        self.brand = Brand.objects.create(name="Books", slug="books").pk
+        ledger.account("customer:a", "USD", brand=self.brand, floor=0)
+        ledger.account("customer:b", "USD", brand=self.brand, floor=-1_000)
+        ledger.post(brand=self.brand, kind="seed", reference="seed", currency="USD", at=AT,
                     lines=[("customer:a", 4_000), ("customer:b", 1_000), ("brand:owed", -5_000)])
         for step in steps:
             before = Entry.objects.count()
@@ -43,7 +45,7 @@ class LedgerProperties(TestCase):
         for posting in Posting.objects.all():
             assert posting.entries.aggregate(total=Sum("amount"))["total"] == 0
         for account in Account.objects.exclude(floor=None):
-            assert ledger.balance(account.key) >= account.floor, account.key
+            assert ledger.balance(account.key, brand=self.brand) >= account.floor, account.key
         assert Entry.objects.aggregate(total=Sum("amount"))["total"] == 0
         for hold in Hold.objects.all():
             moved = Posting.objects.filter(reference=hold.reference).exclude(kind="hold")
@@ -52,13 +54,13 @@ class LedgerProperties(TestCase):
     def _do(self, step) -> None:
         if step[0] == "post":
             _, giver, taker, amount = step
-            ledger.post(kind="move", reference="move", currency="USD", at=AT,
+            ledger.post(brand=self.brand, kind="move", reference="move", currency="USD", at=AT,
                         lines=[(giver, -amount), (taker, amount)])
         elif step[0] == "hold":
             _, payer, amount, n = step
-            ledger.hold(reference=f"h{n}", payer=payer, amount=amount, currency="USD",
-                        until=AT, at=AT)
+            ledger.hold(brand=self.brand, reference=f"h{n}", payer=payer, amount=amount,
+                        currency="USD", until=AT, at=AT)
         elif step[0] == "take":
-            ledger.take(f"h{step[1]}", at=AT)
+            ledger.take(f"h{step[1]}", brand=self.brand, at=AT)
         else:
-            ledger.give_back(f"h{step[1]}", at=AT)
+            ledger.give_back(f"h{step[1]}", brand=self.brand, at=AT)

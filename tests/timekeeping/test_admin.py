@@ -114,7 +114,7 @@ def world(brand):
     schedule = Schedule.objects.create(key="ops.census", name="ops.census",
                                        action="demo.heartbeat", every_s=60)
     link = Connection.objects.create(brand=brand)
-    payer = Account.objects.create(key="buyer:1", currency="USD")
+    payer = Account.objects.create(brand=brand, key="buyer:1", currency="USD")
     postponement, _ = clocks.add_postponement(
         calendar=brand.calendar, from_date=date(2028, 5, 15), through=date(2028, 5, 15),
         to=date(2028, 5, 16), where={}, notice="Relief notice NJ-1",
@@ -127,15 +127,16 @@ def world(brand):
         "timekeeping/schedule": schedule,
         "timekeeping/schedulerun": ScheduleRun.objects.create(schedule=schedule, due=T, tick=T,
                                                               outcome="succeeded"),
-        "timekeeping/rowaudit": RowAudit.objects.create(connection=link, table="orders", row=1,
-                                                        kind="create", who="api", at=T),
+        "timekeeping/rowaudit": RowAudit.objects.create(brand=brand, connection=link,
+                                                        table="orders", row=1, kind="create",
+                                                        who="api", at=T),
         "timekeeping/job": job,
         "timekeeping/clock": Clock.objects.filter(job=job).first(),
         "calendars/postponement": postponement,
-        "money/posting": Posting.objects.create(kind="charge", reference="job:1",
-                                                currency="USD", at=T),
-        "money/hold": Hold.objects.create(reference="hold:1", payer=payer, amount=500,
-                                          currency="USD", until=T),
+        "money/posting": Posting.objects.create(brand=brand, kind="charge",
+                                                reference="job:1", currency="USD", at=T),
+        "money/hold": Hold.objects.create(brand=brand, reference="hold:1", payer=payer,
+                                          amount=500, currency="USD", until=T),
         "test_clock": test_clock, "connection": link,
     }
 

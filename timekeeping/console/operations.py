@@ -235,7 +235,8 @@ def _test_clock_page(request, brand: Brand, found: TestClock, form, *, traced: s
     face = face_of(brand, clock.wall_now())
     return render(request, "console/test_clock.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"), "clock": found,
-        "time": face.at(found.frozen_time), "subjects": found.subjects.count(),
+        "time": face.at(found.frozen_time),
+        "subjects": found.subjects.filter(brand=brand).count(),
         "form": form, "trace": traced}, status=status)
 
 

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Q
+from django.db.models import Prefetch, Q
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -29,7 +29,7 @@ from timekeeping.console.controls import members
 from timekeeping.console.shown import face_of
 from timekeeping.exposure import minor_units, money_text
 from timekeeping.jobs import lifecycle
-from timekeeping.models import Brand, Invitation, Job, Subject, Subscription
+from timekeeping.models import Brand, Clock, Invitation, Job, Subject, Subscription
 from timekeeping.recurring import dunning, plans
 
 PER_PAGE = 50
@@ -77,12 +77,13 @@ def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
     token, face = subject.feed_token, face_of(brand, now)
     world = subject.test_clock.frozen_time if subject.test_clock_id else now
     feed = f"{settings.SITE_URL}{subject_calendar.feed_path(subject)}?token={token}"
-    sent = Invitation.objects.filter(subject=subject).order_by("-created")[:10]
+    sent = Invitation.objects.filter(brand=brand, subject=subject).order_by("-created")[:10]
     return render(request, "console/subject.html", {
         "brand": brand, "subject": subject, "face": face,
         "can_act": may(request, "manager"), "calendar": subject_calendar.lines(subject),
         "zone": subject_calendar.zone_of_subject(subject),
-        "jobs": Job.objects.filter(subject=subject).prefetch_related("clocks")
+        "jobs": Job.objects.filter(brand=brand, subject=subject).prefetch_related(
+            Prefetch("clocks", Clock.objects.filter(brand=brand)))
         .order_by("-opened")[:PER_PAGE],
         "open_dates": dates.coming_up([subject]), "members": members(brand),
         "plans": plans.of_subject(subject),

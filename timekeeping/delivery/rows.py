@@ -143,10 +143,14 @@ def leaving(members: dict[str, Member], user) -> list[Leaving]:
     """The subjects where the person, at a brand they act at, answers for an open date or
     holds a task; each with the brand's other owners and managers to hand them to."""
     mine = [member for member in members.values() if access.may_act(member)]
-    answering = Occurrence.objects.filter(assignee__in=mine, status__in=LIVE_DATES).values(
-        "clock__subject_id")
-    holding = Task.objects.filter(holder__in=mine, state=Task.State.HELD).values("subject_id")
-    subjects = list(Subject.objects.filter(Q(pk__in=answering) | Q(pk__in=holding))
+    # The person's brands, named in each query: a database sharded by brand asks theirs only.
+    brands = {member.brand_id for member in mine}
+    answering = Occurrence.objects.filter(brand__in=brands, assignee__in=mine,
+                                          status__in=LIVE_DATES).values("clock__subject_id")
+    holding = Task.objects.filter(brand__in=brands, holder__in=mine,
+                                  state=Task.State.HELD).values("subject_id")
+    subjects = list(Subject.objects.filter(Q(pk__in=answering) | Q(pk__in=holding),
+                                           brand__in=brands)
                     .select_related("brand").order_by("name", "pk")[:LIMIT])
     found = {subject.pk: Leaving(subject) for subject in subjects}
     successors = Member.objects.filter(

@@ -48,7 +48,8 @@ def work_left(deadline: Deadline, now: datetime, *, mark: str = "risk") -> timed
 def _clock_end(job: Job, clock_name: str, within: Within) -> datetime | None:
     """The end of a deadline written before a clock: the span before the first instant its
     earliest open date is late."""
-    first = Occurrence.objects.filter(clock__job=job, clock__name=clock_name,
+    first = Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job,
+                                      clock__name=clock_name,
                                       status=Occurrence.Status.OPEN).order_by("late_from").first()
     if first is None:
         return None
@@ -72,7 +73,8 @@ def start(job: Job, *, within: Within, now: datetime, step: str = "",
         running_since=now, late_price=late_price)
     common.record(job, "deadline.started", {"deadline": deadline.pk, "step": step,
                                             "rule": within.text, "ends": ends})
-    waiting = Ask.objects.filter(job=job, state=Ask.State.OPEN).order_by("opened").first()
+    waiting = Ask.objects.filter(brand_id=job.brand_id, job=job,
+                                 state=Ask.State.OPEN).order_by("opened").first()
     if waiting is None:
         _arm_late(deadline)
         _arm_work(deadline, "risk", now)
@@ -137,7 +139,7 @@ def hold_all(job: Job, ask: Ask, now: datetime) -> list[Deadline]:
     """The job now waits on a party: every running deadline of the job is held."""
     held = []
     for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
-            job=job, state__in=OPEN_STATES, running_since__isnull=False):
+            brand_id=job.brand_id, job=job, state__in=OPEN_STATES, running_since__isnull=False):
         why = _held_why(deadline, ask, now)
         _pause(deadline, ask, now)
         marks = ["risk"] if deadline.follows else ["risk", "late"]
@@ -183,7 +185,7 @@ def follow(job: Job) -> list[str]:
     postponement, a new roll): their end and their work time change with it."""
     moved = []
     for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
-            job=job, state__in=OPEN_STATES).exclude(follows=""):
+            brand_id=job.brand_id, job=job, state__in=OPEN_STATES).exclude(follows=""):
         within = _within_of(deadline)
         ends = _clock_end(job, deadline.follows, within) if within else None
         if ends is None or ends == deadline.ends:

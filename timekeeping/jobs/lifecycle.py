@@ -39,9 +39,10 @@ def open_steps(job: Job, now: datetime) -> list[str]:
     the party's asks first (the job then waits on them), then step deadlines and tasks."""
     work = common.work_of(job)
     done = set(job.steps_done)
-    started = set(Ask.objects.filter(job=job, purpose=Ask.Purpose.STEP).values_list(
-        "step", flat=True)) | set(Task.objects.filter(job=job).values_list("step", flat=True)) \
-        | set(Deadline.objects.filter(job=job).exclude(step="").values_list("step", flat=True))
+    mine = {"brand_id": job.brand_id, "job": job}
+    started = set(Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).values_list(
+        "step", flat=True)) | set(Task.objects.filter(**mine).values_list("step", flat=True)) \
+        | set(Deadline.objects.filter(**mine).exclude(step="").values_list("step", flat=True))
     ready = [spec for spec in work.deliver.values()
              if spec.name not in done and spec.name not in started
              and set(spec.after) <= done and (spec.ask or spec.task or spec.within)]
@@ -61,13 +62,13 @@ def _committed(job: Job, step: str, items: list[str], now: datetime, outcome) ->
     if step not in job.steps_done:
         job.steps_done = [*job.steps_done, step]
         Job.objects.filter(pk=job.pk).update(steps_done=job.steps_done)
-    for ask in Ask.objects.select_for_update(of=("self",)).filter(job=job, step=step,
-                                                      purpose=Ask.Purpose.STEP,
-                                                      state=Ask.State.OPEN):
+    for ask in Ask.objects.select_for_update(of=("self",)).filter(
+            brand_id=job.brand_id, job=job, step=step, purpose=Ask.Purpose.STEP,
+            state=Ask.State.OPEN):
         asks.settle(ask, now, by=f"{step} committed")
     tasks.done(job, step, now, by=f"{step} committed")
     for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
-            job=job, step=step, state__in=deadlines.OPEN_STATES):
+            brand_id=job.brand_id, job=job, step=step, state__in=deadlines.OPEN_STATES):
         deadlines.meet(deadline, now)
     deadlines.follow(job)
     open_steps(job, now)

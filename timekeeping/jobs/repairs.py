@@ -76,7 +76,8 @@ def reject(job: Job, *, step: str, items: list[str], code: str, by: str) -> dict
 
 
 def _window(job: Job, step: str) -> Timer | None:
-    return Timer.objects.filter(owner_type="job", owner_id=job.pk, kind=KIND,
+    return Timer.objects.filter(brand_id=job.brand_id, owner_type="job", owner_id=job.pk,
+                                kind=KIND,
                                 key__startswith=f"{job.pk}:repair:{step}:",
                                 state=Timer.State.ARMED).first()
 

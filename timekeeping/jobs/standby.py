@@ -112,7 +112,7 @@ def accrue(season_id: str, week: int, instant: datetime) -> str:
                 - start_of_week).days
         amount = season.retainer * days // 7
         brand = season.brand_id
-        ledger.post(kind="standby.retainer", reference=f"{season.pk}:week:{week}",
+        ledger.post(brand=brand, kind="standby.retainer", reference=f"{season.pk}:week:{week}",
                     currency=season.currency, at=instant,
                     lines=[(f"{brand}:line:{season.currency}", -amount),
                            (f"{brand}:pay:{season.member_id}:{season.currency}", amount)])
@@ -173,5 +173,6 @@ def seasons_of(members: dict) -> list[dict]:
              "retainer": f"{money_text(season.retainer, season.currency)} a week",
              "weeks": f"{season.weeks_accrued} of {len(week_ends(season))}",
              "world": season.test_clock_id or ""}
-            for season in Standby.objects.filter(member__in=list(members.values()))
+            for season in Standby.objects.filter(brand__in=list(members),
+                                                 member__in=list(members.values()))
             .select_related("brand__calendar").order_by("-first")[:20]]

@@ -171,7 +171,8 @@ def finish(task: Task, member: Member) -> gate.Outcome:
 def done(job: Job, step: str, now: datetime, by: str) -> None:
     """The step committed (by its holder, or any other way): its task is done."""
     for task in Task.objects.select_for_update(of=("self",)).filter(
-            job=job, step=step, state__in=[Task.State.OPEN, Task.State.HELD]):
+            brand_id=job.brand_id, job=job, step=step,
+            state__in=[Task.State.OPEN, Task.State.HELD]):
         task.state, task.done = Task.State.DONE, now
         task.save(update_fields=["state", "done"])
         common.cancel(job, *_keys(task), why=f"done: {step} committed")

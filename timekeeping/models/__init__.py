@@ -3,7 +3,7 @@ from timekeeping.models.fault import Fault
 from timekeeping.models.keys import ApiKey
 from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow, SetAside
 from timekeeping.models.outbox import Delivery
-from timekeeping.models.people import Customer, Invitation, Member
+from timekeeping.models.people import Customer, CustomerSubject, Invitation, Member
 from timekeeping.models.record import Record
 from timekeeping.models.recurring import Allowance, Outcome, Subscription
 from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
@@ -13,6 +13,7 @@ from timekeeping.models.work import Ask, Deadline, Grant, Standby, Task
 
 __all__ = [
     "Allowance", "ApiKey", "Ask", "Brand", "BrandTable", "Clock", "Connection", "Customer",
+    "CustomerSubject",
     "Deadline", "Delivery", "Fault", "Grant", "Heartbeat", "Invitation", "Job", "Manifest",
     "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
     "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",

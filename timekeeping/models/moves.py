@@ -29,6 +29,8 @@ class Connection(models.Model):
 class SetAside(models.Model):
     """A due row whose timed move was refused: left alone for an hour (A8)."""
 
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+",
+                              db_index=False)  # the index below leads with it
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="set_aside")
     table = models.CharField(max_length=64)
     row = models.BigIntegerField()
@@ -38,7 +40,8 @@ class SetAside(models.Model):
     created = models.DateTimeField(default=clock.wall_now)
 
     class Meta:
-        indexes = [models.Index(fields=["connection", "table", "until"], name="setaside_until")]
+        indexes = [models.Index(fields=["brand", "connection", "table", "until"],
+                                name="setaside_until")]
 
     def __str__(self) -> str:
         return f"{self.table} #{self.row} rule {self.rule}: {self.code}"
@@ -47,6 +50,8 @@ class SetAside(models.Model):
 class RowAudit(models.Model):
     """Every change of a manifest table's row: who, when, before, after (A7)."""
 
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+",
+                              db_index=False)  # the index below leads with it
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="audit")
     table = models.CharField(max_length=64)
     row = models.BigIntegerField()
@@ -58,7 +63,8 @@ class RowAudit(models.Model):
 
     class Meta:
         ordering = ["at", "id"]
-        indexes = [models.Index(fields=["connection", "table", "row"], name="audit_row")]
+        indexes = [models.Index(fields=["brand", "connection", "table", "row"],
+                                name="audit_row")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.table} #{self.row} by {self.who}"
@@ -67,6 +73,7 @@ class RowAudit(models.Model):
 class SampleRow(models.Model):
     """A row written as sample data: moved like any row, never judged late, removable (A14)."""
 
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+")
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="samples")
     table = models.CharField(max_length=64)
     row = models.BigIntegerField()

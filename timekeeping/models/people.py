@@ -43,7 +43,8 @@ class Customer(models.Model):
     brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="customers")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
                              related_name="customer_accounts")
-    subjects = models.ManyToManyField(Subject, blank=True, related_name="customers")
+    subjects = models.ManyToManyField(Subject, blank=True, related_name="customers",
+                                      through="CustomerSubject")
     created = models.DateTimeField(default=clock.wall_now)
 
     class Meta:
@@ -52,6 +53,23 @@ class Customer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} (customer of {self.brand})"
+
+
+class CustomerSubject(models.Model):
+    """A subject a customer may see: the link behind `Customer.subjects`, carrying its brand
+    like every table that grows with use (DESIGN "Scale"). Linked with
+    `customer.subjects.add(subject, through_defaults={"brand": customer.brand})`."""
+
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+")
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="+")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        db_table = "timekeeping_customer_subjects"  # the table Django made for the link first
+        unique_together = [("customer", "subject")]
+
+    def __str__(self) -> str:
+        return f"{self.customer_id} sees {self.subject_id}"
 
 
 class Invitation(models.Model):

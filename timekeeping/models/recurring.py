@@ -51,6 +51,7 @@ class Allowance(models.Model):
     """What a cycle of a subscription has used of one included service (T2): a row per cycle,
     so a new cycle starts at zero with no reset job."""
 
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+")
     subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE,
                                      related_name="allowances")
     service = models.CharField(max_length=100)

@@ -143,7 +143,8 @@ def linked(venue, table: str, row, before: dict | None, *, who: str, at: datetim
             audit(venue, effect["table"], child, kind="effect", who=who, at=at,
                   before=child_before)
             if sample:
-                SampleRow.objects.get_or_create(connection=venue.link, table=effect["table"],
+                SampleRow.objects.get_or_create(brand_id=venue.link.brand_id,
+                                                connection=venue.link, table=effect["table"],
                                                 row=child.pk)
             moved += 1
     return moved
@@ -181,9 +182,11 @@ def holds(venue, table: str, row, before: dict | None, *, at: datetime, sample: 
             if not isinstance(amount, int) or amount <= 0 or not payer:
                 continue
             until = venue.moment(row, spec["until"]) or FAR  # no moment: never given back alone
-            ledger.hold(reference=reference, payer=f"{venue.link.brand.slug}:{payer}",
-                        amount=amount, currency=spec["currency"], until=until, at=at)
+            ledger.hold(brand=venue.link.brand_id, reference=reference,
+                        payer=f"{venue.link.brand.slug}:{payer}", amount=amount,
+                        currency=spec["currency"], until=until, at=at)
         elif entered in spec.get("takes", []):
-            ledger.take(reference, at=at, to=f"{venue.link.brand.slug}:earned")
+            ledger.take(reference, brand=venue.link.brand_id, at=at,
+                        to=f"{venue.link.brand.slug}:earned")
         elif entered in spec.get("gives_back", []):
-            ledger.give_back(reference, at=at)
+            ledger.give_back(reference, brand=venue.link.brand_id, at=at)

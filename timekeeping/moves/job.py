@@ -119,7 +119,8 @@ def _due_by_rule(venue: Venue, name: str, table: Table, rule: Timed, now: dateti
                  cap: int) -> list[Due]:
     model = venue.model(name)
     db = venue.link.database
-    aside = SetAside.objects.filter(connection=venue.link, table=name, rule=rule.number,
+    aside = SetAside.objects.filter(brand_id=venue.link.brand_id, connection=venue.link,
+                                    table=name, rule=rule.number,
                                     until__gt=now).values_list("row", flat=True)
     rows = model.objects.using(db).filter(**{table.states.column: rule.from_state}).exclude(
         pk__in=list(aside))
@@ -208,9 +209,10 @@ def give_back_holds(venue: Venue, now: datetime) -> int:
     from money import ledger
 
     given = 0
-    for found in ledger.due_holds(prefix=f"{venue.link.pk}:", now=now):
+    brand = venue.link.brand_id
+    for found in ledger.due_holds(brand=brand, prefix=f"{venue.link.pk}:", now=now):
         try:
-            given += ledger.give_back(found.reference, at=now)
+            given += ledger.give_back(found.reference, brand=brand, at=now)
         except ledger.LedgerRefused as refused:
             ledger.refused_until(found, code=refused.code, retry_after=now + SET_ASIDE_FOR)
             log.warning("hold give-back refused; left alone for an hour: connection=%s "
@@ -238,8 +240,9 @@ def _connection_lost(error: Exception) -> bool:
 
 def _set_aside(venue: Venue, item: Due, now: datetime, refusal: str) -> str:
     code = refusal[:200]
-    SetAside.objects.create(connection=venue.link, table=item.table, row=item.pk,
-                            rule=item.rule.number, code=code, until=now + SET_ASIDE_FOR)
+    SetAside.objects.create(brand_id=venue.link.brand_id, connection=venue.link,
+                            table=item.table, row=item.pk, rule=item.rule.number, code=code,
+                            until=now + SET_ASIDE_FOR)
     log.warning("timed move refused; left alone for an hour: connection=%s table=%s key=%s "
                 "rule=%s code=%s", venue.link.pk, item.table, item.pk, item.rule.number, code)
     return "set_aside"

@@ -35,7 +35,8 @@ def backlog(link: Connection, *, now: datetime) -> list[Backlog]:
 
 
 def set_aside(link: Connection, *, now: datetime) -> list[SetAside]:
-    return list(SetAside.objects.filter(connection=link, until__gt=now).order_by("until"))
+    return list(SetAside.objects.filter(brand_id=link.brand_id, connection=link,
+                                        until__gt=now).order_by("until"))
 
 
 def preview(link: Connection, *, now: datetime, hours: int) -> list[str]:

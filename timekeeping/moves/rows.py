@@ -133,8 +133,9 @@ def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
         sample = samples.is_sample(venue, table, row.pk)
         effects.emails(venue, table, row, before, sample=sample)
         effects.holds(venue, table, row, before, at=at, sample=sample)
-    RowAudit.objects.create(connection=venue.link, table=table, row=row.pk, kind=kind, who=who,
-                            at=at, before=before, after=as_dict(row))
+    RowAudit.objects.create(brand_id=venue.link.brand_id, connection=venue.link, table=table,
+                            row=row.pk, kind=kind, who=who, at=at, before=before,
+                            after=as_dict(row))
 
 
 def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime,

@@ -45,7 +45,8 @@ def add(venue: Venue, table: str, rows: list[dict], *, now: datetime) -> list[in
         effects.apply(venue, table, row, None, now)
         row.full_clean()
         row.save(using=venue.link.database)
-        SampleRow.objects.create(connection=venue.link, table=table, row=row.pk)
+        SampleRow.objects.create(brand_id=venue.link.brand_id, connection=venue.link,
+                                 table=table, row=row.pk)
         audit(venue, table, row, kind="sample", who="sample data", at=now, before=None)
         made.append(row.pk)
     return made
@@ -54,13 +55,14 @@ def add(venue: Venue, table: str, rows: list[dict], *, now: datetime) -> list[in
 @transaction.atomic
 def remove(venue: Venue) -> int:
     removed = 0
-    for sample in SampleRow.objects.filter(connection=venue.link):
+    brand = venue.link.brand_id
+    for sample in SampleRow.objects.filter(brand_id=brand, connection=venue.link):
         if sample.table in venue.tables:
             removed += venue.model(sample.table).objects.using(venue.link.database).filter(
                 pk=sample.row).delete()[0]
-        RowAudit.objects.filter(connection=venue.link, table=sample.table,
+        RowAudit.objects.filter(brand_id=brand, connection=venue.link, table=sample.table,
                                 row=sample.row).delete()
-    SampleRow.objects.filter(connection=venue.link).delete()
+    SampleRow.objects.filter(brand_id=brand, connection=venue.link).delete()
     return removed
 
 
@@ -82,4 +84,5 @@ def next_open(venue: Venue, hours_table: str, at: datetime) -> datetime:
 
 
 def is_sample(venue: Venue, table: str, pk: int) -> bool:
-    return SampleRow.objects.filter(connection=venue.link, table=table, row=pk).exists()
+    return SampleRow.objects.filter(brand_id=venue.link.brand_id, connection=venue.link,
+                                    table=table, row=pk).exists()

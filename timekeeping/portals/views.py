@@ -50,7 +50,8 @@ def subject(request, subject_id: str):
         "subject": found, "zone": zone, "rows": rows.coming_up([found]),
         # What the brand asks of the subject's people by a link (docs/jobs.md): the link
         # itself reached them by email; the page says what and until when.
-        "asked": list(Ask.objects.filter(subject=found, state=Ask.State.OPEN)
+        "asked": list(Ask.objects.filter(brand_id=found.brand_id, subject=found,
+                                         state=Ask.State.OPEN)
                       .order_by("expires")[:ASKED_SHOWN]),
         "plans": plans.of_subject(found),
         "history": record.page(found, before=before, zone=zone), "feed": feed_of(found)})

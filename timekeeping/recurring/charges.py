@@ -56,8 +56,8 @@ def _opened(job: Job, spec, now: datetime) -> None:
     plan = spec.plan
     if plan.is_plan or not plan.amount:
         return
-    ledger.hold(reference=_reference(job), payer=_customer(job), amount=plan.amount,
-                currency=plan.currency, until=now, at=now)
+    ledger.hold(brand=job.brand_id, reference=_reference(job), payer=_customer(job),
+                amount=plan.amount, currency=plan.currency, until=now, at=now)
     _record(job, "charge.held", {"amount": plan.amount, "currency": plan.currency}, now)
 
 
@@ -70,7 +70,7 @@ def _ended(job: Job, state: str, now: datetime) -> None:
     if not delivered or plan.release:
         # Lapsed or cancelled, or ended without the step that releases it (its commit took the
         # hold already): the hold goes back, once.
-        if ledger.give_back(_reference(job), at=now):
+        if ledger.give_back(_reference(job), brand=job.brand_id, at=now):
             why = _never_released(job, plan.release) if delivered else f"job {state}"
             _record(job, "charge.returned", {"amount": plan.amount, "why": why}, now)
             if not delivered:
@@ -94,8 +94,8 @@ def _charge_acts(job: Job, plan, now: datetime) -> None:
     if not acts:
         return
     total = sum(acts.values())
-    ledger.post(kind="acts.charged", reference=f"{job.pk}:acts", currency=plan.currency, at=now,
-                lines=[(_customer(job), -total),
+    ledger.post(brand=job.brand_id, kind="acts.charged", reference=f"{job.pk}:acts",
+                currency=plan.currency, at=now, lines=[(_customer(job), -total),
                        (f"{job.brand_id}:earned:{plan.currency}", total)])
     _record(job, "acts.charged", {"acts": acts, "amount": total, "currency": plan.currency},
             now)
@@ -123,16 +123,18 @@ def _step_taken(job: Job, step: str, items: list[str], now: datetime, outcome) -
 def release(job: Job, at: datetime) -> str:
     """The work is accepted: the charge is earned, less what a late deadline takes off."""
     plan = _plan(job)
-    if not ledger.take(_reference(job), at=at, to=f"{job.brand_id}:earned"):
+    if not ledger.take(_reference(job), brand=job.brand_id, at=at,
+                       to=f"{job.brand_id}:earned"):
         return "the charge was settled already"
     off = 0
     late = Deadline.objects.filter(job=job, step="").exclude(late_price="").first()
     if late is not None and Record.objects.filter(brand=job.brand, job=job.pk,
                                                   kind="deadline.late").exists():
         off = plan.amount * int(late.late_price.rstrip("%")) // 100
-        ledger.post(kind="late.discount", reference=_reference(job), currency=plan.currency,
-                    at=at, lines=[(f"{job.brand_id}:earned:{plan.currency}", -off),
-                                  (_customer(job), off)])
+        ledger.post(brand=job.brand_id, kind="late.discount", reference=_reference(job),
+                    currency=plan.currency, at=at,
+                    lines=[(f"{job.brand_id}:earned:{plan.currency}", -off),
+                           (_customer(job), off)])
     _record(job, "charge.released", {"amount": plan.amount, "off": off,
                                      "currency": plan.currency}, at)
     return f"accepted · {plan.amount - off} {plan.currency} earned" + (

@@ -162,8 +162,8 @@ def pay(subscription: Subscription, *, amount: int, currency: str, by: str) -> S
                                        f"{due} ({amount_text(due, plan.currency)})")
     now = now_for(subscription.brand, subscription.test_clock)
     brand = subscription.brand_id
-    ledger.post(kind="cycle.payment", reference=f"{subscription.pk}:paid:{subscription.paid}",
-                currency=currency, at=now,
+    ledger.post(brand=brand, kind="cycle.payment",
+                reference=f"{subscription.pk}:paid:{subscription.paid}", currency=currency, at=now,
                 lines=[(f"{brand}:received:{currency}", amount),
                        (f"{brand}:owed:{subscription.subject_id}", -amount)])
     subscription.paid += amount

@@ -36,12 +36,12 @@ def credit(*, job: Job, clock: str, amount: int, currency: str, notice: str,
         raise clocks.OrderRefused("currency", f"the guarantee is in {cap['currency']}, not "
                                               f"{currency}")
     line = f"{job.brand_id}:guarantee:{row.pk}"
-    ledger.account(line, currency)
-    credited = -ledger.balance(line)
+    ledger.account(line, currency, brand=job.brand_id)
+    credited = -ledger.balance(line, brand=job.brand_id)
     given = max(0, min(amount, cap["amount"] - credited))
     if given:
-        ledger.post(kind="guarantee.credit", reference=f"{row.pk}:{notice}", currency=currency,
-                    at=now_for(job.brand, job.test_clock),
+        ledger.post(brand=job.brand_id, kind="guarantee.credit", reference=f"{row.pk}:{notice}",
+                    currency=currency, at=now_for(job.brand, job.test_clock),
                     lines=[(line, -given), (f"{job.brand_id}:customer:{job.subject_id}",
                                             given)])
     said = {"clock": row.pk, "name": clock, "notice": notice, "penalty": amount,

@@ -78,7 +78,8 @@ def _locked(outcome: Outcome) -> Outcome:
 
 def _member(job: Job) -> str:
     """Who earns the share pay: the member who did the job's last task ("" when nobody)."""
-    task = Task.objects.filter(job=job, state=Task.State.DONE, holder__isnull=False).order_by(
+    task = Task.objects.filter(brand_id=job.brand_id, job=job, state=Task.State.DONE,
+                               holder__isnull=False).order_by(
         "-done").select_related("holder").first()
     return task.holder.pk if task is not None else ""
 
@@ -103,7 +104,7 @@ def collect(outcome: Outcome, *, amount: int, currency: str, method: str, invoic
         raise OutcomeRefused("invoice", "an invoice is 1 to 64 characters A-Z, a-z, 0-9, '.', "
                                         "'-' and '_', starting with a letter or digit")
     reference = f"{outcome.pk}:window:{invoice}"
-    if Hold.objects.filter(reference=reference).exists():
+    if Hold.objects.filter(brand_id=outcome.brand_id, reference=reference).exists():
         raise OutcomeRefused("invoice", f"invoice {invoice} of {outcome.pk} is collected "
                                         "already")
     _may_win(outcome, terms, now)
@@ -112,10 +113,10 @@ def collect(outcome: Outcome, *, amount: int, currency: str, method: str, invoic
     member = _member(job) if pay else ""
     closes = parse_span(terms.window[method]).after(now, _zone(job))
     customer = f"{job.brand_id}:customer:{job.subject_id}"
-    ledger.hold(reference=reference, payer=customer, amount=charge, currency=currency,
-                until=closes, at=now)
+    ledger.hold(brand=job.brand_id, reference=reference, payer=customer, amount=charge,
+                currency=currency, until=closes, at=now)
     if member:
-        ledger.hold(reference=f"{outcome.pk}:pay:{invoice}",
+        ledger.hold(brand=job.brand_id, reference=f"{outcome.pk}:pay:{invoice}",
                     payer=f"{job.brand_id}:line:{currency}", amount=pay, currency=currency,
                     until=closes, at=now)
     won = outcome.state != Outcome.State.WON
@@ -158,13 +159,13 @@ def reverse(outcome: Outcome, *, invoice: str, why: str, by: str) -> dict:
     reference = f"{outcome.pk}:window:{invoice}"
     window = common.live(job, reference)
     if window is None or now >= window.owed:
-        held = Hold.objects.filter(reference=reference).first()
+        held = Hold.objects.filter(brand_id=outcome.brand_id, reference=reference).first()
         raise OutcomeRefused("invoice", f"invoice {invoice} of {outcome.pk} is not in its "
                                         "window" + (f": it is {held.get_state_display()}"
                                                     if held is not None else ""))
-    charge = Hold.objects.get(reference=reference).amount
-    ledger.give_back(reference, at=now)
-    ledger.give_back(f"{outcome.pk}:pay:{invoice}", at=now)
+    charge = Hold.objects.get(brand_id=outcome.brand_id, reference=reference).amount
+    ledger.give_back(reference, brand=outcome.brand_id, at=now)
+    ledger.give_back(f"{outcome.pk}:pay:{invoice}", brand=outcome.brand_id, at=now)
     common.cancel(job, reference, why=f"reversed: {why}")
     amount = _collection(outcome, invoice).get("amount", 0)
     outcome.collected -= amount
@@ -247,13 +248,13 @@ def _lapse(outcome: Outcome, instant: datetime) -> str:
 def _final(outcome: Outcome, invoice: str, instant: datetime) -> str:
     job = outcome.job
     reference = f"{outcome.pk}:window:{invoice}"
-    if not ledger.take(reference, at=instant, to=f"{job.brand_id}:earned"):
+    if not ledger.take(reference, brand=job.brand_id, at=instant, to=f"{job.brand_id}:earned"):
         return f"outcome {outcome.pk} · invoice {invoice}: settled already"
     member = _collection(outcome, invoice).get("member", "")
     if member:
-        ledger.take(f"{outcome.pk}:pay:{invoice}", at=instant,
+        ledger.take(f"{outcome.pk}:pay:{invoice}", brand=job.brand_id, at=instant,
                     to=f"{job.brand_id}:pay:{member}")
-    charge = Hold.objects.get(reference=reference).amount
+    charge = Hold.objects.get(brand_id=job.brand_id, reference=reference).amount
     common.record(job, "outcome.final", {"outcome": outcome.pk, "invoice": invoice,
                                          "charge": charge, "member": member}, at=instant)
     return f"outcome {outcome.pk} · invoice {invoice}: final, {charge} earned"

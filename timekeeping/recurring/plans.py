@@ -159,7 +159,7 @@ def _charge(subscription: Subscription, cycle: int, at: datetime) -> str:
     if not plan.amount:
         return "no charge"
     brand = subscription.brand_id
-    ledger.post(kind="cycle.charge", reference=f"{subscription.pk}:cycle:{cycle}",
+    ledger.post(brand=brand, kind="cycle.charge", reference=f"{subscription.pk}:cycle:{cycle}",
                 currency=plan.currency, at=at,
                 lines=[(f"{brand}:owed:{subscription.subject_id}", plan.amount),
                        (f"{brand}:revenue", -plan.amount)])
@@ -196,9 +196,11 @@ def use(subscription: Subscription, service: str, at: datetime) -> tuple[int, in
     """Count one use of `service`: (its cycle, used so far in it, included in a cycle)."""
     day = day_in_zone(at, _calendar(subscription).zone_name)
     cycle = cycle_on(subscription, day)
-    row, _ = Allowance.objects.get_or_create(subscription=subscription, service=service,
+    row, _ = Allowance.objects.get_or_create(brand_id=subscription.brand_id,
+                                             subscription=subscription, service=service,
                                              cycle=cycle)
-    Allowance.objects.filter(pk=row.pk).update(used=row.used + 1)
+    Allowance.objects.filter(brand_id=subscription.brand_id, pk=row.pk).update(
+        used=row.used + 1)
     return cycle, row.used + 1, plan_of(subscription).includes.get(service, 0)
 
 
@@ -206,7 +208,8 @@ def allowances(subscription: Subscription, *, at: datetime) -> list[dict]:
     """Each included service: used and left in the cycle holding `at`, and when it resets."""
     day = day_in_zone(at, _calendar(subscription).zone_name)
     cycle = cycle_on(subscription, day)
-    used = dict(Allowance.objects.filter(subscription=subscription, cycle=cycle)
+    used = dict(Allowance.objects.filter(brand_id=subscription.brand_id,
+                                         subscription=subscription, cycle=cycle)
                 .values_list("service", "used"))
     resets = renews_on(subscription, cycle + 1)
     return [{"service": service, "included": count, "used": used.get(service, 0),
@@ -304,8 +307,8 @@ def of_subject(subject: Subject) -> list[dict]:
     next cycle, and each allowance's use this cycle (read on the subject's own clock)."""
     found = []
     for subscription in Subscription.objects.filter(
-            subject=subject, state=Subscription.State.ACTIVE).select_related("test_clock",
-                                                                           "brand"):
+            brand_id=subject.brand_id, subject=subject,
+            state=Subscription.State.ACTIVE).select_related("test_clock", "brand"):
         now = now_for(subscription.brand, subscription.test_clock)
         found.append({"subscription": subscription,
                       "renews_on": renews_on(subscription, subscription.cycle + 1),

@@ -53,7 +53,8 @@ def _troubles(brand) -> None:
                late_by=timedelta(minutes=late))
     link = Connection.objects.create(brand=brand)
     for row, until in ((7, NOW + timedelta(minutes=30)), (8, NOW - timedelta(minutes=1))):
-        SetAside.objects.create(connection=link, table="orders", row=row, rule=1,
+        SetAside.objects.create(brand_id=link.brand_id, connection=link,
+                                table="orders", row=row, rule=1,
                                 code="STATE_MOVE_REFUSED", until=until,
                                 created=until - timedelta(hours=1))
 

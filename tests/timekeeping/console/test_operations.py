@@ -77,7 +77,8 @@ def test_a_brand_without_tables_says_so(desk):
 @pytest.mark.usefixtures("drop_venue_tables")
 def test_the_connection_page_shows_backlog_set_aside_and_pauses(world):
     link = world.brand.connection
-    SetAside.objects.create(connection=link, table="orders", row=world.orders[0], rule=1,
+    SetAside.objects.create(brand_id=link.brand_id, connection=link,
+                            table="orders", row=world.orders[0], rule=1,
                             code="STATE_MOVE_REFUSED", until=NOW + timedelta(minutes=30))
     owner, path = world.clients["owner_a"], f"/console/{world.brand.pk}/moves/"
     with clock.fixed(NOW):

@@ -84,7 +84,8 @@ def _operations(brand: Brand, start: int, count: int) -> None:
                     outcome=outcome, reason=outcome) for row in schedules
         for outcome in ("failed", "skipped", "succeeded")])
     SetAside.objects.bulk_create([
-        SetAside(connection=link, table="orders", row=n, rule=1, code="REFUSED",
+        SetAside(brand_id=link.brand_id, connection=link,
+                 table="orders", row=n, rule=1, code="REFUSED",
                  until=NOW + timedelta(minutes=30)) for n in range(start, start + count)])
     Delivery.objects.bulk_create([
         Delivery(brand=brand, channel="email", payload={"subject": f"m{n}"}, state="failed",

@@ -91,7 +91,8 @@ def test_a_table_row_says_its_state_its_timed_move_and_whether_it_is_set_aside(w
     assert said[0] == f"orders:{order} is placed."
     assert "timed move 1 (placed → cancelled, at its pickup_at)" in said[1]
     link = world.brand.connection
-    SetAside.objects.create(connection=link, table="orders", row=order, rule=1,
+    SetAside.objects.create(brand_id=link.brand_id, connection=link,
+                            table="orders", row=order, rule=1,
                             code="STATE_MOVE_REFUSED", until=NOW + timedelta(minutes=40))
     with clock.fixed(NOW):
         said = why.why(world.brand, f"orders:{order}")

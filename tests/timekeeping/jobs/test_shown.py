@@ -90,7 +90,8 @@ def test_the_portal_says_what_is_asked_of_the_customer_and_until_when(
 
     clock, job = world(deliver={"organizer": {"title": "the organizer", "ask": "owner",
                                               "expires": "180d"}})
-    Customer.objects.create(brand=brand, user=actors["buyer"]).subjects.add(job.subject)
+    Customer.objects.create(brand=brand, user=actors["buyer"]).subjects.add(
+        job.subject, through_defaults={"brand": brand})
     buyer = Client()
     buyer.force_login(actors["buyer"])
     page = _text(buyer.get(f"/portal/subjects/{job.subject_id}/"))

@@ -59,8 +59,8 @@ def test_each_week_of_the_season_accrues_the_retainer(season):
         (datetime(2027, 3, 15, 4, tzinfo=UTC), 20000),
         (datetime(2027, 3, 18, 4, tzinfo=UTC), 8571)]  # 3/7 of a week, rounded down
     brand = standby.brand_id
-    assert ledger.balance(f"{brand}:pay:{standby.pk}:USD") == 48571
-    assert ledger.balance(f"{brand}:line:USD") == -48571
+    assert ledger.balance(f"{brand}:pay:{standby.pk}:USD", brand=brand) == 48571
+    assert ledger.balance(f"{brand}:line:USD", brand=brand) == -48571
     # Nothing more is armed, and walking on accrues nothing twice.
     _advance(clock, datetime(2027, 4, 1, 5, tzinfo=UTC))
     assert Record.objects.filter(kind="standby.accrued").count() == 3

@@ -438,7 +438,7 @@ def test_money_held_by_an_order_is_taken_given_back_or_returned_at_its_moment(ve
                                        "total": 900}, who="Rui", at=at)
     forgotten = create(venue, "orders", {"customer": "Ola", "pickup_at": utc(2026, 10, 20, 12),
                                          "total": 700}, who="Ola", at=at)
-    assert ledger.balance("corner:Ines") == -1250
+    assert ledger.balance("corner:Ines", brand=venue.link.brand_id) == -1250
     for step in ("confirmed", "preparing", "ready", "picked_up"):
         move(venue, "orders", kept.pk, step, who="staff", at=at)
     move(venue, "orders", dropped.pk, "cancelled", who="Rui", at=at)
@@ -448,7 +448,7 @@ def test_money_held_by_an_order_is_taken_given_back_or_returned_at_its_moment(ve
     assert run(venue, utc(2026, 10, 20, 13, 59)).holds_given_back == 0
     minute = run(venue, utc(2026, 10, 20, 14))  # pickup plus two hours
     assert minute.holds_given_back == 1
-    assert ledger.balance("corner:Ola") == 0
+    assert ledger.balance("corner:Ola", brand=venue.link.brand_id) == 0
     assert orders.objects.get(pk=forgotten.pk).status == "confirmed"  # the row is not moved
 
 
@@ -467,7 +467,7 @@ def test_a_refused_give_back_waits_an_hour(venue):
     assert run(venue, utc(2026, 10, 20, 14, 30)).holds_given_back == 0
     Account.objects.filter(key="held:corner:Ola").update(floor=None)
     assert run(venue, utc(2026, 10, 20, 15)).holds_given_back == 1
-    assert ledger.balance("corner:Ola") == 0
+    assert ledger.balance("corner:Ola", brand=venue.link.brand_id) == 0
 
 
 @pytest.mark.parametrize(

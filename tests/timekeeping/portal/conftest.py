@@ -51,7 +51,8 @@ def portal(brand, actors) -> Portal:
                                        owner=actors["outsider"])
     manifests.load(other_brand, copy.deepcopy(TAX))
     strangers = taxpayer(other_brand, "33-3333333", "A Stranger")
-    Customer.objects.create(brand=brand, user=actors["buyer"]).subjects.add(subject)
+    Customer.objects.create(brand=brand, user=actors["buyer"]).subjects.add(
+        subject, through_defaults={"brand": brand})
     client = Client()
     client.force_login(actors["buyer"])
     return Portal(brand, subject, Job.objects.get(subject=subject), client, others, strangers)
@@ -61,7 +62,8 @@ def portal(brand, actors) -> Portal:
 def second_customer(portal):
     """A customer of the other subject of the same brand."""
     user = get_user_model().objects.create_user("second", password="pw-second")
-    Customer.objects.create(brand=portal.brand, user=user).subjects.add(portal.others)
+    Customer.objects.create(brand=portal.brand, user=user).subjects.add(
+        portal.others, through_defaults={"brand": portal.brand})
     client = Client()
     client.force_login(user)
     return client

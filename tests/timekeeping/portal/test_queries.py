@@ -36,7 +36,8 @@ def copies(portal, n: int, tag: str) -> list[Subject]:
 def customer(portal, n: int) -> tuple[Client, Subject]:
     subjects = copies(portal, n, f"c{n}-")
     user = get_user_model().objects.create_user(f"customer-of-{n}")
-    Customer.objects.create(brand=portal.brand, user=user).subjects.add(*subjects)
+    Customer.objects.create(brand=portal.brand, user=user).subjects.add(
+        *subjects, through_defaults={"brand": portal.brand})
     client = Client()
     client.force_login(user)
     return client, subjects[0]

@@ -45,7 +45,7 @@ def _advance(clock, to):
 
 def test_the_charge_is_held_then_released_when_the_window_closes_unanswered(job_of):
     clock, job = job_of()
-    assert ledger.balance(_customer(job)) == -180000  # held from the customer
+    assert ledger.balance(_customer(job), brand=job.brand_id) == -180000  # held from the customer
     delivered = START + timedelta(days=3)
     _advance(clock, delivered)
     lifecycle.end(Job.objects.get(pk=job.pk), by="owner")
@@ -54,13 +54,13 @@ def test_the_charge_is_held_then_released_when_the_window_closes_unanswered(job_
     closes = datetime(2027, 11, 11, 14, tzinfo=UTC)
     assert opened.data["closes"] == closes.isoformat().replace("+00:00", "Z")
     _advance(clock, closes - timedelta(seconds=1))
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 0
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 0
     window = [line for line in subject_calendar.lines(job.subject) if line.kind == "window"]
     assert [(line.date, line.what, line.status) for line in window] == [
         (closes.date(), "the acceptance window of work closes",
          "open · a send-back reopens the work until it closes")]
     _advance(clock, closes)
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 180000
     assert Record.objects.filter(kind="job.accepted").count() == 1
     assert [line.status for line in subject_calendar.lines(job.subject)
             if line.kind == "window"] == ["closed: accepted"]
@@ -75,11 +75,11 @@ def test_a_send_back_inside_the_window_keeps_the_charge_until_the_next_delivery(
     sent = charges.send_back(Job.objects.get(pk=job.pk), by="customer")
     assert sent.state == Job.State.OPEN
     _advance(clock, START + timedelta(days=20))  # the first window would have closed
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 0
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 0
     assert gate.propose(job=Job.objects.get(pk=job.pk), step="file").committed
     lifecycle.end(Job.objects.get(pk=job.pk), by="owner")
     _advance(clock, START + timedelta(days=40))
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 180000
     with pytest.raises(clocks.OrderRefused):  # the window has closed
         charges.send_back(Job.objects.get(pk=job.pk), by="customer")
 
@@ -89,8 +89,8 @@ def test_a_late_deadline_takes_its_price_off_the_charge(job_of):
     _advance(clock, START + timedelta(days=3))  # late on the second day
     lifecycle.end(Job.objects.get(pk=job.pk), by="owner")
     _advance(clock, START + timedelta(days=20))
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000 - 36000
-    assert ledger.balance(_customer(job)) == -144000
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 180000 - 36000
+    assert ledger.balance(_customer(job), brand=job.brand_id) == -144000
     released = Record.objects.get(kind="charge.released")
     assert released.data["off"] == 36000
 
@@ -98,7 +98,7 @@ def test_a_late_deadline_takes_its_price_off_the_charge(job_of):
 def test_a_lapsed_job_returns_its_hold(job_of, brand):
     clock, job = job_of()
     clocks.end_job(Job.objects.get(pk=job.pk), state=Job.State.LAPSED, by="test")
-    assert ledger.balance(_customer(job)) == 0
+    assert ledger.balance(_customer(job), brand=job.brand_id) == 0
     assert Record.objects.get(kind="charge.returned").data["why"] == "job lapsed"
     assert not Posting.objects.filter(kind="take").exists()
 
@@ -127,9 +127,9 @@ def filing(brand):
 def test_a_charge_released_by_a_step_releases_when_the_step_commits(filing):
     clock, job = filing
     assert gate.propose(job=job, step="file", by="owner").committed
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 180000
     lifecycle.end(Job.objects.get(pk=job.pk), by="owner")  # delivered: nothing more moves
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 180000
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 180000
     assert not Record.objects.filter(kind="charge.returned").exists()
 
 
@@ -139,13 +139,13 @@ def test_a_charge_waiting_on_a_step_a_hard_date_bars_never_releases(filing):
     _advance(clock, datetime(2027, 11, 6, 12, tzinfo=UTC))
     refused = gate.propose(job=job, step="file", by="owner")
     assert not refused.committed and refused.code == "date_passed"
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 0
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 0
     lifecycle.end(Job.objects.get(pk=job.pk), by="owner")
     returned = Record.objects.get(kind="charge.returned")
     assert returned.data["why"] == ("its release step 'file' is barred: the hard date closes "
                                     "2027-11-05 passed")
-    assert ledger.balance(_customer(job)) == 0 and \
-        ledger.balance(f"{job.brand_id}:earned:USD") == 0
+    assert ledger.balance(_customer(job), brand=job.brand_id) == 0 and \
+        ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 0
 
 
 @pytest.mark.parametrize(("price", "code"), [
@@ -175,8 +175,9 @@ def test_a_job_ended_before_delivery_is_charged_the_paid_acts_it_committed(brand
     clocks.end_job(Job.objects.get(pk=job.pk), state=state, by="test")
     charged = Record.objects.get(kind="acts.charged")
     assert charged.data["acts"] == {"prepare": 60000} and charged.data["amount"] == 60000
-    assert ledger.balance(_customer(job)) == -60000  # the hold back, the act charged
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 60000
+    # The hold back, the act charged.
+    assert ledger.balance(_customer(job), brand=job.brand_id) == -60000
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 60000
     told = [said.text for said in history.history(subject)]
     assert "The acts already taken were charged: prepare, $600." in told
 

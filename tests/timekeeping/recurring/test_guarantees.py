@@ -49,7 +49,7 @@ def test_penalties_are_credited_up_to_the_cap_for_the_date(filed):
     third = _penalty(job, key, 10000, notice="CP163").json()
     assert (third["credited"], third["left"]) == (0, 0)
     customer = f"{job.brand_id}:customer:{job.subject_id}"
-    assert ledger.balance(customer) == 500000
+    assert ledger.balance(customer, brand=job.brand_id) == 500000
     assert Record.objects.filter(kind="guarantee.credited").count() == 3
 
 
@@ -60,4 +60,4 @@ def test_a_date_without_a_promise_or_in_another_currency_is_refused_by_name(file
         "clock"][0]
     other = _penalty(job, key, 1000, currency="EUR")
     assert other.status_code == 400 and "in USD, not EUR" in other.json()["currency"][0]
-    assert ledger.balance(f"{job.brand_id}:customer:{job.subject_id}") == 0
+    assert ledger.balance(f"{job.brand_id}:customer:{job.subject_id}", brand=job.brand_id) == 0

@@ -76,7 +76,8 @@ class OutcomeProperties(TestCase):
             "data__invoice", flat=True))
         kept = [r.data for r in Record.objects.filter(kind="outcome.collected")
                 if r.data["invoice"] not in reversed_]
-        assert ledger.balance(f"{brand.pk}:earned:USD") == sum(d["charge"] for d in kept)
+        earned = ledger.balance(f"{brand.pk}:earned:USD", brand=brand.pk)
+        assert earned == sum(d["charge"] for d in kept)
         assert all(d["charge"] == d["amount"] * 33 // 100 for d in kept)
         found = Outcome.objects.get(pk=outcome.pk)
         assert found.collected == sum(d["amount"] for d in kept)

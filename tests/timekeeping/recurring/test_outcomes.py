@@ -73,8 +73,8 @@ def test_each_invoice_holds_its_share_and_pay_until_its_window_closes(claim):
     # 60 days from 1 October 09:00 EDT is 30 November 09:00 EST: 14:00Z.
     assert said["closes"] == "2027-11-30T14:00:00Z"
     customer = f"{job.brand_id}:customer:{job.subject_id}"
-    assert ledger.balance(customer) == -100000
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 0
+    assert ledger.balance(customer, brand=job.brand_id) == -100000
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 0
     # A card payment of a second invoice has its own, longer window.
     assert _pay(api, outcome, "INV-2", 200000, "card").json()["closes"] == \
         "2028-01-29T14:00:00Z"
@@ -86,8 +86,8 @@ def test_each_invoice_holds_its_share_and_pay_until_its_window_closes(claim):
                                         f"{outcome.pk}:window:INV-2"]
 
     _advance(clock, datetime(2027, 11, 30, 14, tzinfo=UTC))
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 100000
-    assert ledger.balance(f"{job.brand_id}:pay:{member.pk}:USD") == 40000
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 100000
+    assert ledger.balance(f"{job.brand_id}:pay:{member.pk}:USD", brand=job.brand_id) == 40000
     # Final: a refund after the window is refused by name, and nothing moves.
     late = api.post(f"/api/outcomes/{outcome.pk}/reversals",
                     {"invoice": "INV-1", "why": "refund"}, content_type="application/json")
@@ -97,9 +97,9 @@ def test_each_invoice_holds_its_share_and_pay_until_its_window_closes(claim):
     back = api.post(f"/api/outcomes/{outcome.pk}/reversals",
                     {"invoice": "INV-2", "why": "chargeback"}, content_type="application/json")
     assert back.status_code == 201 and back.json()["collected"] == 400000
-    assert ledger.balance(customer) == -100000
+    assert ledger.balance(customer, brand=job.brand_id) == -100000
     _advance(clock, datetime(2028, 2, 1, 14, tzinfo=UTC))
-    assert ledger.balance(f"{job.brand_id}:earned:USD") == 100000
+    assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 100000
     assert sorted(Record.objects.filter(kind__startswith="outcome.").values_list(
         "kind", flat=True)) == ["outcome.collected", "outcome.collected", "outcome.final",
                                 "outcome.opened", "outcome.reversed"]
@@ -127,7 +127,7 @@ def test_no_payment_by_its_due_lapses_it_and_the_tail_still_wins_it_once(claim):
     assert lapsed.state == "lapsed"
     # The tail is 90 days from the lapse: 18 January 2028, 09:00 EST.
     assert lapsed.tail_until == datetime(2028, 1, 18, 14, tzinfo=UTC)
-    assert ledger.balance(f"{job.brand_id}:customer:{job.subject_id}") == 0
+    assert ledger.balance(f"{job.brand_id}:customer:{job.subject_id}", brand=job.brand_id) == 0
     told = Delivery.objects.filter(
         payload__subject__startswith=f"[test clock {clock.pk}] Lapsed: the outcome")
     assert told.count() == 3  # buyer, member, owner: on a test clock, each to the owner

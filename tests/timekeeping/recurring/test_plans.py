@@ -52,8 +52,8 @@ def test_a_cycle_anchored_on_the_31st_renews_on_each_months_last_day_for_24_mont
          or date(2028, 3, 12) <= day < date(2028, 11, 5) else 14) for day in expected]
     assert [r.data["cycle"] for r in renewed] == list(range(2, 26))
     assert Subscription.objects.get(pk=subscription.pk).cycle == 25
-    assert ledger.balance(f"{brand.pk}:owed:{subject.pk}") == 25 * 9900
-    assert ledger.balance(f"{brand.pk}:revenue") == -25 * 9900
+    assert ledger.balance(f"{brand.pk}:owed:{subject.pk}", brand=brand.pk) == 25 * 9900
+    assert ledger.balance(f"{brand.pk}:revenue", brand=brand.pk) == -25 * 9900
 
 
 def test_an_allowance_counts_per_cycle_and_starts_afresh_with_no_reset(brand, client_of):
@@ -137,7 +137,8 @@ def test_cancelling_at_the_cycles_end_stops_renewing_and_minting(brand, client_o
     assert not Timer.objects.filter(owner_id=subscription.pk, state="armed").exists()
     tick.run_once(now=datetime(2027, 3, 2, 14, tzinfo=UTC), phases=False)
     assert Job.objects.filter(subject=subject).count() == 1
-    assert ledger.balance(f"{brand.pk}:owed:{subject.pk}") == 9900  # one cycle charged
+    # One cycle charged.
+    assert ledger.balance(f"{brand.pk}:owed:{subject.pk}", brand=brand.pk) == 9900
 
 
 def test_the_first_period_is_the_earliest_minted_on_or_after_the_anchor(brand, client_of):

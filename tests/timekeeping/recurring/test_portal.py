@@ -25,7 +25,8 @@ def test_a_customer_sees_their_plan_and_cancels_it_at_the_cycles_end(brand, acto
 
     manifests.load(brand, document())
     subject = client_of()
-    Customer.objects.create(brand=brand, user=actors["buyer"]).subjects.add(subject)
+    Customer.objects.create(brand=brand, user=actors["buyer"]).subjects.add(
+        subject, through_defaults={"brand": brand})
     with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=subject, service="plan")
     tick.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
