@@ -8,9 +8,14 @@ Creates a scratch database beside the one DATABASE_URL names, loads a manifest w
 - big_ms: one minute's job over 1,000,000 rows of which 500 are due (median of 5 runs; the
   moved rows are put back between runs);
 - small_ms: the same over 1,000 rows of which 500 are due;
-- moved_per_s: rows moved per second with the 500 cap lifted, over 20,000 due rows.
+- moved_per_s: rows moved per second with the 500 cap lifted, over 20,000 due rows;
+- across `--connections` connections (100 by default) in one tick (`tick.run_once`, its 50 s
+  budget): with one due row each, the tick's time per connection (the job's fixed cost); with
+  `--due-each` due rows each (50), the rows moved, the connections left for the next tick,
+  and the rows moved per second.
 
-Ends with one line: big_ms=… small_ms=… ratio=… moved_per_s=…  and drops the scratch database.
+Ends with one line: big_ms=… small_ms=… ratio=… moved_per_s=… connections=… fixed_ms=…
+tick_s=… tick_moved=… tick_unreached=… tick_moved_per_s=…  and drops the scratch database.
 """
 
 from __future__ import annotations
@@ -92,10 +97,34 @@ def job_ms(place, repeats: int, cap: int = 500) -> float:
     return statistics.median(times)
 
 
+def across_connections(count: int, due_each: int) -> dict:
+    """`count` venues, each with one due row, then `due_each` due rows: one tick each time."""
+    from timekeeping import tick
+
+    places = [venue(f"many-{n}") for n in range(count)]
+    figures = {}
+    for label, due in (("fixed", 1), ("tick", due_each)):
+        for place in places:
+            place.model("orders").objects.all().delete()
+            fill(place, due, due)
+        started = time.perf_counter()
+        result = tick.run_once(now=NOW + timedelta(minutes=len(figures)), sweep=False)
+        seconds = time.perf_counter() - started
+        moved = sum(len(minute.moved) for minute in result.moves)
+        figures[label] = (seconds, moved, len(result.moves_unreached))
+    fixed_s, _, _ = figures["fixed"]
+    tick_s, tick_moved, unreached = figures["tick"]
+    return {"connections": count, "fixed_ms": fixed_s * 1000 / count, "tick_s": tick_s,
+            "tick_moved": tick_moved, "tick_unreached": unreached,
+            "tick_moved_per_s": tick_moved / tick_s}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--connections", type=int, default=100)
+    parser.add_argument("--due-each", type=int, default=50)
     args = parser.parse_args()
     base = os.environ.get("DATABASE_URL", "")
     if not base.startswith(("postgres://", "postgresql://")):
@@ -120,6 +149,7 @@ def main() -> None:
         started = time.perf_counter()
         minute = job.run_connection(link, now=NOW, holder="bench", cap=1_000_000)
         moved_per_s = len(minute.moved) / (time.perf_counter() - started)
+        many = across_connections(args.connections, args.due_each)
         from django.db import connection
 
         connection.close()
@@ -127,7 +157,10 @@ def main() -> None:
         with admin_connect(base) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     print(f"big_ms={big_ms:.1f} small_ms={small_ms:.1f} ratio={big_ms / small_ms:.2f} "
-          f"moved_per_s={moved_per_s:.0f}")
+          f"moved_per_s={moved_per_s:.0f} connections={many['connections']} "
+          f"fixed_ms={many['fixed_ms']:.1f} tick_s={many['tick_s']:.2f} "
+          f"tick_moved={many['tick_moved']} tick_unreached={many['tick_unreached']} "
+          f"tick_moved_per_s={many['tick_moved_per_s']:.0f}")
 
 
 if __name__ == "__main__":
