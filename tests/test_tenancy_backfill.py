@@ -10,8 +10,8 @@ from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = [("timekeeping", "0018_tickrun_real_started"), ("money", "0001_initial")]
-AFTER = [("timekeeping", "0019_tenant_brand"), ("money", "0002_brand")]
+BEFORE = [("timekeeping", "0019_heartbeat_counts"), ("money", "0001_initial")]
+AFTER = [("timekeeping", "0020_tenant_brand"), ("money", "0002_brand")]
 AT = datetime(2027, 1, 4, 9, tzinfo=UTC)
 
 
@@ -95,7 +95,7 @@ def test_it_refuses_an_account_of_no_brand_and_changes_nothing(before):
         connection.cursor(), "money_account")]
     assert "brand_id" not in columns
     assert MigrationExecutor(connection).loader.applied_migrations.keys() >= {
-        ("timekeeping", "0019_tenant_brand")}
+        ("timekeeping", "0020_tenant_brand")}
     assert ("money", "0002_brand") not in MigrationExecutor(connection).loader.applied_migrations
     before.get_model("money", "Account").objects.filter(key="gone:earned:USD").delete()
     after = _migrate(AFTER)

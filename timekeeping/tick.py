@@ -432,12 +432,18 @@ def close_runs(runs: list[TickRun]) -> None:
     arrays = ", ".join(f"unnest(%s::{types.get(name, 'integer')}[]) AS "
                        f"{connection.ops.quote_name(column)}"
                        for name, column in zip(CLOSING_FIELDS, columns, strict=True))
+    key, brand = connection.ops.quote_name("id"), connection.ops.quote_name("brand_id")
     with connection.cursor() as cursor:
+        # Each run found by its brand and id: on a database sharded by brand, the brands
+        # named and the join on the brand send each run's row to its brand's shard.
+        brands = sorted({run.brand_id for run in runs})
         cursor.execute(
-            f"UPDATE {table} SET {sets} FROM (SELECT unnest(%s::text[]) AS id, {arrays}) AS v "
-            f"WHERE {table}.{connection.ops.quote_name('id')} = v.id",
-            [[run.id for run in runs],
-             *([getattr(run, name) for run in runs] for name in CLOSING_FIELDS)])
+            f"UPDATE {table} SET {sets} FROM (SELECT unnest(%s::text[]) AS id, "
+            f"unnest(%s::text[]) AS brand_id, {arrays}) AS v "
+            f"WHERE {table}.{brand} IN ({', '.join(['%s'] * len(brands))}) "
+            f"AND {table}.{brand} = v.brand_id AND {table}.{key} = v.id",
+            [[run.id for run in runs], [run.brand_id for run in runs],
+             *([getattr(run, name) for run in runs] for name in CLOSING_FIELDS), *brands])
 
 
 def _lease_end(now: datetime, deadline: float) -> datetime:

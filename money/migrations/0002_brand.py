@@ -72,7 +72,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("money", "0001_initial"),
-        ("timekeeping", "0019_tenant_brand"),
+        ("timekeeping", "0020_tenant_brand"),
     ]
 
     operations = [

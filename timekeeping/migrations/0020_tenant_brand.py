@@ -45,7 +45,7 @@ LED_BY_CONNECTION = {"setaside", "rowaudit"}  # their brand's index is the compo
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("timekeeping", "0018_tickrun_real_started"),
+        ("timekeeping", "0019_heartbeat_counts"),
     ]
 
     operations = [
