@@ -6,7 +6,10 @@ import configparser
 import re
 from pathlib import Path
 
+import pytest
 from django.conf import settings
+
+from tests.processes import needs_postgres
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 
@@ -45,3 +48,23 @@ def test_the_container_copies_every_package_and_serves_the_same_application():
     assert '"gunicorn", "config.wsgi:application"' in text
     assert "pip install --no-cache-dir '.[deploy]'" in text
     assert re.search(r"^USER keeping-time$", text, re.MULTILINE)
+
+
+@needs_postgres
+@pytest.mark.django_db
+def test_the_migrations_set_autovacuum_for_the_ticks_hot_tables():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relname, reloptions FROM pg_class WHERE relname IN "
+                       "('timekeeping_timer', 'timekeeping_tickrun', 'timekeeping_brand')")
+        options = {name: set(kept or ()) for name, kept in cursor.fetchall()}
+    assert options == {
+        "timekeeping_timer": {"autovacuum_vacuum_scale_factor=0",
+                              "autovacuum_vacuum_threshold=20000",
+                              "autovacuum_analyze_scale_factor=0",
+                              "autovacuum_analyze_threshold=20000"},
+        "timekeeping_tickrun": {"autovacuum_vacuum_scale_factor=0.01",
+                                "autovacuum_analyze_scale_factor=0.02"},
+        "timekeeping_brand": {"fillfactor=70"},
+    }

@@ -47,6 +47,9 @@ class Record(models.Model):
         indexes = [
             models.Index(fields=["brand", "kind", "instant"], name="record_brand_kind"),
             models.Index(fields=["timer"], name="record_timer", condition=~models.Q(timer="")),
+            # A subject's history, whatever the brand's other subjects have kept for years.
+            models.Index(fields=["brand", "subject", "instant"], name="record_subject",
+                         condition=~models.Q(subject="")),
         ]
 
     def __str__(self) -> str:

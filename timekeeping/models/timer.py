@@ -87,6 +87,10 @@ class Timer(models.Model):
             ),
             # A date's own timers (its rungs and its date: owner_id is the occurrence's
             # label), for re-arming a moved date and for the pages' "which rung rang".
+            # A brand's armed timers whatever the clock (the console's failed timers and
+            # renewals in dunning), which must not meet the brand's fired history.
+            models.Index(fields=["brand", "owed"], condition=Q(state="armed"),
+                         name="timer_armed_brand"),
             models.Index(fields=["owner_id"], name="timer_owner"),
             # Timers that fired more than five minutes late, newest first, for "needs
             # attention": a small slice of the fired ones, which grow with years of use.
