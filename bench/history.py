@@ -11,8 +11,9 @@ Two scratch databases beside the one DATABASE_URL names, with the same live work
 
 "fresh" has nothing more. "old" has `--fired` (10,000,000) fired timers and their
 `timer.fired` records besides, spread over the three years before the last week across the 100
-brands, COPYed in the order they fired, then VACUUM ANALYZE. In `--rounds` rounds, the two
-databases in turn, each in a fresh process, it measures:
+brands, COPYed in the order they fired (with the two tables' indexes built again after, in
+both databases), then VACUUM ANALYZE. In `--rounds` rounds, the two databases in turn, each
+in a fresh process, it measures:
 
 - empty_ms: the median in-process tick (`tick.run_once`) that finds nothing owed;
 - calendar_ms, console_ms: the console's subject page (the subject's calendar and history)
@@ -20,7 +21,8 @@ databases in turn, each in a fresh process, it measures:
 - fire_per_s: 20,000 owed no-op timers armed on 10 other brands, fired by one `manage.py tick`
   process (from its first TickRun's start to its last one's finish, as bench/tick.py);
 - after_ms: the empty tick again right after that firing, before any VACUUM;
-- vacuum_s: VACUUM of the timer and record tables after it (this server runs no autovacuum).
+- vacuum_s: VACUUM of the tick's tables (timers, records, runs, brands, heartbeats) after
+  it (the benchmark's server may run no autovacuum).
 
 Prints how long the fill took, the old database's table and index sizes, each round's
 figures, and ends with one line: fired=… empty_ratio=… fire_ratio=… calendar_ratio=…
