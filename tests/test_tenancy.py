@@ -1,6 +1,6 @@
 """Every table that grows with use carries its brand, and the tick and the pages ask for one
 brand's rows at a time (DESIGN "Scale"; issue 14, "The path past one database";
-docs/scale-distribution.md).
+docs/scale.md, "The distribution plan").
 
 Tenant tables are the tables of the models of `timekeeping`, `money` and `calendars` (Django's
 link tables included), except Brand, whose own id is the brand, and the tables in REFERENCE,
