@@ -49,7 +49,13 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 
 from bench.pages import ITEMS  # noqa: E402
-from bench.tick import NOW, admin_connect, postgres_base, scratch_database  # noqa: E402
+from bench.tick import (  # noqa: E402
+    NOW,
+    admin_connect,
+    empty_tick_median,
+    postgres_base,
+    scratch_database,
+)
 
 BRANDS = 100
 SUBJECTS = 1_000  # the pages brand's, as bench/pages.py fills them
@@ -304,13 +310,7 @@ def empty_tick_ms(repeats: int) -> float:
     from timekeeping import tick
 
     tick.run_once(now=NOW)
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = tick.run_once(now=NOW)
-        times.append(time.perf_counter() - started)
-        assert result.total("fired") == 0, "the empty tick found something owed"
-    return statistics.median(times) * 1000
+    return empty_tick_median(repeats) * 1000
 
 
 def pages_ms(brand: str, subject: str, repeats: int) -> tuple[float, float]:
