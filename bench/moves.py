@@ -100,7 +100,9 @@ def job_ms(place, repeats: int, cap: int = 500) -> float:
 def across_connections(count: int, due_each: int) -> dict:
     """`count` venues, each with one due row, then `due_each` due rows: one tick each time."""
     from timekeeping import tick
+    from timekeeping.models import Connection
 
+    Connection.objects.update(paused=True)  # the venues measured before sit this out
     places = [venue(f"many-{n}") for n in range(count)]
     figures = {}
     for label, due in (("fixed", 1), ("tick", due_each)):
