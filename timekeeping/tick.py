@@ -477,7 +477,6 @@ class Group:
         self.result = result
         self.batch_size = batch_size
         self.engines: dict[str, Engine] = {}
-        self.let_go: set[str] = set()  # fired by another process since they were listed
         self.orphaned: list[Brand] = []  # leased by a process that died here
 
     def tick(self) -> None:
@@ -511,9 +510,8 @@ class Group:
                                      until=_lease_end(now, self.deadline))
             # A clock another tick process fired since this one listed it owes nothing now:
             # its lease goes straight back, and it gets no run.
-            owing = set(Timer.objects.filter(
-                brand_id__in=list(taken), test_clock__isnull=True, state=Timer.State.ARMED,
-                owed__lte=self.instant).values_list("brand_id", flat=True).distinct())
+            owing = set(real_owed(self.instant, brand_id__in=list(taken))
+                        .values_list("brand_id", flat=True).distinct())
             # A lease not taken is another live process's (skipped: it keeps that clock's
             # order), or one a process that died here left, which is taken clock by clock.
             held = dict(Brand.objects.filter(
@@ -532,7 +530,7 @@ class Group:
                 for engine in engines.values():
                     engine.run.instant = self.instant
                 TickRun.objects.bulk_create([engine.run for engine in engines.values()])
-        self.engines, self.let_go = engines, let_go
+        self.engines = engines
         self.orphaned = [brand for brand in self.brands if brand.pk in orphaned]
         self.result.skipped += [pk for pk in held if pk not in orphaned]
 
@@ -541,9 +539,7 @@ class Group:
         transaction; the clocks whose first pass armed timers owed by the instant."""
         batches: list[tuple[Engine, Firing]] = []
         with clock.fixed(self.instant), transaction.atomic():
-            owed = (Timer.objects.filter(brand_id__in=list(self.engines),
-                                         test_clock__isnull=True, state=Timer.State.ARMED,
-                                         owed__lte=self.instant)
+            owed = (real_owed(self.instant, brand_id__in=list(self.engines))
                     .order_by("brand_id", *TIE_ORDER).select_for_update(skip_locked=True))
             for timer in owed:
                 engine = self.engines[timer.brand_id]
@@ -552,13 +548,11 @@ class Group:
                 timer.brand = engine.brand
                 batches[-1][1].fire(timer)
             flush_all([batch for _, batch in batches])
-        armed: dict[Engine, set[str]] = {}
-        for engine, batch in batches:
-            engine.run.passes = 1
-            engine._account(batch, armed.setdefault(engine, set()))
         for engine in self.engines.values():
-            engine.run.passes = max(engine.run.passes, 1)
-        armed_ids = [timer_id for ids in armed.values() for timer_id in ids]
+            engine.run.passes = 1
+        armed_ids: set[str] = set()
+        for engine, batch in batches:
+            engine._account(batch, armed_ids)
         if not armed_ids:
             return []
         owed_again = set(Timer.objects.filter(
@@ -601,16 +595,20 @@ class Group:
                           deadline=self.deadline, holder=self.holder,
                           batch_size=self.batch_size)
 
-    def _guarded(self, brand: Brand, work, *args, **kwargs) -> ClockTick | None:
-        """Work on one clock in its own guard; its tick goes on the result (or its skip)."""
-        ticked = None
-        with self.faults.guard(Fault.Phase.TIMERS, where=brand.pk, brand=brand):
-            ticked = work(*args, **kwargs)
-            if ticked is None:
-                self.result.skipped.append(brand.pk)
-            else:
-                self.result.clocks.append(ticked)
-        return ticked
+    def _guarded(self, brand: Brand, work, *args, **kwargs) -> None:
+        guarded_clock(self.faults, self.result, brand, work, *args, **kwargs)
+
+
+def guarded_clock(faults: Faults, result: TickResult, brand: Brand, work, *args,
+                  **kwargs) -> None:
+    """Work on one brand clock in its own guard: its tick goes on the result, or its skip
+    (None: another process holds its lease)."""
+    with faults.guard(Fault.Phase.TIMERS, where=brand.pk, brand=brand):
+        ticked = work(*args, **kwargs)
+        if ticked is None:
+            result.skipped.append(brand.pk)
+        else:
+            result.clocks.append(ticked)
 
 
 def _bookkeeping() -> None:
@@ -636,8 +634,7 @@ def beat(instant: datetime, late_by: Lateness) -> None:
     """The tick passed: its heartbeat, and its firings added to the running histogram of how
     late timers fired (ticks at once add in turn, under the row's lock)."""
     with transaction.atomic():
-        Heartbeat.objects.get_or_create(name="tick")
-        heartbeat = Heartbeat.objects.select_for_update().get(name="tick")
+        heartbeat, _ = Heartbeat.objects.select_for_update().get_or_create(name="tick")
         kept = Lateness.of(heartbeat.counts)
         kept.merge(late_by)
         heartbeat.at = instant
@@ -658,24 +655,29 @@ def last_tick() -> datetime | None:
     return heartbeat()[0]
 
 
+def real_owed(instant: datetime, **brand):
+    """Armed timers of the real clocks owed by `instant`, of the brand(s) named first (the
+    partial index `timer_armed_real` serves the brand, then the owed time)."""
+    return Timer.objects.filter(**brand, test_clock__isnull=True, state=Timer.State.ARMED,
+                                owed__lte=instant)
+
+
 def owed_clocks(instant: datetime, brand_ids: list[str] | None = None) -> list[Brand]:
     """Brands whose real clock has armed timers owed by `instant`, each with `owed`, how
     many. Two queries: the brands, by an index probe per brand on the armed timers' partial
     index (a probe stops at the first owed timer and learns to skip the entries of timers
     fired since, so an empty tick stays cheap however many are armed or were just fired);
     then, for those brands only, their owed timers counted."""
-    owed = Timer.objects.filter(brand=OuterRef("pk"), test_clock__isnull=True,
-                                state=Timer.State.ARMED, owed__lte=instant)
+    owed = real_owed(instant, brand=OuterRef("pk"))
     brands = Brand.objects.filter(Exists(owed)).select_related("owner").order_by("pk")
     if brand_ids is not None:
         brands = brands.filter(pk__in=brand_ids)
     found = list(brands)
     if not found:
         return found
-    counts = dict(Timer.objects.filter(
-        brand_id__in=[brand.pk for brand in found], test_clock__isnull=True,
-        state=Timer.State.ARMED, owed__lte=instant,
-    ).order_by().values("brand_id").annotate(n=Count("id")).values_list("brand_id", "n"))
+    counts = dict(real_owed(instant, brand_id__in=[brand.pk for brand in found])
+                  .order_by().values("brand_id").annotate(n=Count("id"))
+                  .values_list("brand_id", "n"))
     for brand in found:
         brand.owed = counts.get(brand.pk, 0)
     return found
@@ -728,13 +730,8 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
         if time.monotonic() > deadline:
             result.unreached.append(brand.pk)
             continue
-        with faults.guard(Fault.Phase.TIMERS, where=brand.pk, brand=brand):
-            ticked = tick_clock(brand, instant=instant, deadline=deadline, holder=holder,
-                                batch_size=batch_size)
-            if ticked is None:
-                result.skipped.append(brand.pk)
-            else:
-                result.clocks.append(ticked)
+        guarded_clock(faults, result, brand, tick_clock, brand, instant=instant,
+                      deadline=deadline, holder=holder, batch_size=batch_size)
     if phases and time.monotonic() < deadline:
         with faults.guard(Fault.Phase.SCHEDULES, where="schedules"):
             done = schedules.run_due(now=instant, deadline=deadline, holder=holder)
