@@ -78,11 +78,14 @@ def run(*, now: datetime, holder: str) -> Pass:
     return result
 
 
-def abandon_stale_runs(now: datetime) -> int:
+def stale_runs(now: datetime):
     """Tick runs unfinished for an hour whose clock's lease their tick no longer holds."""
     live = (Q(test_clock__isnull=True, brand__lease_holder=F("holder"),
               brand__lease_until__gt=now)
             | Q(test_clock__isnull=False, test_clock__lease_holder=F("holder"),
                 test_clock__lease_until__gt=now))
-    return TickRun.objects.filter(finished__isnull=True, started__lt=now - STALE).exclude(
-        live).update(finished=now, error=ABANDONED)
+    return TickRun.objects.filter(finished__isnull=True, started__lt=now - STALE).exclude(live)
+
+
+def abandon_stale_runs(now: datetime) -> int:
+    return stale_runs(now).update(finished=now, error=ABANDONED)

@@ -21,7 +21,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
-from timekeeping import clock, instants, tick
+from timekeeping import clock, housekeeping, instants, outbox, tick
 from timekeeping.models import (
     Delivery,
     Fault,
@@ -30,6 +30,7 @@ from timekeeping.models import (
     TickRun,
     Timer,
 )
+from timekeeping.schedules import engine as schedules
 
 LATE = timedelta(minutes=5)  # a timer fired later than this is late (as needs attention says)
 HOUR = timedelta(hours=1)
@@ -147,12 +148,12 @@ class Figures(Collector):
         states = dict(Delivery.objects.filter(state__in=[
             Delivery.State.PENDING, Delivery.State.RUNNING, Delivery.State.FAILED]).order_by()
             .values_list("state").annotate(n=Count("id")))
-        outbox = GaugeMetricFamily("keeping_time_outbox_deliveries",
+        deliveries = GaugeMetricFamily("keeping_time_outbox_deliveries",
                                    "Deliveries waiting, sending, or failed for good.",
                                    labels=["state"])
         for state in ("pending", "running", "failed"):
-            outbox.add_metric([state], states.get(state, 0))
-        yield outbox
+            deliveries.add_metric([state], states.get(state, 0))
+        yield deliveries
         waiting = Delivery.objects.filter(state=Delivery.State.PENDING).aggregate(
             first=Min("created"))["first"]
         yield GaugeMetricFamily("keeping_time_outbox_oldest_pending_seconds",
@@ -171,14 +172,13 @@ class Figures(Collector):
             "Work found stopped by its state and age, which the tick takes up again: deliveries "
             "still sending past their lease (sent again under their idempotency key), schedule "
             "runs still running past their schedule's lease (ended lease_expired), tick runs "
-            "unfinished for an hour (marked abandoned).", labels=["kind"])
+            "unfinished for an hour whose clock they no longer hold (marked abandoned).",
+            labels=["kind"])
+        # What counts as stopped is what the tick takes up: the same querysets.
         stopped.add_metric(["delivery_sending"], Delivery.objects.filter(
-            state=Delivery.State.RUNNING, lease_until__lt=now).count())
-        stopped.add_metric(["schedule_run_running"], ScheduleRun.objects.filter(
-            outcome=ScheduleRun.Outcome.RUNNING).filter(
-            Q(schedule__lease_until__lt=now) | Q(schedule__lease_until__isnull=True)).count())
-        stopped.add_metric(["tick_run_unfinished"], TickRun.objects.filter(
-            finished__isnull=True, started__lt=now - HOUR).count())
+            outbox.sending_past_lease(now)).count())
+        stopped.add_metric(["schedule_run_running"], schedules.lost_runs(now).count())
+        stopped.add_metric(["tick_run_unfinished"], housekeeping.stale_runs(now).count())
         yield stopped
         yield GaugeMetricFamily("keeping_time_faults_open",
                                 "Places of the tick failing now (a brand clock, a connection, "

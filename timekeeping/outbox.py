@@ -88,10 +88,13 @@ def sweep(*, now: datetime | None = None, limit: int = SWEEP_LIMIT) -> SweepResu
     return result
 
 
+def sending_past_lease(now: datetime) -> Q:
+    """Deliveries whose sweep died after claiming them: sent again by the next sweep."""
+    return Q(state=Delivery.State.RUNNING, lease_until__lt=now)
+
+
 def _claim(now: datetime, limit: int) -> list[Delivery]:
-    due = Q(state=Delivery.State.PENDING, next_attempt__lte=now) | Q(
-        state=Delivery.State.RUNNING, lease_until__lt=now
-    )
+    due = Q(state=Delivery.State.PENDING, next_attempt__lte=now) | sending_past_lease(now)
     with transaction.atomic():
         claimed = list(
             Delivery.objects.select_for_update(skip_locked=True).filter(due).order_by("created")[

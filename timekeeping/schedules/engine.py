@@ -289,13 +289,17 @@ def run_inline(claims: list[Claim], *, tick: datetime) -> None:
         perform(claim, tick=tick)
 
 
-def expire_leases(*, now: datetime) -> int:
+def lost_runs(now: datetime):
     """Runs lost with their process: still running after their schedule's lease ran out."""
-    lost = ScheduleRun.objects.filter(outcome=ScheduleRun.Outcome.RUNNING).filter(
+    return ScheduleRun.objects.filter(outcome=ScheduleRun.Outcome.RUNNING).filter(
         Q(schedule__lease_until__lt=now) | Q(schedule__lease_until__isnull=True)
         | ~Q(schedule__lease_holder=F("holder")))
+
+
+def expire_leases(*, now: datetime) -> int:
+    """Ends the lost runs (`lost_runs`) failed, reason lease_expired."""
     count = 0
-    for run in lost.select_related("schedule"):
+    for run in lost_runs(now).select_related("schedule"):
         count += _finish(run, ScheduleRun.Outcome.FAILED, reason="lease_expired")
         Schedule.objects.filter(pk=run.schedule_id, lease_holder=run.holder,
                                 lease_until__lt=now).update(lease_holder="", lease_until=None)
