@@ -128,9 +128,9 @@ def revive(venue: Venue, table: str, *, state: str, older_than: timedelta, now: 
     model = venue.model(table)
     db = venue.link.database
     candidates = model.objects.using(db).filter(**{spec.states.column: state}).order_by("pk")
-    result = Revived()
+    result = Revived()  # every row asked ends moved, left alone or refused
     start = 0
-    while len(result.moved) + len(result.left_alone) + len(result.refused) < limit:
+    while result.asked < limit:
         chunk = list(candidates[start:start + limit])
         if not chunk:
             break
@@ -138,9 +138,7 @@ def revive(venue: Venue, table: str, *, state: str, older_than: timedelta, now: 
         changed = _last_changed(venue, table, [row.pk for row in chunk])
         stopped = [row for row in chunk
                    if changed.get(row.pk) is None or changed[row.pk] <= now - older_than]
-        for row in stopped:
-            if len(result.moved) + len(result.left_alone) + len(result.refused) >= limit:
-                break
+        for row in stopped[:limit - result.asked]:
             result.asked += 1
             to = ask(row)
             if to is None:
