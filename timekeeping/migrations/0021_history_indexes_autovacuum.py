@@ -14,12 +14,9 @@ TUNED = {
                            "autovacuum_analyze_scale_factor = 0.02",
     "timekeeping_brand": "fillfactor = 70",
 }
-RESET = {
-    "timekeeping_timer": "autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold, "
-                         "autovacuum_analyze_scale_factor, autovacuum_analyze_threshold",
-    "timekeeping_tickrun": "autovacuum_vacuum_scale_factor, autovacuum_analyze_scale_factor",
-    "timekeeping_brand": "fillfactor",
-}
+# What untune resets: the names TUNED sets.
+RESET = {table: ", ".join(part.split("=")[0].strip() for part in settings.split(","))
+         for table, settings in TUNED.items()}
 
 
 def tune(apps, schema_editor):
