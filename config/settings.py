@@ -89,6 +89,8 @@ for _alias, _, _url in (item.partition("=") for item in env.list("EXTRA_DATABASE
         raise ImproperlyConfigured("EXTRA_DATABASES: write alias=URL pairs, comma-separated")
     DATABASES[_alias] = env.db_url_config(_url)
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+# PostgreSQL's JIT compiler, off unless asked for (DATABASE_JIT=true).
+DATABASE_JIT = env.bool("DATABASE_JIT", default=False)
 for _database in DATABASES.values():
     if _database["ENGINE"] == "django.db.backends.sqlite3":
         # The demo's web server and its tick share one SQLite file: wait for a lock
@@ -96,6 +98,13 @@ for _database in DATABASES.values():
         # BEGIN IMMEDIATE takes the write lock when a transaction starts, so a tick's
         # select-then-update never meets a lock upgrade failure.
         _database.setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
+    elif _database["ENGINE"] == "django.db.backends.postgresql" and not DATABASE_JIT:
+        # The tick's plans are small and run every minute; PostgreSQL's JIT compiles them when
+        # a table's statistics describe years of history, and the compiling costs more than
+        # the query (docs/scale.md). A URL that sets jit itself keeps its own value.
+        _options = _database.setdefault("OPTIONS", {})
+        if "jit" not in _options.get("options", ""):
+            _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # With several databases, the one that keeps schedule state must be named (SPEC J6).
 SCHEDULES_STORE = env.str("SCHEDULES_STORE", default=None)

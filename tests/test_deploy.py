@@ -68,3 +68,24 @@ def test_the_migrations_set_autovacuum_for_the_ticks_hot_tables():
                                 "autovacuum_analyze_scale_factor=0.02"},
         "timekeeping_brand": {"fillfactor=70"},
     }
+
+
+@needs_postgres
+@pytest.mark.django_db
+def test_the_history_tables_keep_no_pattern_twins_and_connections_run_without_jit():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tablename, indexdef FROM pg_indexes WHERE tablename IN "
+                       "('timekeeping_timer', 'timekeeping_record')")
+        indexes = cursor.fetchall()
+        cursor.execute("SHOW jit")
+        jit = cursor.fetchone()[0]
+    assert {table for table, _ in indexes} == {"timekeeping_timer", "timekeeping_record"}
+    assert [definition for _, definition in indexes if "pattern_ops" in definition] == []
+    # The keys themselves are still indexed: a brand's or a test clock's removal finds its rows.
+    for table in ("timekeeping_timer", "timekeeping_record"):
+        for column in ("(id)", "(brand_id)", "(test_clock_id)"):
+            assert any(name == table and definition.endswith(column)
+                       for name, definition in indexes), (table, column)
+    assert jit == "off"

@@ -59,3 +59,21 @@ def test_it_registers_extra_databases_and_asks_for_the_schedules_store():
     done = manage("check", env=extra)
     assert done.returncode != 0 and "schedule.store_required" in done.stderr + done.stdout
     assert manage("check", env={**extra, "SCHEDULES_STORE": "default"}).returncode == 0
+
+
+def _database_options(env: dict[str, str]) -> str:
+    done = manage("shell", "-c", "from django.conf import settings; "
+                  "print(repr(settings.DATABASES['default'].get('OPTIONS', {}).get('options')))",
+                  env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_postgresql_connections_run_without_jit_unless_asked():
+    url = "postgres://someone@db.example.com:5432/keeping_time"
+    assert _database_options({**PRODUCTION, "DATABASE_URL": url}) == "'-c jit=off'"
+    assert _database_options({**PRODUCTION, "DATABASE_URL": url, "DATABASE_JIT": "true"}) == "None"
+    own = url + "?options=-c%20jit%3Don%20-c%20work_mem%3D8MB"
+    assert _database_options({**PRODUCTION, "DATABASE_URL": own}) == "'-c jit=on -c work_mem=8MB'"
+    sqlite = _database_options(PRODUCTION)
+    assert sqlite == "None"
