@@ -1,7 +1,7 @@
 """A day of 100,000 brands' timers replayed through the tick's measured costs: the tick
 processes and database cores it needs (issue 14, "The path past one database").
 
-    .venv/bin/python bench/simulate.py [--brands 100000] [--per-clock-ms 27.6] …
+    .venv/bin/python bench/simulate.py [--brands 100000] [--per-clock-ms 0.41] …
 
 No database: a model, seeded, the same output for the same options.
 
@@ -18,28 +18,19 @@ A minute's load is the brand clocks with a timer owed in it and the timers owed 
 tick of that minute fires them.
 
 The costs, each in ms of the tick process's wall time (its CPU and its waits on the
-database) and in ms of the database's CPU (the `…-db-ms` options). Wall times come from runs
-on a quiet machine; the database's part is its share of the CPU that bench/costs.py measured
-(the tick process's CPU beside its backend's, from /proc), which two runs on a busy machine
-put within two points of each other while their wall times differed by half:
-- per tick (--per-tick-ms 2700, --per-tick-db-ms 10): a `manage.py tick` process's start-up
-  and its tick with nothing owed, paid by each process each minute: bench/costs.py measured
-  2.3–3.1 s of the process's CPU (start-up is mostly imports; its wall time there, 5–11 s,
-  was the machine's load) and 10 ms of the database's;
-- per brand clock ticked (--per-clock-ms 27.6, --per-clock-db-ms 7.9): 27.6 ms is the profile
-  of docs/scale.md (1,000 brands of 10 timers, one process, nothing else running); the
-  database's share of a clock's CPU in bench/costs.py: 29 % (6.19 ms of 21.52, 4.96 of 17.37);
-- per fired timer (--per-timer-ms 0.169, --per-timer-db-ms 0.073): one tick process fires
-  5,900 timers/s (bench/tick.py; its floor 10,400/s); the database's share of a timer's CPU
-  in bench/costs.py: 43 % (0.134 ms of 0.310, 0.133 of 0.299);
-- per visit (--per-visit-ms 4.5, --per-visit-db-ms 1.0): what a process pays for a clock
-  another process ticks. Today each tick process lists the clocks owed when it starts and
-  walks them all (bench/processes.py --brands 1000: every process visited all 1,000): a clock
-  another holds is skipped, at 18–25 % of a clock's CPU in bench/costs.py (3.79 ms of CPU
-  against 21.52, 4.40 against 17.37), taken here as 27.6 × 6.58 / 39.99 (its wall time
-  against a clock's in the first run); a clock another already ticked is ticked again, empty,
-  at 76–83 % of a clock's CPU, which the model leaves out: its figures are a floor.
-  --per-visit-ms 0 --per-visit-db-ms 0 model a tick whose processes divide the clocks.
+database) and in ms of the database's CPU (the `…-db-ms` options), are bench/costs.py's
+final line on a quiet machine (2 December 2026, small clocks ticking in groups):
+- per tick (--per-tick-ms 864, --per-tick-db-ms 0): a `manage.py tick` process's start-up
+  (mostly imports) and its tick with nothing owed, paid by each process each minute;
+- per brand clock ticked (--per-clock-ms 0.41, --per-clock-db-ms 0.13);
+- per fired timer (--per-timer-ms 0.093, --per-timer-db-ms 0.040): one tick process fires
+  10,354 timers/s in bench/tick.py of the same day;
+- per visit (--per-visit-ms 0.082, --per-visit-db-ms 0.020): what a process pays for a clock
+  another process holds (its share of the one query that reads a group's lease holders). A
+  clock another process already fired costs its share of one more query; one fired between
+  that query and the firing costs an empty run (bench/costs.py's retick, 5.9 ms), which
+  bench/processes.py counts (0 to 2 a run) and the model leaves out.
+  --per-visit-ms 0 --per-visit-db-ms 0 model processes that divide the clocks.
 
 With N processes, each one's minute costs per tick + (clocks × per clock + timers × per timer)
 / N + clocks × (N − 1) / N × per visit; it must fit the tick's 50 s budget (--budget). The
@@ -207,9 +198,9 @@ def parse() -> argparse.Namespace:
     add("--seed", type=int, default=14)
     add("--budget", type=float, default=50.0, help="seconds a tick may spend")
     add("--db-busy", type=float, default=0.7, help="the most the database's cores may be busy")
-    for name, default in (("tick", 2700.0), ("tick-db", 10.0), ("clock", 27.6),
-                          ("clock-db", 7.9), ("timer", 0.169), ("timer-db", 0.073),
-                          ("visit", 4.5), ("visit-db", 1.0)):
+    for name, default in (("tick", 864.0), ("tick-db", 0.0), ("clock", 0.41),
+                          ("clock-db", 0.13), ("timer", 0.093), ("timer-db", 0.040),
+                          ("visit", 0.082), ("visit-db", 0.020)):
         add(f"--per-{name}-ms", type=float, default=default)
     args = parser.parse_args()
     if args.at_nine + args.at_midnight + args.on_the_hour > 1:
