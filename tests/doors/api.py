@@ -31,6 +31,8 @@ DOORS = [
              _writes(200, 404), body=lambda w, n: {"to": f"2026-12-{2 + n:02d}T00:00:00Z"}),
     Endpoint("manifest load", "post", "/api/brands/{brand}/manifests", _writes(201, 404),
              body=lambda w, n: manifest()),
+    Endpoint("manifest plan", "post", "/api/brands/{brand}/manifests/plan", _writes(200, 404),
+             body=lambda w, n: manifest()),
     Endpoint("keys list", "get", "/api/brands/{brand}/keys", _as(403, 404, owner=200)),
     Endpoint("key create", "post", "/api/brands/{brand}/keys", _writes(403, 404, owner=201),
              body={"name": "a program"}),

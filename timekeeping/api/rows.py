@@ -2,12 +2,15 @@
 
 Every change is audited (who, when, before, after). A refused move answers 409 with its code
 and details: STATE_MOVE_REFUSED (details.requires, bound, at, reason), WRITE_CONFLICT.
+
+A table the brand's current manifest removed is retired: its rows stay readable (the list
+says `retired: true`), and a write or move answers 409 TABLE_RETIRED.
 """
 
 from django.core.exceptions import ValidationError as ModelValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,15 +24,26 @@ from timekeeping.moves.rows import MoveRefused, Venue
 from timekeeping.moves.values import ValuesInvalid
 
 
-def _venue(request, table: str) -> Venue:
+class TableRetired(APIException):
+    status_code = status.HTTP_409_CONFLICT
+
+    def __init__(self, table: str):
+        super().__init__({"code": "TABLE_RETIRED", "message": (
+            f"table {table!r} was removed from the brand's manifest: its rows are kept and "
+            "readable, and no longer written or moved"), "details": {"table": table}})
+
+
+def _venue(request, table: str, *, writing: bool = True) -> Venue:
     try:
         brand = brand_for(request, request.query_params.get("brand"))
     except ValidationError:
         raise NotFound("table: no such table in a brand you keep") from None
     link = Connection.objects.filter(brand=brand).select_related("brand").first()
     venue = Venue.of(link) if link else None
-    if venue is None or table not in venue.tables:
+    if venue is None or venue.readable(table) is None:
         raise NotFound(f"table: no table {table!r} in the brand's manifest")
+    if writing and table in venue.retired:
+        raise TableRetired(table)
     return venue
 
 
@@ -69,6 +83,8 @@ class MoveIn(PublicMoveIn):
 
 class RowsOut(serializers.Serializer):
     rows = serializers.ListField(child=serializers.DictField(), help_text="At most 100, by key.")
+    retired = serializers.BooleanField(help_text="The brand's current manifest removed the "
+                                       "table: its rows are kept, read-only.")
 
 
 STATE_PARAM = OpenApiParameter("state", str, description="Only rows in this state.")
@@ -80,16 +96,17 @@ class RowList(APIView):
     @extend_schema(operation_id="rows_list", parameters=[BRAND_PARAM, STATE_PARAM],
                    responses=RowsOut)
     def get(self, request, table: str):
-        venue = _venue(request, table)
+        venue = _venue(request, table, writing=False)
         found = venue.model(table).objects.using(venue.link.database).order_by("pk")
-        spec = venue.tables[table]
+        spec = venue.readable(table)
         state = request.query_params.get("state", "")
         if spec.states and state:
             found = found.filter(**{spec.states.column: state[:64]})
-        return Response({"rows": [rows.as_dict(row) for row in found[:100]]})
+        return Response({"rows": [rows.as_dict(row) for row in found[:100]],
+                         "retired": table in venue.retired})
 
     @extend_schema(operation_id="rows_create", parameters=[BRAND_PARAM], request=dict,
-                   responses={201: dict, 400: dict})
+                   responses={201: dict, 400: dict, 409: dict})
     def post(self, request, table: str):
         venue = _venue(request, table)
         try:
@@ -107,7 +124,7 @@ class RowList(APIView):
 class RowDetail(APIView):
     @extend_schema(operation_id="rows_read", parameters=[BRAND_PARAM], responses=dict)
     def get(self, request, table: str, pk: int):
-        venue = _venue(request, table)
+        venue = _venue(request, table, writing=False)
         return Response(rows.as_dict(_row(venue, table, pk)))
 
     @extend_schema(operation_id="rows_update", parameters=[BRAND_PARAM], request=dict,

@@ -24,12 +24,6 @@ from timekeeping.models import Clock, Job, Member, Occurrence, Subject, TestCloc
 from timekeeping.models.service import new_feed_token
 
 
-class ManifestOut(serializers.Serializer):
-    id = serializers.CharField()
-    version = serializers.IntegerField()
-    bundle = serializers.CharField()
-
-
 class ProblemOut(serializers.Serializer):
     code = serializers.CharField()
     path = serializers.CharField()
@@ -40,16 +34,75 @@ class ProblemsOut(serializers.Serializer):
     problems = ProblemOut(many=True)
 
 
+class ChangeOut(serializers.Serializer):
+    action = serializers.ChoiceField(["added", "changed", "renamed", "removed"])
+    what = serializers.ChoiceField(["service", "step", "clock", "table", "column", "schedule",
+                                    "calendar", "settings"])
+    path = serializers.CharField(help_text="Where in the manifest, e.g. $.services.tax.")
+    uses = serializers.ListField(child=serializers.CharField(), required=False,
+                                 help_text="A removal: what still uses it here.")
+    stated = serializers.BooleanField(required=False,
+                                      help_text="A removal the document names in `removes`.")
+    was = serializers.CharField(required=False, help_text="A rename: the old path.")
+
+
+class StayingOut(serializers.Serializer):
+    jobs = serializers.IntegerField(help_text="Open jobs that keep an older version.")
+    subscriptions = serializers.IntegerField()
+    subjects = serializers.IntegerField()
+    last_owed = serializers.DateTimeField(allow_null=True, help_text="When the last armed "
+                                          "timer of an older version is owed.")
+
+
+class PlanOut(serializers.Serializer):
+    current_version = serializers.IntegerField(allow_null=True)
+    bundle = serializers.CharField(help_text="The bundle a load would keep; empty when the "
+                                   "document has problems.")
+    unchanged = serializers.BooleanField(help_text="The document is the current version.")
+    loadable = serializers.BooleanField(help_text="No problems: a load would be accepted.")
+    changes = ChangeOut(many=True)
+    problems = ProblemOut(many=True)
+    staying = StayingOut()
+
+
+class ManifestOut(serializers.Serializer):
+    id = serializers.CharField()
+    version = serializers.IntegerField()
+    bundle = serializers.CharField()
+    plan = PlanOut(help_text="The plan the load applied.")
+
+
+def _plan_out(planned: manifests.Plan) -> dict:
+    return planned.as_dict() | {"loadable": not planned.problems}
+
+
 class ManifestList(APIView):
     @extend_schema(request=dict, responses={201: ManifestOut, 400: ProblemsOut})
     def post(self, request, brand_id: str):
         brand = kept_brand(request, brand_id)
         try:
-            version = manifests.load(brand, _document(request))
+            applied = manifests.apply(brand, _document(request), by=who(request))
         except manifests.ManifestInvalid as invalid:
             return Response({"problems": [p.as_dict() for p in invalid.problems]},
                             status=status.HTTP_400_BAD_REQUEST)
-        return Response(ManifestOut(version).data, status=status.HTTP_201_CREATED)
+        version = applied.version
+        return Response({"id": version.id, "version": version.version,
+                         "bundle": version.bundle, "plan": _plan_out(applied.plan)},
+                        status=status.HTTP_201_CREATED)
+
+
+class ManifestPlan(APIView):
+    """What loading the body as the brand's manifest would change: changes, the removals in
+    use and whether `removes` states them, what stays on older versions. Stores nothing."""
+
+    @extend_schema(request=dict, responses={200: PlanOut})
+    def post(self, request, brand_id: str):
+        brand = kept_brand(request, brand_id)
+        try:
+            document = _document(request)
+        except manifests.ManifestInvalid as invalid:
+            return Response(_plan_out(manifests.Plan(current=None, problems=invalid.problems)))
+        return Response(_plan_out(manifests.plan(brand, document)))
 
 
 def _document(request) -> dict:

@@ -26,6 +26,8 @@ urlpatterns = [
          name="test-clock-advance"),
     path("brands/<pid:brand_id>/manifests", reading_operations.Manifests.as_view(),
          name="manifests"),
+    path("brands/<pid:brand_id>/manifests/plan", services.ManifestPlan.as_view(),
+         name="manifest-plan"),
     path("brands/<pid:brand_id>/manifests/<rowid:version>",
          reading_operations.ManifestDetail.as_view(), name="manifest"),
     path("brands/<pid:brand_id>/keys", keys.KeyList.as_view(), name="keys"),

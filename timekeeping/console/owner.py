@@ -14,7 +14,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from timekeeping import clock, keys, manifests
+from timekeeping import clock, keys, manifests, records
 from timekeeping.console import forms
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.shown import face_of
@@ -71,7 +71,8 @@ def key_revoke(request, brand_id: str, key_id: str):
 # -- manifests -------------------------------------------------------------------------------
 
 def _manifests(request, brand: Brand, form: forms.ManifestForm, *, problems=None,
-               checked: bool = False, status: int = 200):
+               checked: bool = False, planned: manifests.Plan | None = None,
+               status: int = 200):
     face = face_of(brand, clock.wall_now())
     current = Manifest.objects.filter(brand=brand).order_by("-version").first()
     versions = Manifest.objects.filter(brand=brand).only(
@@ -79,7 +80,7 @@ def _manifests(request, brand: Brand, form: forms.ManifestForm, *, problems=None
     page = Paginator(versions, PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "console/manifests.html", {
         "brand": brand, "face": face, "page": page, "form": form, "problems": problems or [],
-        "checked": checked, "can_check": may(request, "manager"),
+        "checked": checked, "plan": planned, "can_check": may(request, "manager"),
         "can_load": may(request, "owner"),
         "rows": [{"version": version, "created": face.at(version.created)} for version in page],
         "current": current,
@@ -100,8 +101,9 @@ def manifest_check(request, brand_id: str):
     form = forms.ManifestForm(request.POST)
     if not form.is_valid():
         return _manifests(request, brand, form, status=400)
-    return _manifests(request, brand, form, checked=True,
-                      problems=manifests.check(form.cleaned_data["document"]))
+    planned = manifests.plan(brand, form.cleaned_data["document"])
+    return _manifests(request, brand, form, checked=True, problems=planned.problems,
+                      planned=planned)
 
 
 @login_required
@@ -112,10 +114,13 @@ def manifest_load(request, brand_id: str):
     if not form.is_valid():
         return _manifests(request, brand, form, status=400)
     try:
-        version = manifests.load(brand, form.cleaned_data["document"])
+        applied = manifests.apply(brand, form.cleaned_data["document"],
+                                  by=records.person(request.user))
     except manifests.ManifestInvalid as invalid:
         return _manifests(request, brand, form, checked=True, problems=invalid.problems,
                           status=400)
+    version, removed = applied.version, len(applied.plan.removals)
     messages.success(request, f"Loaded: version {version.version} is the brand's manifest "
-                              f"({version.bundle[:12]}).")
+                              f"({version.bundle[:12]}), with {len(applied.plan.changes)} "
+                              f"change(s), {removed} of them removal(s).")
     return redirect("console:manifests", brand_id=brand.pk)

@@ -34,7 +34,7 @@ from timekeeping.manifests.spec import (
 from timekeeping.moves.check import check_section as check_tables
 from timekeeping.recurring.check import check_plan
 
-SECTIONS = ("calendar", "services", "tables", "schedules", "settings")
+SECTIONS = ("calendar", "services", "tables", "schedules", "settings", "removes")
 CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at", "roll",
                  "postpone")
 SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals", "on",
@@ -56,6 +56,13 @@ DUE_DAYS = 3_650  # ten years either way of another clock's date
 KEPT_YEARS = 50  # a date measured from when another was kept: up to fifty years after
 
 MONEY_MAX = 10**12  # minor units: ten billion dollars is no price a date carries
+# `removes`: the paths of what a manifest removes while it is in use (manifests.plan). A
+# path names a service, a step or clock of one, a table, a column of one, or a schedule.
+REMOVES_MAX = 200
+_PART = r"[a-z][a-z0-9_-]{0,63}"
+REMOVABLE = re.compile(
+    rf"services\.{_PART}(\.(steps|clocks)\.{_PART})?|tables\.{_PART}(\.columns\.{_PART})?"
+    rf"|schedules\.{_PART}\.{_PART}")
 
 @dataclass(frozen=True)
 class Problem:
@@ -101,6 +108,8 @@ def check(document: object) -> list[Problem]:
         from timekeeping.schedules.declare import calendar_zone, check_section
 
         check_section(document["schedules"], checker.add, calendar_zone(document))
+    if "removes" in document:
+        _removes(checker, document["removes"])
     services = document.get("services", {})
     if not isinstance(services, dict):
         checker.add("services.not_object", "$.services", "'services' maps names to services")
@@ -110,6 +119,26 @@ def check(document: object) -> list[Problem]:
             if isinstance(service, dict):
                 check_plan(checker.add, service, services, f"$.services.{name}")
     return checker.problems
+
+
+def removal_path(entry: str) -> str:
+    """A path of `removes` as the plan writes it, with or without its `$.`."""
+    return entry[2:] if entry.startswith("$.") else entry
+
+
+def _removes(checker: Checker, value: object) -> None:
+    if not isinstance(value, list) or len(value) > REMOVES_MAX:
+        checker.add("removes.not_list", "$.removes",
+                    f"'removes' is a list of at most {REMOVES_MAX} paths, e.g. "
+                    "[\"services.tax\"]")
+        return
+    for number, entry in enumerate(value):
+        if not isinstance(entry, str) or not REMOVABLE.fullmatch(removal_path(entry)):
+            checker.add("removes.path_invalid", f"$.removes[{number}]",
+                        "a path names a service (services.NAME), a step or clock of one "
+                        "(services.NAME.steps.STEP, services.NAME.clocks.CLOCK), a table "
+                        "(tables.NAME), a column (tables.NAME.columns.COLUMN) or a schedule "
+                        "(schedules.DOMAIN.NAME)")
 
 
 def _name_ok(name: object) -> bool:

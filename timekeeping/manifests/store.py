@@ -1,9 +1,12 @@
 """Keeping manifest versions and compiling them.
 
-`load` checks a document, keeps it as a new version (its bundle is the sha256 of its
+`apply` plans a document (`manifests.plan`: its check, and every removal of something in use
+that its `removes` does not state), keeps it as a new version (its bundle is the sha256 of its
 canonical JSON; loading the current content again returns the current version; loading an
-older content again makes it a new, current version), builds its tables, and applies its
-calendar to the brand. A document that fails its check changes nothing.
+older content again makes it a new, current version), builds its tables, applies its
+calendar to the brand, and records each removal it made (`manifest.removed`: what, what still
+used it, who). It answers with the version and the plan it applied; `load` with the version.
+A document with a problem changes nothing.
 
 A load is whole or absent: where the tables live on a database that builds tables inside a
 transaction (PostgreSQL) and that database is the default one, the tables, the version and
@@ -17,12 +20,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 
 from django.db import connections, transaction
 
 from calendars.models import Calendar, Postponement
-from timekeeping.manifests.check import Problem, check
+from timekeeping import clock, records
+from timekeeping.manifests.check import Problem
+from timekeeping.manifests.plan import Plan, plan
 from timekeeping.manifests.spec import ServiceSpec, compile_services
 from timekeeping.models import Brand, Connection, Manifest
 
@@ -38,19 +44,30 @@ def bundle_of(document: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def load(brand: Brand, document: object) -> Manifest:
-    problems = check(document)
-    if problems:
-        raise ManifestInvalid(problems)
+@dataclass(frozen=True)
+class Applied:
+    version: Manifest
+    plan: Plan
+
+
+def load(brand: Brand, document: object, *, by: str = "") -> Manifest:
+    return apply(brand, document, by=by).version
+
+
+def apply(brand: Brand, document: object, *, by: str = "") -> Applied:
+    """Load the document as the brand's manifest, by `by` (who, as records name them)."""
+    planned = plan(brand, document)
+    if planned.problems:
+        raise ManifestInvalid(planned.problems)
     if not document.get("tables"):
-        return _keep(brand, document)
+        return _keep(brand, document, planned, by)
     link = _connection(brand, document)
     # PostgreSQL builds tables inside a transaction; Django's SQLite backend only outside one.
     if link.database == "default" and connections["default"].vendor == "postgresql":
         with transaction.atomic():
-            return _keep(brand, document, _build_tables(link, document))
+            return _keep(brand, document, planned, by, _build_tables(link, document))
     built = _build_tables(link, document)
-    return _keep(brand, document, built)
+    return _keep(brand, document, planned, by, built)
 
 
 def _connection(brand: Brand, document: dict) -> Connection:
@@ -77,9 +94,14 @@ def _build_tables(link: Connection, document: dict):
 
 
 @transaction.atomic
-def _keep(brand: Brand, document: dict, built=None) -> Manifest:
+def _keep(brand: Brand, document: dict, planned: Plan, by: str, built=None) -> Applied:
     bundle = bundle_of(document)
     last = Manifest.objects.select_for_update().filter(brand=brand).order_by("-version").first()
+    if (last and last.bundle) != (planned.current and planned.current.bundle):
+        # Another load came first: the plan is made again against what is current now.
+        planned = plan(brand, document, current=last)
+        if planned.problems:
+            raise ManifestInvalid(planned.problems)
     if last is not None and last.bundle == bundle:
         version = last  # already the current version
     else:
@@ -88,11 +110,19 @@ def _keep(brand: Brand, document: dict, built=None) -> Manifest:
                                           version=(last.version + 1) if last else 1)
         if document.get("calendar") is not None:
             _apply_calendar(brand, document["calendar"])
+        _record_removals(brand, version, planned, by)
     if built is not None:
         from timekeeping.moves import tables
 
         tables.register(*built, version)
-    return version
+    return Applied(version, planned)
+
+
+def _record_removals(brand: Brand, version: Manifest, planned: Plan, by: str) -> None:
+    for change in planned.removals:
+        records.write("manifest.removed", brand=brand, instant=clock.now(brand=brand), data={
+            "path": change.path, "what": change.what, "uses": list(change.uses),
+            "stated": change.stated, "version": version.version, "by": by or "unknown"})
 
 
 def current(brand: Brand) -> Manifest | None:

@@ -100,6 +100,11 @@ class BrandTable(models.Model):
     manifest = models.ForeignKey("timekeeping.Manifest", on_delete=models.CASCADE,
                                  related_name="tables",
                                  help_text="The manifest version that made it.")
+    declared_in = models.ForeignKey(
+        "timekeeping.Manifest", on_delete=models.CASCADE, related_name="+", null=True,
+        help_text="The last manifest version that declared it. A table the current version "
+                  "no longer declares is retired: its rows are kept, readable, and no longer "
+                  "written or moved.")
     created = models.DateTimeField(default=clock.wall_now)
 
     class Meta:

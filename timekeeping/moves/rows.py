@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -14,11 +14,11 @@ from django.forms.models import model_to_dict
 
 from calendars.hours import HoursRow
 from timekeeping.manifests import current
-from timekeeping.models import Connection, Manifest, RowAudit
+from timekeeping.models import BrandTable, Connection, Manifest, RowAudit
 from timekeeping.moves import effects
 from timekeeping.moves.moments import MomentOutOfRange, Reader, moment_of
 from timekeeping.moves.spec import Move, States, Table, compile_tables
-from timekeeping.moves.tables import model_for, registered
+from timekeeping.moves.tables import model_for
 from timekeeping.moves.values import clean
 
 
@@ -43,7 +43,11 @@ def _tables(bundle: str) -> dict[str, Table]:
 
 @dataclass
 class Venue:
-    """A brand's tables on its connection, with what moments read."""
+    """A brand's tables on its connection, with what moments read.
+
+    `tables` are those the current manifest declares; `retired`, those an earlier version
+    declared and the current one removed, read with the last version that declared them:
+    their rows are kept and readable, never written or moved."""
 
     link: Connection
     tables: dict[str, Table]
@@ -51,17 +55,29 @@ class Venue:
     # Within one minute's job, settings and opening hours are read once, not once per row
     # judged; a person's write reads them afresh (`remember=False`, the default).
     remembered: dict | None = None
+    retired: dict[str, Table] = field(default_factory=dict)
+    retired_in: dict[str, str] = field(default_factory=dict)  # table: its last bundle
 
     @classmethod
     def of(cls, link: Connection, *, remember: bool = False) -> Venue:
-        """The brand's tables on the connection: those its current manifest declares and
-        that are registered to the brand (a brand reaches no table it does not own)."""
+        """The brand's tables on the connection that are registered to the brand (a brand
+        reaches no table it does not own): those its current manifest declares, and those
+        it retired."""
         version = current(link.brand)
         bundle = version.bundle if version else ""
-        owned = registered(link) if bundle else set()
+        owned = dict(BrandTable.objects.filter(brand_id=link.brand_id, connection=link)
+                     .values_list("name", "declared_in__bundle")) if bundle else {}
         declared = _tables(bundle) if bundle else {}
         mine = {name: table for name, table in declared.items() if name in owned}
-        return cls(link, mine, bundle, {} if remember else None)
+        retired, retired_in = {}, {}
+        for name, last in owned.items():
+            if name not in mine and last and name in _tables(last):
+                retired[name], retired_in[name] = _tables(last)[name], last
+        return cls(link, mine, bundle, {} if remember else None, retired, retired_in)
+
+    def readable(self, table: str) -> Table | None:
+        """The table's definition, current or retired; None if the brand has no such table."""
+        return self.tables.get(table) or self.retired.get(table)
 
     def _once(self, key: tuple, read):
         if self.remembered is None:
@@ -71,10 +87,11 @@ class Venue:
         return self.remembered[key]
 
     def raw_table(self, table: str) -> dict:
-        return _section(self.bundle).get(table, {}) if self.bundle else {}
+        bundle = self.retired_in.get(table, self.bundle)
+        return _section(bundle).get(table, {}) if bundle else {}
 
     def model(self, table: str):
-        return model_for(self.link.brand, self.tables[table])
+        return model_for(self.link.brand, self.tables.get(table) or self.retired[table])
 
     @property
     def zone(self) -> str:

@@ -154,18 +154,16 @@ def _run_deferred(editor) -> None:
 
 
 def register(link: Connection, tables: dict[str, Table], manifest: Manifest) -> None:
-    """Record which brand and manifest version made each table (the first that made it)."""
+    """Record which brand and manifest version made each table (the first that made it), and
+    the version that declares it now (the last)."""
     for table in tables.values():
         BrandTable.objects.get_or_create(
             brand=link.brand, name=table.name,
             defaults={"connection": link, "database": link.database,
-                      "db_table": db_table(link.brand, table.name), "manifest": manifest})
-
-
-def registered(link: Connection) -> set[str]:
-    """The manifest names of the tables registered to the connection's brand there."""
-    return set(BrandTable.objects.filter(brand_id=link.brand_id, connection=link)
-               .values_list("name", flat=True))
+                      "db_table": db_table(link.brand, table.name), "manifest": manifest,
+                      "declared_in": manifest})
+    BrandTable.objects.filter(brand=link.brand, name__in=list(tables)).update(
+        declared_in=manifest)
 
 
 def _add_missing(connection, editor, model) -> list[str]:

@@ -1,4 +1,5 @@
-"""`manage.py manifest check FILE` and `manage.py manifest load BRAND FILE`."""
+"""`manage.py manifest check FILE`, `manage.py manifest plan BRAND FILE` and
+`manage.py manifest load BRAND FILE`."""
 
 import json
 from pathlib import Path
@@ -16,7 +17,11 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="verb", required=True)
         check = sub.add_parser("check", help="print every problem; exit 1 if there are any")
         check.add_argument("file")
-        load = sub.add_parser("load", help="check, keep a new version and compile it")
+        plan = sub.add_parser("plan", help="what loading would change; stores nothing; exit 1 "
+                                           "if the load would be refused")
+        plan.add_argument("brand", help="the brand's id (brd_…) or slug")
+        plan.add_argument("file")
+        load = sub.add_parser("load", help="plan, keep a new version and compile it")
         load.add_argument("brand", help="the brand's id (brd_…) or slug")
         load.add_argument("file")
 
@@ -34,13 +39,43 @@ class Command(BaseCommand):
             slug=options["brand"]).first()
         if brand is None:
             raise CommandError(f"brand: no brand {options['brand']!r}")
+        if options["verb"] == "plan":
+            planned = manifests.plan(brand, document)
+            self._print(planned)
+            if planned.problems:
+                raise CommandError(f"{len(planned.problems)} problem(s); a load would be "
+                                   "refused")
+            return
         try:
-            version = manifests.load(brand, document)
+            applied = manifests.apply(brand, document, by="manage.py manifest load")
         except manifests.ManifestInvalid as invalid:
             for problem in invalid.problems:
                 self.stdout.write(str(problem))
             raise CommandError(f"{len(invalid.problems)} problem(s); nothing was stored") from None
+        self._print(applied.plan, problems=False)
+        version = applied.version
         self.stdout.write(f"{brand.slug}: version {version.version}, bundle {version.bundle}")
+
+    def _print(self, planned: manifests.Plan, *, problems: bool = True) -> None:
+        current = planned.current.version if planned.current else None
+        if planned.unchanged:
+            self.stdout.write(f"unchanged: this is version {current}")
+        elif not planned.problems:
+            self.stdout.write(f"from version {current}: " if current else "a first version: ")
+            for change in planned.changes:
+                self.stdout.write(f"  {change}")
+            if not planned.changes:
+                self.stdout.write("  nothing a load reads changes")
+        staying = planned.staying
+        if staying.jobs or staying.subscriptions or staying.subjects:
+            last = staying.last_owed.isoformat() if staying.last_owed else "none armed"
+            self.stdout.write(
+                f"staying on older versions: {staying.jobs} open job(s), "
+                f"{staying.subscriptions} subscription(s), {staying.subjects} subject(s); "
+                f"their last armed timer: {last}")
+        if problems:
+            for problem in planned.problems:
+                self.stdout.write(str(problem))
 
 
 def _read(path: str):
