@@ -12,7 +12,9 @@ Two scratch databases beside the one DATABASE_URL names, with the same live work
 "fresh" has nothing more. "old" has `--fired` (10,000,000) fired timers and their
 `timer.fired` records besides, spread over the three years before the last week across the 100
 brands, COPYed in the order they fired (with the two tables' indexes built again after, in
-both databases), then VACUUM ANALYZE. In `--rounds` rounds, the two databases in turn, each
+both databases), then VACUUM ANALYZE. In both, records are partitioned by month as a database
+partitioned before its history began keeps them: each record in the month it was written
+(when it fired). In `--rounds` rounds, the two databases in turn, each
 in a fresh process, it measures:
 
 - empty_ms: the median in-process tick (`tick.run_once`) that finds nothing owed;
@@ -73,7 +75,7 @@ BUNDLE = "7f3c" * 16  # a manifest bundle's sha256, as clock timers carry one
 TIMER_COLUMNS = ("id, brand_id, key, kind, place, owed, state, fired, late_by, owner_type, "
                  "owner_id, owner_opened, payload, armed_at, bundle, armed_by, ended_by, "
                  "attempts, last_error")
-RECORD_COLUMNS = "id, kind, instant, brand_id, subject, job, timer, data"
+RECORD_COLUMNS = "id, kind, instant, brand_id, subject, job, timer, data, written"
 FIGURES = ("empty_ms", "calendar_ms", "console_ms", "fire_per_s", "after_ms", "vacuum_s")
 
 
@@ -210,7 +212,8 @@ def history_rows(brands: list[str], start: int, stop: int, total: int) -> tuple[
             f"{new_id('rec')}\ttimer.fired\t{fired}\t{brand}\t\t\t{timer}\t"
             f'{{"kind": "clock", "key": "{key}", "place": 6, "owed": "{owed.isoformat()}", '
             f'"late_by_s": {late}.0, "owner": "{owner}", "pass": 1, '
-            f'"run": "tick_h{n // 1000:012d}", "seq": {n % 1000 + 1}, "what": "{rung}"}}\n')
+            f'"run": "tick_h{n // 1000:012d}", "seq": {n % 1000 + 1}, "what": "{rung}"}}\t'
+            f"{fired}\n")
     return timers.getvalue(), records.getvalue()
 
 
@@ -268,6 +271,24 @@ def copy_rows(table: str, columns: str, rows) -> None:
                 copy.write(row)
 
 
+def monthly_partitions() -> None:
+    """Records as a database partitioned since before its history keeps them: a month's
+    partition for each month of the history (each record written when it fired), in place of
+    the first partition, which is empty in a new database (timekeeping.partitions)."""
+    from django.db import connection
+
+    from timekeeping import partitions
+
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE timekeeping_record DETACH PARTITION timekeeping_record_before")
+        cursor.execute("DROP TABLE timekeeping_record_before")
+    month = partitions.month_of(HISTORY_START)
+    this = partitions.month_of(partitions.database_now())
+    while month.starts < this.starts:
+        partitions.make(month)
+        month = partitions.month_of(partitions.add_months(month.starts, 1))
+
+
 def child_fill(fired: int) -> dict:
     """In a fresh process on its own database: migrate, the brands, the history (in the order
     it happened: before what is live), the live workload and VACUUM ANALYZE; the seconds each
@@ -277,6 +298,7 @@ def child_fill(fired: int) -> dict:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
+    monthly_partitions()
     began = time.perf_counter()
     made = fill_brands()
     took = {"live_s": time.perf_counter() - began}

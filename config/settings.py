@@ -139,6 +139,12 @@ SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
 # (none set: 404); the tick counts as stopped once its last pass is older than this.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 TICK_STALE_SECONDS = env.int("TICK_STALE_SECONDS", default=300)
+# Months of records kept on PostgreSQL, this month counting as one (timekeeping.partitions);
+# 0 keeps every month.
+RECORDS_KEEP_MONTHS = env.int("RECORDS_KEEP_MONTHS", default=0)
+if not 0 <= RECORDS_KEEP_MONTHS <= 1200:
+    raise ImproperlyConfigured("RECORDS_KEEP_MONTHS: a whole number of months from 0 (keep "
+                               f"every month) to 1200, not {RECORDS_KEEP_MONTHS}")
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"

@@ -84,8 +84,9 @@ def test_the_history_tables_keep_no_pattern_twins_and_connections_run_without_ji
     assert {table for table, _ in indexes} == {"timekeeping_timer", "timekeeping_record"}
     assert [definition for _, definition in indexes if "pattern_ops" in definition] == []
     # The keys themselves are still indexed: a brand's or a test clock's removal finds its rows.
-    for table in ("timekeeping_timer", "timekeeping_record"):
-        for column in ("(id)", "(brand_id)", "(test_clock_id)"):
+    # (The record table's key is (id, written): it is partitioned by month of written.)
+    for table, key in (("timekeeping_timer", "(id)"), ("timekeeping_record", "(id, written)")):
+        for column in (key, "(brand_id)", "(test_clock_id)"):
             assert any(name == table and definition.endswith(column)
                        for name, definition in indexes), (table, column)
     assert jit == "off"

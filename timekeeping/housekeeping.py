@@ -6,6 +6,8 @@ at a time and at most ten deletes a tick:
 - schedule run records 30 days old;
 - delivered outbox rows 24 hours after delivery (a failed delivery stays for an operator);
 - browser sessions that have ended;
+- on PostgreSQL, the records' months: this one and the next two made, and with
+  `RECORDS_KEEP_MONTHS` set, the months past it dropped whole (`timekeeping.partitions`);
 
 and it marks abandoned the tick runs a killed tick left unfinished on a clock that no live
 tick holds (a clock that ticks again marks its own at once, `tick.abandon_runs`).
@@ -19,10 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.sessions.models import Session
 from django.db.models import F, Q
 
-from timekeeping import leases
+from timekeeping import leases, partitions
 from timekeeping.models import Delivery, Heartbeat, ScheduleRun, TickRun
 
 EVERY = timedelta(hours=1)
@@ -39,6 +42,8 @@ class Pass:
     finished: bool = False
     deleted: dict[str, int] = field(default_factory=dict)
     abandoned: int = 0
+    months_made: list[str] = field(default_factory=list)
+    months_dropped: list[str] = field(default_factory=list)
 
 
 def targets(now: datetime):
@@ -71,6 +76,8 @@ def run(*, now: datetime, holder: str) -> Pass:
                 result.deleted[label] = result.deleted.get(label, 0) + len(keys)
                 queryset.model.objects.filter(pk__in=keys).delete()
         result.abandoned = abandon_stale_runs(now)
+        result.months_made = partitions.ensure()
+        result.months_dropped = partitions.drop_past(settings.RECORDS_KEEP_MONTHS)
         result.finished = all(not queryset.exists() for _, queryset in targets(now))
     finally:
         extra = {"at": now} if result.finished else {}

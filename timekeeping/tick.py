@@ -164,6 +164,11 @@ class TickResult:
         if self.housekeeping is not None and self.housekeeping.deleted:
             parts.append("housekeeping deleted " + ", ".join(
                 f"{count} {label}" for label, count in self.housekeeping.deleted.items()))
+        if self.housekeeping is not None and self.housekeeping.months_made:
+            parts.append("records' months made: " + ", ".join(self.housekeeping.months_made))
+        if self.housekeeping is not None and self.housekeeping.months_dropped:
+            parts.append("records' months dropped: " + ", ".join(
+                self.housekeeping.months_dropped))
         parts += [f"FAILED {fault.phase} {fault.where}: {fault.error.splitlines()[0][:200]}"
                   for fault in self.faults]
         return " · ".join(parts)
@@ -189,6 +194,10 @@ class TickResult:
                         "failed": self.sweep.failed} if self.sweep is not None else None),
             "housekeeping_deleted": dict(self.housekeeping.deleted)
             if self.housekeeping is not None else {},
+            "records_months_made": list(self.housekeeping.months_made)
+            if self.housekeeping is not None else [],
+            "records_months_dropped": list(self.housekeeping.months_dropped)
+            if self.housekeeping is not None else [],
             "faults": [{"phase": fault.phase, "where": fault.where,
                         "error": fault.error.splitlines()[0][:200] if fault.error else ""}
                        for fault in self.faults],

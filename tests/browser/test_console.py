@@ -216,5 +216,21 @@ def test_the_owner_reads_why_and_works_each_operations_page(page, live_server, o
     expect(problems).to_contain_text("$.calendar.zone")
     expect(problems).to_contain_text("$.services.annual-return.clocks.pay.owner")
     look("console-manifests-problems")
+
+    # The plan before the load: a step added, and a clock still keeping open dates removed
+    # without saying so in `removes`, which the load would refuse.
+    planned = tax()
+    planned["services"]["annual-return"]["steps"]["review"] = {}
+    del planned["services"]["annual-return"]["clocks"]["pay"]
+    page.get_by_label("The manifest (JSON)").fill(json.dumps(planned))
+    page.get_by_role("button", name="Check it").click()
+    expect(page.locator("table.problems").get_by_role("row").filter(
+        has_text="$.services.annual-return.clocks.pay")).to_contain_text("removal_unstated")
+    plan = page.locator("table.plan")
+    expect(plan.get_by_role("row").filter(has_text="steps.review")).to_contain_text("added")
+    removed = plan.get_by_role("row").filter(has_text="clocks.pay")
+    expect(removed).to_contain_text("open date")
+    expect(removed).to_contain_text("not stated")
+    look("console-manifests-plan")
     assert page.url.startswith(console)
     look.assert_accessible()
