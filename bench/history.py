@@ -258,7 +258,9 @@ def drop_indexes(conn: psycopg.Connection, tables: tuple[str, ...]) -> list[str]
                 "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index "
                 "WHERE indrelid = %s::regclass", (table,)).fetchall():
             conn.execute(f"DROP INDEX {name}")
-            again.append(definition)
+            # A partitioned table's index is written "ON ONLY" the parent: made again without
+            # ONLY, it is made on every partition too.
+            again.append(definition.replace(" ON ONLY ", " ON ", 1))
     return again
 
 
@@ -422,19 +424,33 @@ def in_child(url: str, call: str) -> dict:
 # -- what the old database holds ------------------------------------------------------------
 
 def sizes(url: str) -> list[str]:
-    """The timer and record tables: rows, heap, indexes and total; then each index."""
+    """The timer and record tables: rows, heap, indexes and total; then each index. A
+    partitioned table's figures are the sums over its partitions; then its largest month."""
     lines = []
     with psycopg.connect(url.replace("postgres://", "postgresql://", 1)) as conn:
         for table in ("timekeeping_timer", "timekeeping_record"):
+            leaves = [name for (name,) in conn.execute(
+                "SELECT relid::text FROM pg_partition_tree(%s::regclass) WHERE isleaf",
+                (table,))] or [table]
             rows, heap, indexes, total = conn.execute(
-                f"SELECT (SELECT count(*) FROM {table}), pg_relation_size(%s), "
-                "pg_indexes_size(%s), pg_total_relation_size(%s)", (table,) * 3).fetchone()
+                f"SELECT (SELECT count(*) FROM {table}), sum(pg_relation_size(leaf)), "
+                "sum(pg_indexes_size(leaf)), sum(pg_total_relation_size(leaf)) "
+                "FROM unnest(%s::regclass[]) leaf", (leaves,)).fetchone()
             lines.append(f"{table}: {rows} rows, heap {mb(heap)}, indexes {mb(indexes)}, "
                          f"total {mb(total)}")
             for name, size in conn.execute(
-                    "SELECT indexrelid::regclass::text, pg_relation_size(indexrelid) FROM "
-                    "pg_index WHERE indrelid = %s::regclass ORDER BY 2 DESC", (table,)):
+                    "SELECT indexrelid::regclass::text, coalesce((SELECT sum(pg_relation_size("
+                    "relid)) FROM pg_partition_tree(indexrelid) WHERE isleaf), "
+                    "pg_relation_size(indexrelid)) FROM pg_index "
+                    "WHERE indrelid = %s::regclass ORDER BY 2 DESC", (table,)):
                 lines.append(f"  {name}: {mb(size)}")
+            if len(leaves) > 1:
+                largest = conn.execute(
+                    "SELECT leaf::text, pg_relation_size(leaf), pg_indexes_size(leaf) "
+                    "FROM unnest(%s::regclass[]) leaf ORDER BY 3 DESC LIMIT 1",
+                    (leaves,)).fetchone()
+                lines.append(f"  the largest of its {len(leaves)} partitions, {largest[0]}: "
+                             f"heap {mb(largest[1])}, indexes {mb(largest[2])}")
     return lines
 
 

@@ -2,12 +2,15 @@
 
 `advance` walks each owed instant in order up to `to`, setting the clock's time to it and
 firing what is owed there (so `late_by` is zero), then leaves the clock at `to`. While it
-runs the clock's status is `advancing`; one advance at a time (the clock's lease).
+runs the clock's status is `advancing`; one advance at a time (the clock's lease). A
+`progress` callback hears after each instant walked how far the walk has come.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import router, transaction
@@ -29,13 +32,30 @@ class AdvanceRefused(Exception):
         self.message = message
 
 
+@dataclass(frozen=True)
+class Progress:
+    """How far a walk has come: from `start` to `to`, at `reached`, `fired` timers so far."""
+
+    start: datetime
+    to: datetime
+    reached: datetime
+    fired: int
+
+    @property
+    def share(self) -> float:
+        """The part of the walk's span behind it, 0 to 1."""
+        span = (self.to - self.start).total_seconds()
+        return 1.0 if span <= 0 else min(1.0, (self.reached - self.start).total_seconds() / span)
+
+
 def create(*, brand, name: str, frozen_time: datetime) -> TestClock:
     if frozen_time.tzinfo is None:
         raise ValueError("frozen_time: give an aware instant")
     return TestClock.objects.create(brand=brand, name=name, frozen_time=frozen_time)
 
 
-def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE) -> ClockTick:
+def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE,
+            progress: Callable[[Progress], None] | None = None) -> ClockTick:
     """Move `test_clock` forward to `to`, firing every owed timer at its own instant."""
     if to.tzinfo is None:
         raise AdvanceRefused("to", "give an aware instant (with Z or an offset)")
@@ -60,8 +80,11 @@ def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE
         # tick that sees them (J2), and each due time is walked like a timer's.
         schedules.sync(schedules.declared_for(test_clock.brand), brand=test_clock.brand,
                        test_clock=test_clock, now=start)
-        _walk(engine, test_clock, to, holder)
+        heard = progress or (lambda _: None)
+        _walk(engine, test_clock, to, holder,
+              lambda reached: heard(Progress(start, to, reached, engine.run.fired)))
         _set_time(test_clock, to)
+        heard(Progress(start, to, to, engine.run.fired))
         ticked = engine.finish(to)
     except BaseException as error:
         if isinstance(error, Exception):
@@ -76,7 +99,8 @@ def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE
     return ticked
 
 
-def _walk(engine: Engine, test_clock: TestClock, to: datetime, holder: str) -> None:
+def _walk(engine: Engine, test_clock: TestClock, to: datetime, holder: str,
+          walked: Callable[[datetime], None]) -> None:
     last: tuple[datetime, int] | None = None
     schedule_steps = 0  # runs and skips taken: each moves a schedule's due time on
     rows = Schedule.objects.filter(test_clock=test_clock, active=True)
@@ -97,6 +121,7 @@ def _walk(engine: Engine, test_clock: TestClock, to: datetime, holder: str) -> N
                                             lease_until=instant + ADVANCE_LEASE)
         schedules.run_inline(claims, tick=instant)
         schedule_steps += len(claims) + len(skips)
+        walked(instant)
 
 
 def _set_time(test_clock: TestClock, instant: datetime) -> None:

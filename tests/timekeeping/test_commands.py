@@ -117,3 +117,52 @@ def test_it_loads_a_demo_whose_delays_fire_within_minutes(settings):
     with clock.fixed(latest):
         run("tick")
     assert Record.objects.filter(brand__slug="demo", kind="note").count() == 10
+
+
+class Terminal(StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _walk_of_three(brand, test_clock) -> None:
+    for hours in (2, 4, 6):  # 12:00 → 20:00 UTC: at a quarter, half and three quarters
+        delays.delay("timekeeping.note", {"h": hours}, brand=brand, test_clock=test_clock,
+                     at=test_clock.frozen_time + timedelta(hours=hours))
+
+
+def test_a_walk_off_a_terminal_says_how_far_it_has_come_in_plain_lines(brand, test_clock,
+                                                                       monkeypatch):
+    from timekeeping.management.commands import tick as command
+
+    monkeypatch.setattr(command, "PROGRESS_EVERY_S", 0.0)  # a line at each instant walked
+    _walk_of_three(brand, test_clock)
+    out, err = StringIO(), StringIO()
+    call_command("tick", "--test-clock", test_clock.pk, "--to", "2028-03-01T20:00Z",
+                 stdout=out, stderr=err)
+    lines = err.getvalue().splitlines()
+    assert [line.split(" · ")[0] for line in lines[:3]] == [
+        "walked to 2028-03-01T14:00:00Z", "walked to 2028-03-01T16:00:00Z",
+        "walked to 2028-03-01T18:00:00Z"]
+    assert [line.split(" · ")[1] for line in lines[:3]] == ["1 fired", "2 fired", "3 fired"]
+    assert [line.rsplit(" ", 1)[1] for line in lines[:3]] == ["(25%)", "(50%)", "(75%)"]
+    assert len(lines) == 3
+    assert out.getvalue().startswith(f"{test_clock.pk} · 2028-03-01T12:00:00Z → "
+                                     "2028-03-01T20:00:00Z · 3 fired")
+
+
+def test_a_walk_on_a_terminal_draws_one_bar_in_place(brand, test_clock, monkeypatch):
+    from timekeeping.management.commands import tick as command
+
+    monkeypatch.setattr(command, "BAR_EVERY_S", 0.0)
+    _walk_of_three(brand, test_clock)
+    out, err = StringIO(), Terminal()
+    call_command("tick", "--test-clock", test_clock.pk, "--to", "2028-03-01T20:00Z",
+                 stdout=out, stderr=err)
+    bar = err.getvalue()
+    assert bar.endswith("\n") and bar.count("\n") == 1
+    draws = bar.rstrip("\n").split("\r")[1:]
+    assert [draw[:37] for draw in draws] == [
+        "[" + "#" * 8 + "-" * 22 + "]  25%", "[" + "#" * 15 + "-" * 15 + "]  50%",
+        "[" + "#" * 22 + "-" * 8 + "]  75%", "[" + "#" * 30 + "] 100%"]
+    assert draws[-1].endswith("3 fired · done")
+    assert out.getvalue().startswith(f"{test_clock.pk} · ")

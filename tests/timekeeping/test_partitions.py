@@ -67,6 +67,13 @@ def test_housekeeping_makes_the_months_ahead_and_moves_what_the_default_took(bra
     assert partitions.ensure() == [later.name]
 
     assert _where(early.pk) == later.name
+    # The month has every index of the table, not only its key.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_indexes WHERE tablename = %s", [later.name])
+        made = cursor.fetchone()[0]
+        cursor.execute("SELECT count(*) FROM pg_indexes WHERE tablename = %s",
+                       [partitions.PARENT])
+        assert made == cursor.fetchone()[0] == 6
     assert Record.objects.get(pk=early.pk).written == later.starts + timedelta(days=3)
     assert partitions.ensure() == []
 

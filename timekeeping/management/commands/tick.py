@@ -6,6 +6,7 @@
     manage.py tick --dry-run --to 2026-12-01T09:00Z  # what would fire by then; sends nothing
 """
 
+import time
 from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
@@ -13,6 +14,59 @@ from django.core.management.base import BaseCommand, CommandError
 from timekeeping import clock, loop, test_clocks, tick, trace
 from timekeeping.instants import parse_instant
 from timekeeping.models import TestClock
+
+PROGRESS_EVERY_S = 10.0  # a plain progress line at most this often, when not on a terminal
+BAR_EVERY_S = 0.1  # the bar is redrawn at most this often
+BAR_WIDTH = 30
+
+
+def _plain(text: str) -> str:
+    return text  # progress is not an error: no error colour on standard error
+
+
+class WalkProgress:
+    """A test clock's walk as it goes, on standard error (standard output keeps the summary
+    or the trace): on a terminal, one bar redrawn in place (the instant reached, timers fired,
+    time left); elsewhere (a log, a pipe), a plain line every PROGRESS_EVERY_S seconds. Time
+    is measured on the monotonic clock."""
+
+    def __init__(self, out, *, terminal: bool):
+        self.out, self.terminal = out, terminal
+        self.began = time.monotonic()
+        self.last: float | None = None
+        self.drawn = False
+
+    def __call__(self, progress: test_clocks.Progress) -> None:
+        now = time.monotonic()
+        every = BAR_EVERY_S if self.terminal else PROGRESS_EVERY_S
+        done = progress.share >= 1
+        if self.last is not None and now - self.last < every and not (done and self.terminal):
+            return
+        if done and not self.terminal:
+            return  # the summary line says where it ended
+        self.last = now
+        text = (f"{progress.reached:%Y-%m-%dT%H:%M:%SZ} · {progress.fired:,} fired · "
+                f"{self._left(progress, now)}")
+        if self.terminal:
+            filled = round(progress.share * BAR_WIDTH)
+            self.out.write(f"\r[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] "
+                           f"{progress.share:4.0%} {text}", ending="", style_func=_plain)
+            self.out.flush()
+            self.drawn = True
+        else:
+            self.out.write(f"walked to {text} ({progress.share:.0%})", style_func=_plain)
+
+    def end(self) -> None:
+        if self.drawn:
+            self.out.write("", style_func=_plain)  # off the bar's line
+
+    def _left(self, progress: test_clocks.Progress, now: float) -> str:
+        if progress.share >= 1:
+            return "done"
+        if progress.share <= 0:
+            return "time left unknown"
+        seconds = (now - self.began) * (1 - progress.share) / progress.share
+        return f"about {seconds:,.0f} s left"
 
 
 class Command(BaseCommand):
@@ -66,13 +120,16 @@ class Command(BaseCommand):
         if test_clock is None:
             raise CommandError(f"--test-clock: no test clock {options['test_clock']!r}")
         start = test_clock.frozen_time
+        progress = WalkProgress(self.stderr, terminal=self.stderr.isatty())
         try:
             if options["dry_run"]:
                 ticked = test_clocks.preview(test_clock, to=to)
             else:
-                ticked = test_clocks.advance(test_clock, to=to)
+                ticked = test_clocks.advance(test_clock, to=to, progress=progress)
         except test_clocks.AdvanceRefused as refused:
             raise CommandError(str(refused)) from None
+        finally:
+            progress.end()
         if options["trace"]:
             self.stdout.write(trace.render(ticked, label=test_clock.pk, start=start, end=to,
                                            on=on))
