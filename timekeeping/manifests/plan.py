@@ -135,12 +135,12 @@ def plan(brand: Brand, document: object, *, current: Manifest | None = None) -> 
         Change(c.action, c.what, c.path, c.uses, stated=c.path[2:] in stated, was=c.was)
         for c in changes
     ]
-    removed = {change.path[2:] for change in found.removals}
-    for entry in sorted(stated - removed):
+    # A path the document still declares contradicts it. One that neither version declares
+    # (removed by an earlier version whose file keeps its `removes`) is left alone.
+    for entry in sorted(entry for entry in stated if _declares(document, entry)):
         found.problems.append(Problem(
             "removes.not_removed", "$.removes",
-            f"'{entry}' is named in 'removes' but this manifest does not remove it: it is "
-            "still declared, or the current version never declared it"))
+            f"'{entry}' is named in 'removes' but this manifest still declares it"))
     for change in found.removals:
         if change.uses and not change.stated:
             found.problems.append(Problem(
@@ -152,6 +152,28 @@ def plan(brand: Brand, document: object, *, current: Manifest | None = None) -> 
                 "opened under, and nothing is deleted)"))
     found.staying = _staying(brand, found.bundle)
     return found
+
+
+def _declares(document: dict, path: str) -> bool:
+    """Whether the document declares what a `removes` path names."""
+    parts = path.split(".")
+    if parts[0] == "schedules":
+        return any(item.name == ".".join(parts[1:]) for item in _schedules_of(document))
+    found = document.get(parts[0]) or {}
+    for part in parts[1:]:
+        if part == "columns" and isinstance(found, dict):
+            found = {column.get("ref"): column for column in _columns(found)}
+        elif isinstance(found, dict) and part in found:
+            found = found[part]
+        else:
+            return False
+    return True
+
+
+def _schedules_of(document: dict) -> list:
+    from timekeeping.schedules.declare import manifest_schedules
+
+    return manifest_schedules(document)
 
 
 def _compare(old: dict, new: dict) -> tuple[list[str], list[str], list[str]]:
@@ -205,10 +227,8 @@ def _part_uses(brand: Brand, service: str, what: str, name: str) -> tuple[str, .
 
 
 def _schedules(brand: Brand, old_document: dict, new_document: dict) -> list[Change]:
-    from timekeeping.schedules.declare import manifest_schedules
-
-    old = {item.name: item for item in manifest_schedules(old_document)}
-    new = {item.name: item for item in manifest_schedules(new_document)}
+    old = {item.name: item for item in _schedules_of(old_document)}
+    new = {item.name: item for item in _schedules_of(new_document)}
     changes: list[Change] = []
     gone = [name for name in old if name not in new]
     renamed: dict[str, str] = {}

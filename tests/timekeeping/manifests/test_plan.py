@@ -171,11 +171,20 @@ def test_a_stated_removal_keeps_the_rows_readable_retired_and_records_who(brand,
 
 def test_removes_names_only_what_the_document_removes(brand):
     manifests.load(brand, LOCKERS)
-    document = {**LOCKERS, "removes": ["tables.lockers", "services.nothing"]}
+    document = {**LOCKERS, "removes": ["tables.lockers", "tables.settings.columns.auto_release",
+                                       "schedules.demo.beat", "services.nothing"]}
     planned = manifests.plan(brand, document)
-    assert {(p.code, p.path) for p in planned.problems} == {
-        ("removes.not_removed", "$.removes"), ("removes.not_removed", "$.removes")}
-    assert "'tables.lockers'" in planned.problems[1].message + planned.problems[0].message
+    assert [(p.code, p.path) for p in planned.problems] == [
+        ("removes.not_removed", "$.removes")] * 3
+    assert [p.message.split("'")[1] for p in planned.problems] == [
+        "schedules.demo.beat", "tables.lockers", "tables.settings.columns.auto_release"]
+    # A file that keeps the `removes` of an earlier version loads again, and again unchanged.
+    gone = {"tables": {"settings": LOCKERS["tables"]["settings"]},
+            "removes": ["tables.lockers", "schedules.demo.beat"]}
+    manifests.load(brand, gone)
+    assert manifests.plan(brand, gone).problems == []
+    assert manifests.plan(brand, gone).unchanged
+    assert manifests.plan(brand, {**gone, "settings": {"a": 1}}).problems == []
     bad = manifests.plan(brand, {**LOCKERS, "removes": ["tables", 7, "tables.Lockers"]})
     assert [(p.code, p.path) for p in bad.problems] == [
         ("removes.path_invalid", "$.removes[0]"), ("removes.path_invalid", "$.removes[1]"),
