@@ -74,8 +74,12 @@ def scratch_database(base: str, name: str, *, template: str | None = None) -> It
 
 
 def setup_django(url: str) -> None:
+    """Django on the scratch database, as a deployment runs it: DEBUG off (on, Django keeps
+    every statement it sends, which costs each one time), which the tick processes started
+    from here inherit."""
     os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DEBUG", "true")
+    os.environ.setdefault("DEBUG", "false")
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-any-deployment-0123456")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
