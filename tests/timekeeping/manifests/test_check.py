@@ -4,9 +4,12 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from timekeeping import manifests
 from timekeeping.demo import TAX_MANIFEST
+from timekeeping.manifests.check import REMOVABLE, removal_path
 from timekeeping.models import Manifest
 
 TAX = json.loads(TAX_MANIFEST.read_text())
@@ -143,3 +146,33 @@ def test_it_refuses_names_outside_ascii_and_days_beside_a_fixed_date():
     assert [p.code for p in manifests.check(document)] == ["step.name_invalid"]
     document = changed([*FILE, "due"], {"date": "2028-04-15", "days": 3})
     assert "clock.due_invalid" in [p.code for p in manifests.check(document)]
+
+
+NAMES = st.from_regex(r"[a-z][a-z0-9_-]{0,20}", fullmatch=True)
+REMOVABLE_PATHS = st.one_of(
+    st.builds("services.{}".format, NAMES),
+    st.builds("services.{}.{}.{}".format, NAMES, st.sampled_from(["steps", "clocks"]), NAMES),
+    st.builds("tables.{}".format, NAMES),
+    st.builds("tables.{}.columns.{}".format, NAMES, NAMES),
+    st.builds("schedules.{}.{}".format, NAMES, NAMES),
+).flatmap(lambda path: st.sampled_from([path, f"$.{path}"]))
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(REMOVABLE_PATHS, max_size=10))
+def test_removes_of_removable_paths_passes_the_check(paths):
+    assert manifests.check({"removes": paths}) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_removes_of_any_json_is_checked_without_raising_and_only_under_removes(value):
+    problems = manifests.check({"removes": value})
+    assert all(p.path == "$.removes" or p.path.startswith("$.removes[") for p in problems)
+    assert all(p.code.startswith("removes.") for p in problems)
+    valid = isinstance(value, list) and len(value) <= 200 and all(
+        isinstance(entry, str) and REMOVABLE.fullmatch(removal_path(entry)) for entry in value)
+    assert (problems == []) == valid
