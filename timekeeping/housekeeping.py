@@ -76,8 +76,8 @@ def run(*, now: datetime, holder: str) -> Pass:
                 result.deleted[label] = result.deleted.get(label, 0) + len(keys)
                 queryset.model.objects.filter(pk__in=keys).delete()
         result.abandoned = abandon_stale_runs(now)
-        result.months_made = partitions.ensure()
-        result.months_dropped = partitions.drop_past(settings.RECORDS_KEEP_MONTHS)
+        result.months_made, result.months_dropped = partitions.keep(
+            settings.RECORDS_KEEP_MONTHS)
         result.finished = all(not queryset.exists() for _, queryset in targets(now))
     finally:
         extra = {"at": now} if result.finished else {}

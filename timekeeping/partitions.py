@@ -14,8 +14,9 @@ partition took for it. With `RECORDS_KEEP_MONTHS` set, `drop_past()` detaches an
 months wholly older than that many months before this one: a month is dropped whole, never
 deleted row by row. None is dropped by default: records are the product's memory.
 
-Every name here is made from a year and a month, never from input, and quoted by the
-database's own quoting; the bounds are timestamps the code computes, passed as parameters.
+Every name here is made from a year and a month, never from input, checked against the
+identifier pattern of the brands' tables and quoted by the database's own quoting; the bounds
+are timestamps the code computes, passed as parameters.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from dateutil.relativedelta import relativedelta
 from django.db import connections, transaction
+
+from timekeeping.moves.tables import safe
 
 PARENT = "timekeeping_record"
 BEFORE = "timekeeping_record_before"
@@ -44,8 +48,7 @@ class Month:
 
 
 def add_months(starts: datetime, months: int) -> datetime:
-    index = starts.year * 12 + starts.month - 1 + months
-    return datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+    return starts + relativedelta(months=months)
 
 
 def month_of(instant: datetime) -> Month:
@@ -85,11 +88,28 @@ def database_now(using: str = "default") -> datetime:
         return cursor.fetchone()[0].astimezone(UTC)
 
 
+def _this_month(using: str) -> Month | None:
+    """This month by the database's clock (as `written` is); None where records are not
+    partitioned."""
+    return month_of(database_now(using)) if partitioned(using) else None
+
+
+def keep(keep_months: int, using: str = "default") -> tuple[list[str], list[str]]:
+    """Housekeeping's pass: the months made ahead (`ensure`) and those dropped past
+    `keep_months` (`drop_past`), reading the database's month once."""
+    this = _this_month(using)
+    if this is None:
+        return [], []
+    return _ensure(this, using), _drop_past(this, keep_months, using)
+
+
 def ensure(using: str = "default") -> list[str]:
     """Make this month and the next `AHEAD` (by the database's clock); the names made."""
-    if not partitioned(using):
-        return []
-    this = month_of(database_now(using))
+    this = _this_month(using)
+    return _ensure(this, using) if this is not None else []
+
+
+def _ensure(this: Month, using: str) -> list[str]:
     have = {month.name for month in months(using)}
     made = []
     for ahead in range(AHEAD + 1):
@@ -104,7 +124,7 @@ def make(month: Month, using: str = "default") -> None:
     """One month's partition. Rows the default partition took for that month move into it
     in the same transaction (PostgreSQL refuses a month while the default holds its rows)."""
     connection = connections[using]
-    quote = connection.ops.quote_name
+    quote = _quoting(connection)
     bounds = [month.starts, month.ends]
     with transaction.atomic(using=using), connection.cursor() as cursor:
         cursor.execute(f"CREATE TABLE {quote(month.name)} (LIKE {quote(PARENT)} "
@@ -119,11 +139,16 @@ def make(month: Month, using: str = "default") -> None:
 def drop_past(keep_months: int, using: str = "default") -> list[str]:
     """Detach and drop the months that end before the first of the `keep_months` kept
     (this month counts as one); the names dropped. 0 keeps every month."""
-    if keep_months <= 0 or not partitioned(using):
+    this = _this_month(using) if keep_months > 0 else None
+    return _drop_past(this, keep_months, using) if this is not None else []
+
+
+def _drop_past(this: Month, keep_months: int, using: str) -> list[str]:
+    if keep_months <= 0:
         return []
-    cutoff = add_months(month_of(database_now(using)).starts, 1 - keep_months)
+    cutoff = add_months(this.starts, 1 - keep_months)
     connection = connections[using]
-    quote = connection.ops.quote_name
+    quote = _quoting(connection)
     dropped = []
     for month in months(using):
         if month.ends > cutoff:
@@ -133,3 +158,8 @@ def drop_past(keep_months: int, using: str = "default") -> list[str]:
             cursor.execute(f"DROP TABLE {quote(month.name)}")
         dropped.append(month.name)
     return dropped
+
+
+def _quoting(connection):
+    """The database's quoting, of names that match the identifier pattern (else UnsafeName)."""
+    return lambda name: connection.ops.quote_name(safe(name))

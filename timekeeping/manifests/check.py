@@ -59,7 +59,7 @@ MONEY_MAX = 10**12  # minor units: ten billion dollars is no price a date carrie
 # `removes`: the paths of what a manifest removes while it is in use (manifests.plan). A
 # path names a service, a step or clock of one, a table, a column of one, or a schedule.
 REMOVES_MAX = 200
-_PART = r"[a-z][a-z0-9_-]{0,63}"
+_PART = NAME_PATTERN.pattern
 REMOVABLE = re.compile(
     rf"services\.{_PART}(\.(steps|clocks)\.{_PART})?|tables\.{_PART}(\.columns\.{_PART})?"
     rf"|schedules\.{_PART}\.{_PART}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache, partial
 
 from django.db import connections
 from django.db.models import Max
@@ -39,6 +40,7 @@ from timekeeping.models import (
     Subscription,
     Timer,
 )
+from timekeeping.moves.tables import safe
 
 
 @dataclass(frozen=True)
@@ -190,27 +192,34 @@ def _count(number: int, one: str, many: str | None = None) -> list[str]:
     return [f"{number} {one if number == 1 else (many or one + 's')}"]
 
 
-def _services(brand: Brand, old: dict, new: dict) -> list[Change]:
-    changes: list[Change] = []
+def _named(what: str, path: str, old: dict, new: dict, *, uses,
+           inside=lambda name: ()) -> list[Change]:
+    """The entries of a mapping under `path` added, changed (each followed by what `inside`
+    finds changed within it) and removed (each with what `uses` finds still using it)."""
     added, changed, removed = _compare(old, new)
-    changes += [Change("added", "service", f"$.services.{name}") for name in added]
+    changes = [Change("added", what, f"{path}.{name}") for name in added]
     for name in changed:
-        changes.append(Change("changed", "service", f"$.services.{name}"))
-        for part, what in (("steps", "step"), ("clocks", "clock")):
-            was, now = old[name].get(part) or {}, new[name].get(part) or {}
-            more, other, gone = _compare(was, now)
-            path = f"$.services.{name}.{part}"
-            changes += [Change("added", what, f"{path}.{item}") for item in more]
-            changes += [Change("changed", what, f"{path}.{item}") for item in other]
-            changes += [Change("removed", what, f"{path}.{item}",
-                               uses=_part_uses(brand, name, what, item)) for item in gone]
-    for name in removed:
-        jobs = Job.objects.filter(brand=brand, service=name, state=Job.State.OPEN).count()
-        subscriptions = Subscription.objects.filter(
-            brand=brand, service=name, state=Subscription.State.ACTIVE).count()
-        changes.append(Change("removed", "service", f"$.services.{name}", uses=tuple(
-            _count(jobs, "open job") + _count(subscriptions, "active subscription"))))
+        changes += [Change("changed", what, f"{path}.{name}"), *inside(name)]
+    changes += [Change("removed", what, f"{path}.{name}", uses=uses(name)) for name in removed]
     return changes
+
+
+def _services(brand: Brand, old: dict, new: dict) -> list[Change]:
+    def parts(name: str) -> list[Change]:
+        return [change for part, what in (("steps", "step"), ("clocks", "clock"))
+                for change in _named(what, f"$.services.{name}.{part}",
+                                     old[name].get(part) or {}, new[name].get(part) or {},
+                                     uses=partial(_part_uses, brand, name, what))]
+
+    return _named("service", "$.services", old, new, uses=partial(_service_uses, brand),
+                  inside=parts)
+
+
+def _service_uses(brand: Brand, name: str) -> tuple[str, ...]:
+    jobs = Job.objects.filter(brand=brand, service=name, state=Job.State.OPEN).count()
+    subscriptions = Subscription.objects.filter(
+        brand=brand, service=name, state=Subscription.State.ACTIVE).count()
+    return tuple(_count(jobs, "open job") + _count(subscriptions, "active subscription"))
 
 
 def _part_uses(brand: Brand, service: str, what: str, name: str) -> tuple[str, ...]:
@@ -257,23 +266,19 @@ def _schedules(brand: Brand, old_document: dict, new_document: dict) -> list[Cha
 
 
 def _tables(brand: Brand, old: dict, new: dict) -> list[Change]:
-    changes: list[Change] = []
-    added, changed, removed = _compare(old, new)
-    changes += [Change("added", "table", f"$.tables.{name}") for name in added]
-    for name in changed:
-        changes.append(Change("changed", "table", f"$.tables.{name}"))
-        was = {column.get("ref"): column for column in _columns(old[name])}
-        now = {column.get("ref"): column for column in _columns(new[name])}
-        more, _, gone = _compare(was, now)
-        changes += [Change("added", "column", f"$.tables.{name}.columns.{ref}")
-                    for ref in more]
-        if gone:
-            rows = _rows(brand, name)
-            changes += [Change("removed", "column", f"$.tables.{name}.columns.{ref}",
-                               uses=tuple(_count(rows, "row"))) for ref in gone]
-    changes += [Change("removed", "table", f"$.tables.{name}",
-                       uses=tuple(_count(_rows(brand, name), "row"))) for name in removed]
-    return changes
+    def rows(name: str) -> tuple[str, ...]:
+        return tuple(_count(_rows(brand, name), "row"))
+
+    def columns(name: str) -> list[Change]:
+        # Columns are compared by ref alone: a column removed is in use while its table
+        # has rows, counted once for the table.
+        counted = cache(partial(rows, name))
+        return _named("column", f"$.tables.{name}.columns",
+                      dict.fromkeys(column.get("ref") for column in _columns(old[name])),
+                      dict.fromkeys(column.get("ref") for column in _columns(new[name])),
+                      uses=lambda ref: counted())
+
+    return _named("table", "$.tables", old, new, uses=rows, inside=columns)
 
 
 def _columns(table: object) -> list[dict]:
@@ -283,13 +288,14 @@ def _columns(table: object) -> list[dict]:
 
 def _rows(brand: Brand, name: str) -> int:
     """The rows of the brand's table of that name, if it was built. The physical name is the
-    registry's (made from the brand's id and a checked name), quoted by the database."""
+    registry's (made from the brand's id and a checked name), checked again against the
+    identifier pattern and quoted by the database."""
     kept = BrandTable.objects.filter(brand=brand, name=name).first()
     if kept is None:
         return 0
     connection = connections[kept.database]
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*) FROM {connection.ops.quote_name(kept.db_table)}")
+        cursor.execute(f"SELECT COUNT(*) FROM {connection.ops.quote_name(safe(kept.db_table))}")
         return cursor.fetchone()[0]
 
 
