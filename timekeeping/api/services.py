@@ -72,10 +72,6 @@ class ManifestOut(serializers.Serializer):
     plan = PlanOut(help_text="The plan the load applied.")
 
 
-def _plan_out(planned: manifests.Plan) -> dict:
-    return planned.as_dict() | {"loadable": not planned.problems}
-
-
 class ManifestList(APIView):
     @extend_schema(request=dict, responses={201: ManifestOut, 400: ProblemsOut})
     def post(self, request, brand_id: str):
@@ -87,7 +83,7 @@ class ManifestList(APIView):
                             status=status.HTTP_400_BAD_REQUEST)
         version = applied.version
         return Response({"id": version.id, "version": version.version,
-                         "bundle": version.bundle, "plan": _plan_out(applied.plan)},
+                         "bundle": version.bundle, "plan": applied.plan.as_dict()},
                         status=status.HTTP_201_CREATED)
 
 
@@ -101,8 +97,8 @@ class ManifestPlan(APIView):
         try:
             document = _document(request)
         except manifests.ManifestInvalid as invalid:
-            return Response(_plan_out(manifests.Plan(current=None, problems=invalid.problems)))
-        return Response(_plan_out(manifests.plan(brand, document)))
+            return Response(manifests.Plan(current=None, problems=invalid.problems).as_dict())
+        return Response(manifests.plan(brand, document).as_dict())
 
 
 def _document(request) -> dict:

@@ -104,7 +104,7 @@ class Plan:
     def as_dict(self) -> dict:
         return {
             "current_version": self.current.version if self.current else None,
-            "bundle": self.bundle, "unchanged": self.unchanged,
+            "bundle": self.bundle, "unchanged": self.unchanged, "loadable": not self.problems,
             "changes": [change.as_dict() for change in self.changes],
             "problems": [problem.as_dict() for problem in self.problems],
             "staying": self.staying.as_dict(),
