@@ -85,6 +85,9 @@ class Looks:
         context); `phone` at 390×844, also checking nothing spills sideways."""
         page = on or self.page
         SHOTS.mkdir(exist_ok=True)
+        # A click on a link returns once the next page's navigation has committed, before its
+        # document is built: wait for it, or a busy machine checks a page still empty.
+        page.wait_for_load_state("load")
         if phone:
             page.set_viewport_size(PHONE)
         found = list(page.evaluate(ACCESSIBILITY))
