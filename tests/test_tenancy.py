@@ -108,6 +108,12 @@ TICK_CROSSING = {
         r'\(U0\."brand_id" = U1\."id"\)',
         "at most hourly, by the partial index of unfinished runs; the run is joined to its "
         "brand on the brand"),
+    "the test clocks' walks under way": _crossing(
+        r'FROM "timekeeping_walk" INNER JOIN "timekeeping_brand" ON '
+        r'\("timekeeping_walk"\."brand_id" = "timekeeping_brand"\."id"\) WHERE '
+        r'"timekeeping_walk"\."state" = ',
+        "once per round of the walks phase, by the partial index of walks under way (a "
+        "handful: test clocks' advances); each walk is then read and written by its key"),
 }
 
 PAGE_CROSSING = {

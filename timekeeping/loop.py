@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 
 from django.db import close_old_connections
 
-from timekeeping import clock, pulses, tick
+from timekeeping import clock, leases, pulses, test_clocks, tick
+from timekeeping.faults import Faults
 from timekeeping.schedules import engine as schedules
 
 log = logging.getLogger(__name__)
 PERIOD = timedelta(minutes=1)
+WALK_POLL_S = 1.0  # between ticks, how often to look for advances asked for
 
 
 def seconds_to_next_period(period: timedelta = PERIOD) -> float:
@@ -37,7 +40,9 @@ def period() -> timedelta:
 
 def tick_forever(*, write: Callable[[str], None] = _print,
                  stop: threading.Event | None = None) -> None:
-    """Tick now, then at each whole period of UTC, until `stop` is set."""
+    """Tick now, then at each whole period of UTC, until `stop` is set. Between ticks, look
+    for test clocks' advances every WALK_POLL_S and walk them, so an advance asked for
+    starts within seconds, not at the next minute."""
     stop = stop or threading.Event()
     every = PERIOD
     while not stop.is_set():
@@ -51,7 +56,31 @@ def tick_forever(*, write: Callable[[str], None] = _print,
             log.exception("tick failed")
         finally:
             close_old_connections()
-        stop.wait(seconds_to_next_period(every))
+        next_tick = time.monotonic() + seconds_to_next_period(every)
+        while not stop.wait(max(0.0, min(WALK_POLL_S, next_tick - time.monotonic()))):
+            if time.monotonic() >= next_tick - WALK_POLL_S:
+                break
+            walk_between(deadline=next_tick - WALK_POLL_S, write=write)
+
+
+def walk_between(*, deadline: float, write: Callable[[str], None]) -> None:
+    """Walk the test clocks' advances asked for since the tick, until `deadline`."""
+    try:
+        if not test_clocks.any_waiting():
+            return
+        result = tick.TickResult(instant=clock.wall_now())
+        faults = Faults(result.instant)
+        result.walks = tick.walk_test_clocks(faults, deadline=deadline,
+                                             holder=leases.holder_name())
+        result.faults = faults.raised
+        parts = result.walk_parts() + [f"FAILED {fault.phase} {fault.where}"
+                                       for fault in result.faults]
+        if parts:
+            write("walks between ticks · " + " · ".join(parts))
+    except Exception:  # noqa: BLE001 - as a tick: the next look retries
+        log.exception("walking test clocks failed")
+    finally:
+        close_old_connections()
 
 
 def start_in_background() -> threading.Event:

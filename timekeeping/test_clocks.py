@@ -1,35 +1,59 @@
 """Test clocks (SPEC S5): a brand clock whose time moves only when it is advanced.
 
-`advance` walks each owed instant in order up to `to`, setting the clock's time to it and
-firing what is owed there (so `late_by` is zero), then leaves the clock at `to`. While it
-runs the clock's status is `advancing`; one advance at a time (the clock's lease). A
-`progress` callback hears after each instant walked how far the walk has come.
+An advance is a walk (`Walk`): asking for one (`request`) answers at once, with the clock
+`advancing`; the tick walks it (`run_waiting`, a phase of `manage.py tick` and of the demo's
+ticker) in slices. A slice takes the clock's lease, so two processes never walk one clock at
+once, and walks instant by instant: it sets the clock's time to the instant, fires what is
+owed there (so `late_by` is zero), runs the schedules due, and commits the instant together
+with the walk's figures and its trace lines. A killed slice loses at most the instant it was
+in, which the next slice walks again; a timer fires once whoever walks it (each batch locks
+its timers and fires only those still armed).
+
+How a walk's ticks are spaced: it ticks at every instant a timer is owed, and for the
+schedules at their due times, but never sooner than `step_s` after its last tick, where
+`step_s` is the walk's span over WALK_TICKS (a day's walk or less: every due time of a
+schedule of a minute or more). A schedule due between two ticks runs once, at the later
+(J3: missed due times become one run). A walk ends with a tick at its target when a schedule
+is due by then. So a year of a one-minute schedule is about 1,440 ticks, not 525,600.
+
+`advance` asks and walks in this process to the end: for the tick command, the demo's
+set-up and tests.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import router, transaction
+from django.db import IntegrityError, router, transaction
+from django.db.models import F
 
-from timekeeping import clock, leases
-from timekeeping.models import Schedule, TestClock
+from timekeeping import clock, leases, records, trace
+from timekeeping.models import Schedule, ScheduleRun, TestClock, TickRun, Walk, WalkLine
 from timekeeping.schedules import engine as schedules
 from timekeeping.tick import BATCH_SIZE, ClockTick, Engine, abandon_runs
 
-ADVANCE_LEASE = timedelta(hours=1)
+WALK_TICKS = 1440  # a walk ticks for schedules at most about this often (a day of minutes)
+SLICE = timedelta(seconds=10)  # the longest slice of one walk before the next walk's turn
+LEASE_MARGIN = timedelta(minutes=1)
+INLINE_SLICE = timedelta(seconds=60)  # a slice of `advance` walked in this process
+SCHEDULE_LEASE = timedelta(hours=1)  # a schedule run's lease, in the test clock's time
+TRIES = 3  # slices in a row that fail before the walk is failed
 
 
 class AdvanceRefused(Exception):
-    """An advance that cannot start; `field` names what is wrong. Nothing was changed."""
+    """An advance that cannot start; `field` names what is wrong. Nothing was changed.
+    `walking` is the walk already under way, when that is the reason."""
 
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str, walking: Walk | None = None):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        self.walking = walking
 
 
 @dataclass(frozen=True)
@@ -48,85 +72,323 @@ class Progress:
         return 1.0 if span <= 0 else min(1.0, (self.reached - self.start).total_seconds() / span)
 
 
+@dataclass
+class Slice:
+    """What one slice of a walk did."""
+
+    walk: Walk
+    ticked: ClockTick
+    instants: int = 0
+    done: bool = False
+
+
+@dataclass
+class WalksResult:
+    """The walks phase of a tick: each slice walked, and the walks another process held."""
+
+    slices: list[Slice] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+
+
 def create(*, brand, name: str, frozen_time: datetime) -> TestClock:
     if frozen_time.tzinfo is None:
         raise ValueError("frozen_time: give an aware instant")
     return TestClock.objects.create(brand=brand, name=name, frozen_time=frozen_time)
 
 
-def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE,
-            progress: Callable[[Progress], None] | None = None) -> ClockTick:
-    """Move `test_clock` forward to `to`, firing every owed timer at its own instant."""
+def walking(test_clock: TestClock) -> Walk | None:
+    return Walk.objects.filter(brand_id=test_clock.brand_id, test_clock=test_clock,
+                               state=Walk.State.WALKING).first()
+
+
+def latest(test_clock: TestClock) -> Walk | None:
+    return Walk.objects.filter(brand_id=test_clock.brand_id, test_clock=test_clock).order_by(
+        "-requested", "-pk").first()
+
+
+def request(test_clock: TestClock, *, to: datetime, by: str = "") -> Walk:
+    """Ask for an advance to `to`: a walk the tick will take. Refused (AdvanceRefused) when
+    `to` is naive or before the clock's time, or a walk is under way, naming its target."""
     if to.tzinfo is None:
         raise AdvanceRefused("to", "give an aware instant (with Z or an offset)")
-    if to < test_clock.frozen_time:
-        raise AdvanceRefused(
-            "to", f"{to:%Y-%m-%dT%H:%M:%SZ} is before the clock's time "
-            f"{test_clock.frozen_time:%Y-%m-%dT%H:%M:%SZ}; a test clock only moves forward",
-        )
+    with transaction.atomic():
+        # The clock's row lock orders two requests at once; the unique index is the backstop.
+        current = TestClock.objects.select_for_update().get(pk=test_clock.pk)
+        under_way = walking(current)
+        if under_way is not None:
+            raise _already(under_way)
+        if to < current.frozen_time:
+            raise AdvanceRefused(
+                "to", f"{to:%Y-%m-%dT%H:%M:%SZ} is before the clock's time "
+                f"{current.frozen_time:%Y-%m-%dT%H:%M:%SZ}; a test clock only moves forward")
+        span = (to - current.frozen_time).total_seconds()
+        try:
+            with transaction.atomic():
+                walk = Walk.objects.create(
+                    brand_id=current.brand_id, test_clock=current, start=current.frozen_time,
+                    to=to, reached=current.frozen_time, by=by[:200],
+                    step_s=math.ceil(span / WALK_TICKS) if span > WALK_TICKS * 60 else 0)
+        except IntegrityError:
+            raise _already(walking(current)) from None
+        TestClock.objects.filter(pk=current.pk).update(status=TestClock.Status.ADVANCING)
+    test_clock.status = TestClock.Status.ADVANCING
+    return walk
+
+
+def _already(walk: Walk | None) -> AdvanceRefused:
+    target = f" to {walk.to:%Y-%m-%dT%H:%M:%SZ}" if walk is not None else ""
+    return AdvanceRefused("test_clock", f"it is advancing{target} already; an advance runs to "
+                          "its end before the next is asked for", walking=walk)
+
+
+def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE,
+            progress: Callable[[Progress], None] | None = None, by: str = "") -> ClockTick:
+    """Ask for an advance and walk it here to the end, firing every owed timer at its own
+    instant; the trace's rows are kept in memory too, for the caller."""
+    walk = request(test_clock, to=to, by=by)
+    done = drive(walk, batch_size=batch_size, progress=progress, keep_rows=True)
+    test_clock.refresh_from_db()
+    return done
+
+
+def drive(walk: Walk, *, batch_size: int = BATCH_SIZE,
+          progress: Callable[[Progress], None] | None = None,
+          keep_rows: bool = False) -> ClockTick:
+    """Walk `walk` in this process until it ends, slice after slice. While another process
+    holds it, wait for that one (its progress is heard as it goes). A failure is raised."""
     holder = leases.holder_name()
+    heard = progress or (lambda _: None)
+    rows, runs = [], []
+    while True:
+        # Bounded slices, so a process killed here leaves a lease that soon runs out.
+        done = walk_slice(walk, holder=holder,
+                          deadline=time.monotonic() + INLINE_SLICE.total_seconds(),
+                          batch_size=batch_size,
+                          progress=heard, keep_rows=keep_rows, inline=True)
+        walk.refresh_from_db()
+        if done is not None:
+            rows += done.ticked.rows
+            runs.append(done.ticked.run)
+        if walk.state != Walk.State.WALKING:
+            break
+        if done is None:
+            heard(Progress(walk.start, walk.to, walk.reached, walk.fired))
+            time.sleep(0.2)  # another process walks it: wait for it, without a busy loop
+    if walk.state == Walk.State.FAILED:
+        raise WalkFailed(walk)
+    heard(Progress(walk.start, walk.to, walk.to, walk.fired))
+    run = runs[-1] if runs else None
+    if run is None or len(runs) > 1:
+        # Walked (at least partly) by another process: the figures are the walk's own.
+        run = TickRun(brand_id=walk.brand_id, test_clock_id=walk.test_clock_id,
+                      instant=walk.to, fired=walk.fired, armed=walk.armed, held=walk.held,
+                      failed=walk.failed, dropped=walk.dropped, passes=walk.passes,
+                      runaway=walk.runaway)
+    return ClockTick(run=run, rows=rows, start=walk.start)
+
+
+class WalkFailed(Exception):
+    def __init__(self, walk: Walk):
+        super().__init__(f"the walk of {walk.test_clock_id} to {walk.to:%Y-%m-%dT%H:%M:%SZ} "
+                         f"failed: {walk.error}")
+        self.walk = walk
+
+
+def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BATCH_SIZE,
+               progress: Callable[[Progress], None] | None = None, keep_rows: bool = False,
+               inline: bool = False) -> Slice | None:
+    """One slice of `walk`, until it ends or `deadline` (time.monotonic) passes. None when
+    another process holds the clock or the walk has ended."""
     now = clock.wall_now()
-    if not leases.take(TestClock, test_clock.pk, holder=holder, now=now,
-                       until=now + ADVANCE_LEASE,
-                       extra={"status": TestClock.Status.ADVANCING}):
-        raise AdvanceRefused("test_clock", f"{test_clock.pk} is being advanced already")
-    start = test_clock.frozen_time
-    engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=math.inf,
+    left = timedelta(seconds=max(0.0, deadline - time.monotonic()))
+    if not leases.take(TestClock, walk.test_clock_id, holder=holder, now=now,
+                       until=now + left + LEASE_MARGIN):
+        return None
+    walk.refresh_from_db()
+    test_clock = TestClock.objects.select_related("brand").get(pk=walk.test_clock_id)
+    if walk.state != Walk.State.WALKING:
+        leases.give_back(TestClock, test_clock.pk, holder=holder)
+        return None
+    engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=deadline,
                     batch_size=batch_size)
+    walked = Slice(walk=walk, ticked=ClockTick(run=engine.run))
     try:
         abandon_runs([test_clock.brand_id], test_clock=test_clock, now=now)
-        engine.start(start)
-        # The brand's schedules run on this clock's time too: the first advance is the first
-        # tick that sees them (J2), and each due time is walked like a timer's.
-        schedules.sync(schedules.declared_for(test_clock.brand), brand=test_clock.brand,
-                       test_clock=test_clock, now=start)
-        heard = progress or (lambda _: None)
-        _walk(engine, test_clock, to, holder,
-              lambda reached: heard(Progress(start, to, reached, engine.run.fired)))
-        _set_time(test_clock, to)
-        heard(Progress(start, to, to, engine.run.fired))
-        ticked = engine.finish(to)
-    except BaseException as error:
-        if isinstance(error, Exception):
-            engine.fail(error)
-        leases.give_back(TestClock, test_clock.pk, holder=holder,
-                         extra={"status": TestClock.Status.INTERNAL_FAILURE})
+        _end_lost_runs(test_clock, now=now)
+        engine.start(test_clock.frozen_time)
+        Walk.objects.filter(pk=walk.pk).update(slices=F("slices") + 1)
+        if not walk.synced:
+            # The brand's schedules run on this clock's time too: the walk's first tick is
+            # the first tick that sees them (J2).
+            schedules.sync(schedules.declared_for(test_clock.brand), brand=test_clock.brand,
+                           test_clock=test_clock, now=walk.start)
+            Walk.objects.filter(pk=walk.pk).update(synced=True)
+            walk.synced = True
+        walked.done = _walk(engine, walk, test_clock, holder, walked, progress, keep_rows)
+        if walked.done:
+            _set_time(test_clock, walk.to)
+        walked.ticked = engine.finish(test_clock.frozen_time)
+        walked.ticked.start = walk.start
+        if not keep_rows:
+            walked.ticked.rows = []
+    except Exception as error:
+        engine.fail(error)
+        _failed(walk, test_clock, error, holder=holder, at_once=inline)
         raise
-    leases.give_back(TestClock, test_clock.pk, holder=holder,
-                     extra={"status": TestClock.Status.READY})
-    test_clock.status = TestClock.Status.READY
-    ticked.start = start
-    return ticked
+    if walked.done:
+        finished = clock.wall_now()
+        Walk.objects.filter(pk=walk.pk).update(state=Walk.State.DONE, finished=finished,
+                                               reached=walk.to, tries=0, error="")
+        walk.state, walk.finished, walk.reached = Walk.State.DONE, finished, walk.to
+        leases.give_back(TestClock, test_clock.pk, holder=holder,
+                         extra={"status": TestClock.Status.READY})
+    else:
+        Walk.objects.filter(pk=walk.pk).update(tries=0)
+        leases.give_back(TestClock, test_clock.pk, holder=holder)
+    return walked
 
 
-def _walk(engine: Engine, test_clock: TestClock, to: datetime, holder: str,
-          walked: Callable[[datetime], None]) -> None:
+def _failed(walk: Walk, test_clock: TestClock, error: Exception, *, holder: str,
+            at_once: bool) -> None:
+    """A slice stopped on an error its batches could not isolate: tried again by the next
+    slice, and failed for good after TRIES in a row (or at once, walked in a request)."""
+    tries = walk.tries + 1
+    ended = at_once or tries >= TRIES
+    fields = {"tries": tries, "error": records.error_text(error)}
+    if ended:
+        fields.update(state=Walk.State.FAILED, finished=clock.wall_now())
+    try:
+        with transaction.atomic():
+            Walk.objects.filter(pk=walk.pk).update(**fields)
+    finally:
+        leases.give_back(TestClock, test_clock.pk, holder=holder,
+                         extra={"status": TestClock.Status.INTERNAL_FAILURE} if ended else None)
+
+
+def _end_lost_runs(test_clock: TestClock, *, now: datetime) -> None:
+    """Schedule runs of this clock still running: their slice was killed (this one holds the
+    clock's lease, so no one else runs them). Failed, and their schedules freed."""
+    lost = ScheduleRun.objects.filter(schedule__test_clock=test_clock,
+                                      outcome=ScheduleRun.Outcome.RUNNING)
+    for run in lost.select_related("schedule"):
+        ScheduleRun.objects.filter(pk=run.pk, outcome=ScheduleRun.Outcome.RUNNING).update(
+            outcome=ScheduleRun.Outcome.FAILED, reason="lease_expired", finished=now)
+        Schedule.objects.filter(pk=run.schedule_id, lease_holder=run.holder).update(
+            lease_holder="", lease_until=None)
+
+
+def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked: Slice,
+          progress: Callable[[Progress], None] | None, keep_rows: bool) -> bool:
+    """Walk instant by instant until nothing is owed by the target (True), or the slice's
+    time is up (False)."""
     last: tuple[datetime, int] | None = None
     schedule_steps = 0  # runs and skips taken: each moves a schedule's due time on
     rows = Schedule.objects.filter(test_clock=test_clock, active=True)
+    step = timedelta(seconds=walk.step_s)
+    to = walk.to
     while not engine.run.runaway:
+        if time.monotonic() > engine.deadline:
+            return False
         due = rows.filter(next_due__lte=to).order_by("next_due").values_list(
             "next_due", flat=True).first()
+        if due is not None and walk.last_tick is not None:
+            due = min(max(due, walk.last_tick + step), to)
         owed = min((at for at in (engine.next_owed(to), due) if at is not None), default=None)
         if owed is None:
-            return
+            return True
         instant = max(owed, test_clock.frozen_time)
-        progress = engine.run.fired + engine.run.failed + engine.run.dropped + schedule_steps
-        if last == (instant, progress):
-            return  # what is left at this instant is held by another process
-        last = (instant, progress)
-        _set_time(test_clock, instant)
-        engine.fire_at(instant)
+        moved = engine.run.fired + engine.run.failed + engine.run.dropped + schedule_steps
+        if last == (instant, moved):
+            return True  # what is left at this instant is held by another process
+        last = (instant, moved)
+        kept = len(engine.rows)
+        with transaction.atomic():
+            _set_time(test_clock, instant)
+            engine.fire_at(instant)
+            _note(walk, engine, engine.rows[kept:], instant)
+        if not keep_rows:
+            del engine.rows[:]
+        if engine.run.unfinished:
+            return False  # the slice's time ran out inside this instant: the next walks it on
         claims, skips = schedules.claim_due(list(rows.all()), now=instant, holder=holder,
-                                            lease_until=instant + ADVANCE_LEASE)
+                                            lease_until=instant + SCHEDULE_LEASE)
         schedules.run_inline(claims, tick=instant)
         schedule_steps += len(claims) + len(skips)
-        walked(instant)
+        if claims or skips:
+            Walk.objects.filter(pk=walk.pk).update(
+                schedule_runs=F("schedule_runs") + len(claims))
+        walked.instants += 1
+        if progress is not None:
+            progress(Progress(walk.start, to, instant, walk.fired))
+    return True
+
+
+def _note(walk: Walk, engine: Engine, new_rows: list, instant: datetime) -> None:
+    """The instant's figures and trace lines, in the instant's own transaction."""
+    if new_rows:
+        first = walk.line_count
+        WalkLine.objects.bulk_create([
+            WalkLine(brand_id=walk.brand_id, walk=walk, seq=first + n, timer=row.timer.id,
+                     owner=row.timer.owner_id,
+                     armed_by=row.timer.armed_by or "", armed=[t.id for t in row.armed],
+                     outcome=row.outcome, held=trace.held_count(row),
+                     text="\n".join(trace.row_lines(row)))
+            for n, row in enumerate(new_rows)])
+    counts = {
+        "fired": sum(1 for row in new_rows if row.outcome == "fired"),
+        "failed": sum(1 for row in new_rows if row.outcome == "failed"),
+        "dropped": sum(1 for row in new_rows if row.outcome == "dropped"),
+        "armed": sum(len(row.armed) for row in new_rows),
+        "held": sum(trace.held_count(row) for row in new_rows),
+    }
+    counts["line_count"] = len(new_rows)
+    for name, n in counts.items():
+        setattr(walk, name, getattr(walk, name) + n)
+    walk.passes = max(walk.passes, engine.run.passes)
+    walk.runaway = walk.runaway or engine.run.runaway
+    walk.reached = walk.last_tick = instant
+    Walk.objects.filter(pk=walk.pk).update(
+        reached=instant, last_tick=instant, passes=walk.passes, runaway=walk.runaway,
+        **{name: F(name) + n for name, n in counts.items() if n})
 
 
 def _set_time(test_clock: TestClock, instant: datetime) -> None:
     TestClock.objects.filter(pk=test_clock.pk).update(frozen_time=instant)
     test_clock.frozen_time = instant
+
+
+def run_waiting(*, deadline: float, holder: str, batch_size: int = BATCH_SIZE,
+                guard=None) -> WalksResult:
+    """The walks phase of a tick: each walking walk, oldest first, a slice of at most SLICE
+    at a time, round after round until none is left or `deadline` passes. `guard(walk)` is
+    a context manager that records a slice's failure and lets the others go on."""
+    result = WalksResult()
+    held: set[str] = set()
+    while time.monotonic() < deadline:
+        waiting = [walk for walk in Walk.objects.filter(state=Walk.State.WALKING)
+                   .select_related("brand").order_by("requested", "pk")
+                   if walk.pk not in held]
+        if not waiting:
+            break
+        for walk in waiting:
+            if time.monotonic() >= deadline:
+                break
+            until = min(deadline, time.monotonic() + SLICE.total_seconds())
+            done, raised = None, True
+            with guard(walk) if guard is not None else nullcontext():
+                done = walk_slice(walk, holder=holder, deadline=until, batch_size=batch_size)
+                raised = False
+            if done is None:
+                held.add(walk.pk)  # another process walks it, or it failed: not this tick
+                if not raised and walk.state == Walk.State.WALKING:
+                    result.held.append(walk.pk)
+                continue
+            result.slices.append(done)
+    return result
+
+
+def any_waiting() -> bool:
+    return Walk.objects.filter(state=Walk.State.WALKING).exists()
 
 
 def preview(test_clock: TestClock, *, to: datetime) -> ClockTick:

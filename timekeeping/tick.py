@@ -23,7 +23,8 @@ For each brand clock with armed timers owed by the tick's instant:
    owner told once, and the rest of the tick goes on. Only a database that is gone stops it.
 
 A `TickRun` row keeps what each tick of each clock did. Test clocks are ticked only by their
-advance (`timekeeping.test_clocks.advance`), which walks each owed instant with this engine.
+walks (`timekeeping.test_clocks`), which walk each owed instant with this engine, in the
+tick's walks phase.
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ class TickResult:
     schedule_skips: list[ScheduleRun] = field(default_factory=list)
     moves: list[moves.Minute] = field(default_factory=list)
     moves_unreached: list[str] = field(default_factory=list)
+    walks: object | None = None  # test_clocks.WalksResult, when the walks phase ran
     sweep: outbox.SweepResult | None = None
     housekeeping: housekeeping.Pass | None = None
     faults: list[Fault] = field(default_factory=list)
@@ -158,6 +160,7 @@ class TickResult:
         if self.moves_unreached:
             parts.append(f"{len(self.moves_unreached)} connection(s) left for the next tick "
                          "(budget)")
+        parts += self.walk_parts()
         if self.sweep is not None:
             parts.append(f"outbox {self.sweep.sent} sent, {self.sweep.retried} retried, "
                          f"{self.sweep.failed} failed")
@@ -190,6 +193,10 @@ class TickResult:
                               for run in [*self.schedule_runs, *self.schedule_skips]],
             "rows_moved": moved, "rows_set_aside": sum(m.set_aside for m in self.moves),
             "connections_unreached": list(self.moves_unreached),
+            "walks": [{"test_clock": done.walk.test_clock_id, "to": instants.z(done.walk.to),
+                       "reached": instants.z(done.walk.reached), "instants": done.instants,
+                       "done": done.done, "fired": done.ticked.run.fired}
+                      for done in (self.walks.slices if self.walks is not None else [])],
             "outbox": ({"sent": self.sweep.sent, "retried": self.sweep.retried,
                         "failed": self.sweep.failed} if self.sweep is not None else None),
             "housekeeping_deleted": dict(self.housekeeping.deleted)
@@ -202,6 +209,16 @@ class TickResult:
                         "error": fault.error.splitlines()[0][:200] if fault.error else ""}
                        for fault in self.faults],
         }
+
+    def walk_parts(self) -> list[str]:
+        if self.walks is None:
+            return []
+        parts = [f"walked {done.walk.test_clock_id} to {done.walk.reached:%Y-%m-%d %H:%M:%SZ}"
+                 f" ({'done' if done.done else f'{done.walk.share:.0%}'}, "
+                 f"{done.ticked.run.fired} fired)" for done in self.walks.slices]
+        if self.walks.held:
+            parts.append(f"{len(self.walks.held)} walk(s) held by another tick")
+        return parts
 
     def report(self) -> list[str]:
         """What `manage.py tick` and `tick --loop` print: the summary and a line per schedule
@@ -720,8 +737,9 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
        then the large ones one by one;
     2. schedules: the due ones and those asked for by hand, side by side;
     3. timed moves: each connection's minute;
-    4. the outbox sweep;
-    5. runs whose lease expired, and housekeeping (at most hourly).
+    4. test clocks' walks (`timekeeping.test_clocks`), in slices;
+    5. the outbox sweep;
+    6. runs whose lease expired, and housekeeping (at most hourly).
     """
     instant = now or clock.wall_now()
     deadline = time.monotonic() + budget.total_seconds()
@@ -752,6 +770,9 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
                 continue
             with faults.guard(Fault.Phase.MOVES, where=link.pk, brand=link.brand):
                 result.moves.append(moves.run_connection(link, now=instant, holder=holder))
+    if phases and time.monotonic() < deadline:
+        result.walks = walk_test_clocks(faults, deadline=deadline, holder=holder,
+                                        batch_size=batch_size)
     if sweep and time.monotonic() < deadline:
         with faults.guard(Fault.Phase.OUTBOX, where="outbox"):
             result.sweep = outbox.sweep()
@@ -763,6 +784,18 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
         beat(instant, result.late_by())
     result.faults = faults.raised
     return result
+
+
+def walk_test_clocks(faults: Faults, *, deadline: float, holder: str,
+                     batch_size: int = BATCH_SIZE):
+    """The walks phase: test clocks' advances, each slice in its own guard."""
+    from timekeeping import test_clocks  # it builds on this module
+
+    def guard(walk):
+        return faults.guard(Fault.Phase.WALKS, where=walk.test_clock_id, brand=walk.brand)
+
+    return test_clocks.run_waiting(deadline=deadline, holder=holder, batch_size=batch_size,
+                                   guard=guard)
 
 
 def preview(*, to: datetime, brand_ids: list[str] | None = None) -> TickResult:

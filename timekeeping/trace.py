@@ -12,12 +12,12 @@ is one of the given ids, and to the timers their firings armed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from timekeeping import kinds
 from timekeeping.firing import TraceRow
-from timekeeping.models import Timer
+from timekeeping.models import Timer, Walk, WalkLine
 from timekeeping.tick import ClockTick
 
 COLUMNS = ("  pass  owed               fired              place  kind      on              "
@@ -44,28 +44,76 @@ def shown_rows(rows: list[TraceRow], on: Iterable[str] | None) -> list[TraceRow]
     return shown
 
 
-def render(ticked: ClockTick, *, label: str, start: datetime, end: datetime,
-           on: Iterable[str] | None = None) -> str:
-    rows = shown_rows(ticked.rows, on)
-    fired = sum(1 for row in rows if row.outcome == "fired")
-    armed = sum(len(row.armed) for row in rows)
-    held = sum(len(row.held) for row in rows) + sum(1 for row in rows if row.outcome == "held")
+def header(*, label: str, start: datetime, end: datetime, fired: int, armed: int, held: int,
+           passes: int, failed: int = 0, runaway: bool = False) -> str:
     end_text = at(end)
     if end.date() == start.date():
         end_text = end_text[len("YYYY-MM-DD "):]
-    header = (f"{label} · {at(start)} → {end_text} · UTC · {fired} fired · {armed} armed · "
-              f"{held} held · {ticked.run.passes} passes")
-    failed = sum(1 for row in rows if row.outcome == "failed")
+    text = (f"{label} · {at(start)} → {end_text} · UTC · {fired} fired · {armed} armed · "
+            f"{held} held · {passes} passes")
     if failed:
-        header += f" · {failed} failed"
-    if ticked.run.runaway:
-        header += " · RUNAWAY (stopped at 32 passes)"
-    lines = [header, COLUMNS]
+        text += f" · {failed} failed"
+    if runaway:
+        text += " · RUNAWAY (stopped at 32 passes)"
+    return text
+
+
+def row_lines(row: TraceRow) -> list[str]:
+    """A firing's line, and under it the lines of what it armed and held."""
+    return [_row(row), *_armed_lines(row.armed),
+            *(_held_line(timer, why) for timer, why in row.held)]
+
+
+def held_count(row: TraceRow) -> int:
+    return len(row.held) + (1 if row.outcome == "held" else 0)
+
+
+def render(ticked: ClockTick, *, label: str, start: datetime, end: datetime,
+           on: Iterable[str] | None = None) -> str:
+    rows = shown_rows(ticked.rows, on)
+    lines = [header(label=label, start=start, end=end,
+                    fired=sum(1 for row in rows if row.outcome == "fired"),
+                    armed=sum(len(row.armed) for row in rows),
+                    held=sum(held_count(row) for row in rows), passes=ticked.run.passes,
+                    failed=sum(1 for row in rows if row.outcome == "failed"),
+                    runaway=ticked.run.runaway), COLUMNS]
     for row in rows:
-        lines.append(_row(row))
-        lines.extend(_armed_lines(row.armed))
-        lines.extend(_held_line(timer, why) for timer, why in row.held)
+        lines.extend(row_lines(row))
     return "\n".join(lines)
+
+
+def walk_lines(walk: Walk, *, on: Iterable[str] | None = None,
+               limit: int | None = None) -> Iterator[str]:
+    """A test clock's walk as `render` prints an advance, read from its stored lines a page
+    at a time (a walk of years keeps its trace in the database, not in memory), or its
+    first `limit` lines. With `on`, the chosen lines are gathered first, since the header
+    counts only them."""
+    label, end = walk.test_clock_id, walk.reached
+    if on:
+        wanted, shown_ids, chosen = set(on), set(), []
+        for line in _lines(walk).iterator(chunk_size=2000):
+            if line.owner in wanted or line.armed_by in shown_ids:
+                chosen.append((line.outcome, len(line.armed), line.held, line.text))
+                shown_ids.add(line.timer)
+                shown_ids.update(line.armed)
+        yield header(label=label, start=walk.start, end=end,
+                     fired=sum(1 for line in chosen if line[0] == "fired"),
+                     armed=sum(line[1] for line in chosen),
+                     held=sum(line[2] for line in chosen), passes=walk.passes,
+                     failed=sum(1 for line in chosen if line[0] == "failed"),
+                     runaway=walk.runaway)
+        yield COLUMNS
+        yield from (line[3] for line in chosen)
+        return
+    yield header(label=label, start=walk.start, end=end, fired=walk.fired, armed=walk.armed,
+                 held=walk.held, passes=walk.passes, failed=walk.failed, runaway=walk.runaway)
+    yield COLUMNS
+    texts = _lines(walk).values_list("text", flat=True)
+    yield from texts[:limit] if limit is not None else texts.iterator(chunk_size=2000)
+
+
+def _lines(walk: Walk):
+    return WalkLine.objects.filter(brand_id=walk.brand_id, walk=walk).order_by("seq")
 
 
 def _row(row: TraceRow) -> str:

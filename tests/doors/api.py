@@ -2,11 +2,21 @@
 
 from tests.doors import EVERYONE_200, Endpoint, _as, _writes
 from tests.world import ACTORS, manifest
+from timekeeping import test_clocks
 from timekeeping.models import Member
 
 
 def _manager(world) -> str:
     return Member.objects.get(brand=world.brand, user__username="staff_a").pk
+
+def _walked(world, body: dict) -> dict:
+    """Each caller finds the test clock ready: the advance the last one asked for is walked
+    first, as the tick would."""
+    walk = test_clocks.walking(world.test_clock)
+    if walk is not None:
+        test_clocks.drive(walk)
+    return body
+
 
 DOORS = [
     Endpoint("home page", "get", "/", dict.fromkeys(ACTORS, 302)),
@@ -28,7 +38,9 @@ DOORS = [
                                 "frozen_time": "2027-01-01T00:00:00Z"}),
     Endpoint("test clock read", "get", "/api/test_clocks/{test_clock}", _as(200, 404)),
     Endpoint("test clock advance", "post", "/api/test_clocks/{test_clock}/advance",
-             _writes(200, 404), body=lambda w, n: {"to": f"2026-12-{2 + n:02d}T00:00:00Z"}),
+             _writes(202, 404), body=lambda w, n: _walked(w, {"to": f"2026-12-{2 + n:02d}"
+                                                                  "T00:00:00Z"})),
+    Endpoint("test clock trace", "get", "/api/test_clocks/{test_clock}/trace", _as(200, 404)),
     Endpoint("manifest load", "post", "/api/brands/{brand}/manifests", _writes(201, 404),
              body=lambda w, n: manifest()),
     Endpoint("manifest plan", "post", "/api/brands/{brand}/manifests/plan", _writes(200, 404),

@@ -1,17 +1,20 @@
-"""Test clocks over the API (SPEC S5): create, read, advance.
+"""Test clocks over the API (SPEC S5): create, read, advance (answered at once; the tick
+walks it), and the latest advance's trace.
 
 Every query is scoped to the brands the caller keeps (owner, staff); a clock of another
 brand answers 404, as if it did not exist.
 """
 
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping import test_clocks, trace
-from timekeeping.api.access import brand_for, kept
+from timekeeping.api.access import brand_for, kept, who
 from timekeeping.api.strict import StrictSerializer
 from timekeeping.instants import parse_instant
 from timekeeping.models import TestClock
@@ -50,28 +53,44 @@ class AdvanceIn(StrictSerializer):
     to = InstantField()
 
 
-class TraceRowOut(serializers.Serializer):
-    pass_no = serializers.IntegerField(source="row.pass_no")
-    timer = serializers.CharField(source="row.timer.id")
-    owed = InstantField(source="row.timer.owed")
-    fired = InstantField(source="row.fired", allow_null=True)
-    place = serializers.IntegerField(source="row.timer.place")
-    kind = serializers.CharField(source="row.timer.kind")
-    on = serializers.CharField(source="row.timer.owner_id")
-    what = serializers.CharField(source="row.what")
-    outcome = serializers.CharField(source="row.outcome")
-    armed = serializers.ListField(child=serializers.CharField())
-
-
-class AdvanceOut(serializers.Serializer):
-    test_clock = TestClockOut()
-    fired = serializers.IntegerField()
+class WalkOut(serializers.Serializer):
+    id = serializers.CharField()
+    state = serializers.CharField(help_text="walking, done or failed")
+    start = InstantField(help_text="The clock's time when the advance was asked for.")
+    to = InstantField(help_text="Where the walk ends.")
+    reached = InstantField(help_text="The last instant walked: the clock's time.")
+    share = serializers.FloatField(help_text="The part of the span walked, 0 to 1.")
+    fired = serializers.IntegerField(help_text="Timers fired so far.")
     armed = serializers.IntegerField()
+    held = serializers.IntegerField()
     failed = serializers.IntegerField()
+    dropped = serializers.IntegerField()
     passes = serializers.IntegerField()
+    schedule_runs = serializers.IntegerField()
     runaway = serializers.BooleanField()
-    trace = serializers.CharField(help_text="The trace, as `manage.py tick --trace` prints it.")
-    rows = TraceRowOut(many=True)
+    step_s = serializers.IntegerField(help_text="The least time between two of the walk's "
+                                                "ticks for schedules; 0: every due time.")
+    requested = InstantField()
+    finished = InstantField(allow_null=True)
+    by = serializers.CharField()
+    error = serializers.CharField()
+    trace = serializers.SerializerMethodField(help_text="Where its trace is read.")
+
+    def get_trace(self, walk) -> str:
+        return f"/api/test_clocks/{walk.test_clock_id}/trace"
+
+
+class TestClockWalkOut(TestClockOut):
+    walk = serializers.SerializerMethodField(help_text="Its latest advance (null before the "
+                                                       "first), with its progress.")
+
+    class Meta(TestClockOut.Meta):
+        fields = [*TestClockOut.Meta.fields, "walk"]
+
+    @extend_schema_field(WalkOut(allow_null=True))
+    def get_walk(self, test_clock):
+        walk = test_clocks.latest(test_clock)
+        return WalkOut(walk).data if walk is not None else None
 
 
 def kept_clock(request, clock_id: str) -> TestClock:
@@ -90,33 +109,53 @@ class TestClockList(APIView):
 
 
 class TestClockDetail(APIView):
-    @extend_schema(responses=TestClockOut)
+    @extend_schema(responses=TestClockWalkOut)
     def get(self, request, clock_id: str):
-        return Response(TestClockOut(kept_clock(request, clock_id)).data)
+        return Response(TestClockWalkOut(kept_clock(request, clock_id)).data)
+
+
+class AdvanceRefusedOut(serializers.Serializer):
+    test_clock = serializers.ListField(child=serializers.CharField())
+    walking_to = InstantField(required=False, help_text="The target of the advance under way.")
 
 
 class TestClockAdvance(APIView):
-    @extend_schema(request=AdvanceIn, responses=AdvanceOut)
+    @extend_schema(request=AdvanceIn, responses={202: TestClockWalkOut, 409: AdvanceRefusedOut})
     def post(self, request, clock_id: str):
+        """Ask for an advance: answered at once (202) with the clock `advancing`; the tick
+        walks it. Follow it with `GET /api/test_clocks/{id}`."""
         # An unknown clock and another brand's answer the same 404: a stranger learns
         # nothing of which ids exist.
         test_clock = kept_clock(request, clock_id)
         given = AdvanceIn(data=request.data)
         given.is_valid(raise_exception=True)
-        start = test_clock.frozen_time
         try:
-            ticked = test_clocks.advance(test_clock, to=given.validated_data["to"])
+            test_clocks.request(test_clock, to=given.validated_data["to"], by=who(request))
         except test_clocks.AdvanceRefused as refused:
-            code = (status.HTTP_409_CONFLICT if refused.field == "test_clock"
-                    else status.HTTP_400_BAD_REQUEST)
-            return Response({refused.field: [refused.message]}, status=code)
-        run = ticked.run
-        body = {
-            "test_clock": test_clock, "fired": run.fired, "armed": run.armed,
-            "failed": run.failed, "passes": run.passes, "runaway": run.runaway,
-            "trace": trace.render(ticked, label=test_clock.pk, start=start,
-                                  end=test_clock.frozen_time),
-            "rows": [{"row": row, "armed": [timer.id for timer in row.armed]}
-                     for row in ticked.rows],
-        }
-        return Response(AdvanceOut(body).data)
+            if refused.field != "test_clock":
+                return Response({refused.field: [refused.message]},
+                                status=status.HTTP_400_BAD_REQUEST)
+            body = {"test_clock": [refused.message]}
+            if refused.walking is not None:
+                body["walking_to"] = InstantField().to_representation(refused.walking.to)
+            return Response(body, status=status.HTTP_409_CONFLICT)
+        test_clock.refresh_from_db()
+        return Response(TestClockWalkOut(test_clock).data, status=status.HTTP_202_ACCEPTED)
+
+
+class TestClockTrace(APIView):
+    @extend_schema(responses={(200, "text/plain"): OpenApiTypes.STR},
+                   parameters=[OpenApiParameter("on", str, description=(
+                       "Comma-separated owner ids: only their timers, and what their "
+                       "firings armed."))])
+    def get(self, request, clock_id: str):
+        """The trace of the clock's latest advance, as `manage.py tick --trace` prints it,
+        so far while it walks; 404 before its first advance."""
+        test_clock = kept_clock(request, clock_id)
+        walk = test_clocks.latest(test_clock)
+        if walk is None:
+            raise NotFound(f"trace: test clock {clock_id!r} has not been advanced")
+        on = [part for part in request.query_params.get("on", "").split(",") if part][:100]
+        lines = trace.walk_lines(walk, on=on)
+        return StreamingHttpResponse((f"{line}\n" for line in lines),
+                                     content_type="text/plain; charset=utf-8")

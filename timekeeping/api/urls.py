@@ -24,6 +24,8 @@ urlpatterns = [
          name="test-clock"),
     path("test_clocks/<pid:clock_id>/advance", test_clocks.TestClockAdvance.as_view(),
          name="test-clock-advance"),
+    path("test_clocks/<pid:clock_id>/trace", test_clocks.TestClockTrace.as_view(),
+         name="test-clock-trace"),
     path("brands/<pid:brand_id>/manifests", reading_operations.Manifests.as_view(),
          name="manifests"),
     path("brands/<pid:brand_id>/manifests/plan", services.ManifestPlan.as_view(),

@@ -230,14 +230,29 @@ def _test_clock(brand: Brand, clock_id: str) -> TestClock:
     return found
 
 
-def _test_clock_page(request, brand: Brand, found: TestClock, form, *, traced: str = "",
-                     status: int = 200):
+TRACE_SHOWN = 200  # lines of a walk's trace on the page; the API serves it whole
+
+
+def _walk_view(walk) -> dict | None:
+    if walk is None:
+        return None
+    lines = list(trace.walk_lines(walk, limit=TRACE_SHOWN + 1))  # after a header and columns
+    return {"walk": walk, "percent": round(walk.share * 100),
+            "trace": "\n".join(lines[:TRACE_SHOWN + 2]), "cut": len(lines) > TRACE_SHOWN + 2}
+
+
+def _test_clock_page(request, brand: Brand, found: TestClock, form, *, status: int = 200):
     face = face_of(brand, clock.wall_now())
-    return render(request, "console/test_clock.html", {
+    walk = test_clocks.latest(found)
+    context = {
         "brand": brand, "face": face, "can_act": may(request, "manager"), "clock": found,
         "time": face.at(found.frozen_time),
         "subjects": found.subjects.filter(brand=brand).count(),
-        "form": form, "trace": traced}, status=status)
+        "form": form, "walk": _walk_view(walk),
+        "walk_to": face.at(walk.to) if walk is not None else None}
+    if request.htmx and request.GET.get("part") == "walk":
+        return render(request, "console/_walk.html", context)
+    return render(request, "console/test_clock.html", context, status=status)
 
 
 def _advance_form(brand: Brand, found: TestClock) -> forms.AdvanceForm:
@@ -248,6 +263,8 @@ def _advance_form(brand: Brand, found: TestClock) -> forms.AdvanceForm:
 
 @login_required
 def test_clock_page(request, brand_id: str, clock_id: str):
+    """The clock, and its latest advance: while it walks, how far it has come (the part
+    reloads itself with htmx; without JavaScript, reload the page), then its trace."""
     brand = brand_of(request, brand_id)
     found = _test_clock(brand, clock_id)
     return _test_clock_page(request, brand, found, _advance_form(brand, found))
@@ -256,21 +273,22 @@ def test_clock_page(request, brand_id: str, clock_id: str):
 @login_required
 @require_POST
 def test_clock_advance(request, brand_id: str, clock_id: str):
+    """Ask for an advance through the function `POST /api/test_clocks/{id}/advance` calls;
+    the tick walks it, and the page shows how far it has come."""
     brand = brand_of(request, brand_id, at_least="manager")
     found = _test_clock(brand, clock_id)
     form = forms.AdvanceForm(request.POST, zone=_zone(brand))
     if not form.is_valid():
         return _test_clock_page(request, brand, found, form, status=400)
-    start = found.frozen_time
     try:
-        ticked = test_clocks.advance(found, to=form.cleaned_data["to"])
+        walk = test_clocks.request(found, to=form.cleaned_data["to"], by=by(request))
     except test_clocks.AdvanceRefused as refused:
         form.add_error("to" if refused.field == "to" else None, refused.message)
         return _test_clock_page(request, brand, found, form,
                                 status=409 if refused.field == "test_clock" else 400)
-    # The trace is the answer: shown at once, as `advance` over the API returns it.
-    traced = trace.render(ticked, label=found.pk, start=start, end=found.frozen_time)
-    return _test_clock_page(request, brand, found, _advance_form(brand, found), traced=traced)
+    messages.success(request, f"Advancing {found.name} to "
+                              f"{walk.to:%Y-%m-%d %H:%M:%SZ}: the tick walks it.")
+    return redirect("console:test-clock", brand_id=brand.pk, clock_id=found.pk)
 
 
 # -- standby seasons (S20) --------------------------------------------------------------------

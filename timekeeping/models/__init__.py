@@ -1,4 +1,4 @@
-from timekeeping.models.brand import Brand, TestClock, brands_kept_by
+from timekeeping.models.brand import Brand, TestClock, Walk, WalkLine, brands_kept_by
 from timekeeping.models.fault import Fault
 from timekeeping.models.keys import ApiKey
 from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow, SetAside
@@ -17,6 +17,6 @@ __all__ = [
     "Deadline", "Delivery", "Fault", "Grant", "Heartbeat", "Invitation", "Job", "Manifest",
     "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
     "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",
-    "TickRun", "Timer",
+    "TickRun", "Timer", "Walk", "WalkLine",
     "brands_kept_by",
 ]

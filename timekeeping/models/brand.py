@@ -87,6 +87,91 @@ class TestClock(models.Model):
         return f"{self.name} ({self.id})"
 
 
+class Walk(models.Model):
+    """An advance of a test clock (S5): asked for at once, walked by the tick in slices.
+
+    Each instant walked commits with the walk's figures, so a walk killed midway resumes
+    from the last instant it finished, and its figures count every timer once. At most one
+    walk of a clock is walking at a time (a unique index).
+    """
+
+    class State(models.TextChoices):
+        WALKING = "walking", "walking"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    id = PublicIdField(prefix="wlk")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="walks")
+    test_clock = models.ForeignKey(TestClock, on_delete=models.CASCADE, related_name="walks")
+    start = models.DateTimeField(help_text="The clock's time when the advance was asked for.")
+    to = models.DateTimeField(help_text="Where the walk ends.")
+    reached = models.DateTimeField(help_text="The last instant walked to the end.")
+    step_s = models.PositiveIntegerField(
+        default=0, help_text="The least time between two ticks for schedules (0: every due "
+                             "time).")
+    last_tick = models.DateTimeField(null=True, blank=True)
+    synced = models.BooleanField(default=False, help_text="The brand's schedules are on it.")
+    state = models.CharField(max_length=20, choices=State.choices, default=State.WALKING)
+    by = models.CharField(max_length=200, blank=True, default="")
+    requested = models.DateTimeField(default=clock.wall_now, editable=False)
+    finished = models.DateTimeField(null=True, blank=True)
+    slices = models.PositiveIntegerField(default=0)
+    fired = models.PositiveIntegerField(default=0)
+    armed = models.PositiveIntegerField(default=0)
+    held = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    dropped = models.PositiveIntegerField(default=0)
+    passes = models.PositiveIntegerField(default=0)
+    schedule_runs = models.PositiveIntegerField(default=0)
+    line_count = models.PositiveIntegerField(default=0, help_text="Lines of its trace.")
+    runaway = models.BooleanField(default=False)
+    tries = models.PositiveSmallIntegerField(default=0, help_text="Slices in a row that "
+                                                                  "failed.")
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-requested"]
+        constraints = [
+            models.UniqueConstraint(fields=["test_clock"], condition=models.Q(state="walking"),
+                                    name="walk_one_at_a_time"),
+        ]
+        indexes = [
+            models.Index(fields=["requested"], condition=models.Q(state="walking"),
+                         name="walk_walking"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.test_clock_id} to {self.to:%Y-%m-%dT%H:%M:%SZ} ({self.state})"
+
+    @property
+    def share(self) -> float:
+        """The part of the walk's span behind it, 0 to 1."""
+        span = (self.to - self.start).total_seconds()
+        if self.state == self.State.DONE or span <= 0:
+            return 1.0
+        return min(1.0, max(0.0, (self.reached - self.start).total_seconds() / span))
+
+
+class WalkLine(models.Model):
+    """One firing of a walk's trace, rendered as `manage.py tick --trace` prints it, with
+    what `--on` needs to choose it (the timer's owner, what armed it, what it armed)."""
+
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+")
+    walk = models.ForeignKey(Walk, on_delete=models.CASCADE, related_name="lines")
+    seq = models.PositiveIntegerField()
+    timer = models.CharField(max_length=48)
+    owner = models.CharField(max_length=64)
+    armed_by = models.CharField(max_length=48, blank=True, default="")
+    armed = models.JSONField(default=list, blank=True)
+    outcome = models.CharField(max_length=20)
+    held = models.PositiveIntegerField(default=0)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["walk", "seq"]
+        constraints = [models.UniqueConstraint(fields=["walk", "seq"], name="walkline_seq")]
+
+
 def brands_kept_by(user):
     """The brands `user` works for (owner or member; superusers: all): the scope of every
     brand query in the API and the console."""

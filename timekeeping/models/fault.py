@@ -18,6 +18,7 @@ class Fault(models.Model):
         TIMERS = "timers", "timers"
         SCHEDULES = "schedules", "schedules"
         MOVES = "moves", "timed moves"
+        WALKS = "walks", "test clock walks"
         OUTBOX = "outbox", "outbox sweep"
         HOUSEKEEPING = "housekeeping", "housekeeping"
 

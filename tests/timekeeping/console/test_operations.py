@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from django.contrib.messages import get_messages
 
-from timekeeping import clock, keys
+from timekeeping import clock, keys, tick
 from timekeeping.models import ApiKey, Manifest, Schedule, ScheduleRun, SetAside, TestClock
 
 from .conftest import tax
@@ -142,13 +142,32 @@ def test_a_test_clock_is_made_at_a_time_read_in_the_brands_zone(desk):
     assert bad.status_code == 400 and "'soon' is not a time such as" in _text(bad)
 
 
-def test_advancing_a_test_clock_shows_the_trace(desk):
+def test_advancing_a_test_clock_shows_its_progress_then_its_trace(desk):
+    page = desk.url(f"test-clocks/{desk.test_clock.pk}/")
     answer = desk.clients["manager"].post(desk.url(f"test-clocks/{desk.test_clock.pk}/advance"),
                                           {"to": "2028-04-19T09:00"})
-    text = _text(answer)
-    assert answer.status_code == 200 and "The trace" in text
-    assert f"{desk.test_clock.pk} · 2028-04-10 14:00Z → 2028-04-19 13:00Z" in text
-    assert "2028-04-19 09:00 EDT" in text
+    assert answer.status_code == 302 and answer["Location"] == page
+    walking = _text(desk.clients["manager"].get(page))
+    assert "Advancing" in walking and "2028-04-19 09:00 EDT" in walking
+    assert "0% · reached 2028-04-10 14:00:00Z · 0 fired" in walking
+    assert "The trace" not in walking
+    # htmx asks for the walk's part alone, every 2 s while it walks.
+    part = desk.clients["viewer"].get(page + "?part=walk", HTTP_HX_REQUEST="true")
+    assert part.content.decode().lstrip().startswith('<section id="walk"')
+    assert 'hx-trigger="every 2s"' in part.content.decode()
+    busy = desk.clients["manager"].post(desk.url(f"test-clocks/{desk.test_clock.pk}/advance"),
+                                        {"to": "2028-05-01T09:00"})
+    assert busy.status_code == 409
+    assert "advancing to 2028-04-19T13:00:00Z already" in _text(busy)
+
+    with clock.fixed(datetime(2026, 12, 2, 9, tzinfo=UTC)):
+        tick.run_once()
+    done = _text(desk.clients["viewer"].get(page))
+    assert "The last advance" in done and "100% · reached 2028-04-19 13:00:00Z" in done
+    assert "The trace" in done
+    assert f"{desk.test_clock.pk} · 2028-04-10 14:00Z → 2028-04-19 13:00Z" in done
+    part = desk.clients["viewer"].get(page + "?part=walk", HTTP_HX_REQUEST="true")
+    assert "hx-trigger" not in part.content.decode()  # done: it stops asking
     back = desk.clients["manager"].post(desk.url(f"test-clocks/{desk.test_clock.pk}/advance"),
                                         {"to": "2028-04-01T09:00"})
     assert back.status_code == 400 and "a test clock only moves forward" in _text(back)

@@ -29,6 +29,8 @@ from timekeeping.models import (
     Subject,
     TestClock,
     Timer,
+    Walk,
+    WalkLine,
 )
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
@@ -95,6 +97,13 @@ def _operations(brand: Brand, start: int, count: int) -> None:
                                        created=NOW) for n in range(start, start + count // 10)])
     TestClock.objects.bulk_create([TestClock(brand=brand, name=f"t{n}", frozen_time=NOW)
                                    for n in range(start, start + count // 10)])
+    spring = TestClock.objects.get(brand=brand, name="spring")
+    walk = Walk.objects.filter(test_clock=spring).first() or Walk.objects.create(
+        brand=brand, test_clock=spring, start=NOW, to=NOW + timedelta(days=30),
+        reached=NOW + timedelta(days=30), state="done", finished=NOW)
+    WalkLine.objects.bulk_create([
+        WalkLine(brand=brand, walk=walk, seq=n, timer=f"tmr_{n}", owner="ord_1",
+                 outcome="fired", text=f"  1     line {n}") for n in range(start, start + count)])
     member = Member.objects.filter(brand=brand).first()
     Standby.objects.bulk_create([
         Standby(brand=brand, member=member, first=date(2027, 1, 1) + timedelta(days=7 * n),

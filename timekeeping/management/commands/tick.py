@@ -124,20 +124,34 @@ class Command(BaseCommand):
         try:
             if options["dry_run"]:
                 ticked = test_clocks.preview(test_clock, to=to)
-            else:
-                ticked = test_clocks.advance(test_clock, to=to, progress=progress)
+                if options["trace"]:
+                    self.stdout.write(trace.render(ticked, label=test_clock.pk, start=start,
+                                                   end=to, on=on))
+                    return
+                self._said(test_clock, start, to, ticked.run)
+                return
+            # Asked for like any advance, then walked here, slice by slice: killed, the tick
+            # takes it on where it stopped.
+            walk = test_clocks.request(test_clock, to=to, by="manage.py tick")
+            test_clocks.drive(walk, progress=progress)
         except test_clocks.AdvanceRefused as refused:
             raise CommandError(str(refused)) from None
+        except test_clocks.WalkFailed as failed:
+            raise CommandError(str(failed)) from None
         finally:
             progress.end()
+        walk.refresh_from_db()
         if options["trace"]:
-            self.stdout.write(trace.render(ticked, label=test_clock.pk, start=start, end=to,
-                                           on=on))
+            for line in trace.walk_lines(walk, on=on):
+                self.stdout.write(line)
         else:
-            run = ticked.run
-            self.stdout.write(f"{test_clock.pk} · {start:%Y-%m-%dT%H:%M:%SZ} → "
-                              f"{to:%Y-%m-%dT%H:%M:%SZ} · {run.fired} fired · {run.armed} armed"
-                              f" · {run.failed} failed · {run.passes} passes")
+            self._said(test_clock, start, to, walk)
+
+    def _said(self, test_clock, start, to, figures):
+        self.stdout.write(f"{test_clock.pk} · {start:%Y-%m-%dT%H:%M:%SZ} → "
+                          f"{to:%Y-%m-%dT%H:%M:%SZ} · {figures.fired} fired · "
+                          f"{figures.armed} armed · {figures.failed} failed · "
+                          f"{figures.passes} passes")
 
     @staticmethod
     def _instant(text):
