@@ -25,11 +25,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, router, transaction
+from django.db import DatabaseError, IntegrityError, connection, router, transaction
 from django.db.models import F
 
 from timekeeping import clock, leases, records, trace
@@ -102,8 +102,15 @@ def walking(test_clock: TestClock) -> Walk | None:
 
 
 def latest(test_clock: TestClock) -> Walk | None:
-    return Walk.objects.filter(brand_id=test_clock.brand_id, test_clock=test_clock).order_by(
+    """The clock's latest walk; while it walks, `reached` is the clock's time (the walk's
+    row is written when something fires, and at each slice's end)."""
+    walk = Walk.objects.filter(brand_id=test_clock.brand_id, test_clock=test_clock).order_by(
         "-requested", "-pk").first()
+    if walk is not None and walk.state == Walk.State.WALKING:
+        now = TestClock.objects.filter(pk=test_clock.pk).values_list(
+            "frozen_time", flat=True).first()
+        walk.reached = max(walk.reached, now or walk.reached)
+    return walk
 
 
 def request(test_clock: TestClock, *, to: datetime, by: str = "") -> Walk:
@@ -212,38 +219,39 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
     engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=deadline,
                     batch_size=batch_size)
     walked = Slice(walk=walk, ticked=ClockTick(run=engine.run))
+    if walk.last_tick is not None:
+        walk.last_tick = test_clock.frozen_time  # the last instant walked, killed or not
     try:
-        abandon_runs([test_clock.brand_id], test_clock=test_clock, now=now)
-        _end_lost_runs(test_clock, now=now)
-        engine.start(test_clock.frozen_time)
-        Walk.objects.filter(pk=walk.pk).update(slices=F("slices") + 1)
-        if not walk.synced:
-            # The brand's schedules run on this clock's time too: the walk's first tick is
-            # the first tick that sees them (J2).
-            schedules.sync(schedules.declared_for(test_clock.brand), brand=test_clock.brand,
-                           test_clock=test_clock, now=walk.start)
-            Walk.objects.filter(pk=walk.pk).update(synced=True)
-            walk.synced = True
-        walked.done = _walk(engine, walk, test_clock, holder, walked, progress, keep_rows)
-        if walked.done:
-            _set_time(test_clock, walk.to)
-        walked.ticked = engine.finish(test_clock.frozen_time)
-        walked.ticked.start = walk.start
-        if not keep_rows:
-            walked.ticked.rows = []
+        with _unhurried():
+            abandon_runs([test_clock.brand_id], test_clock=test_clock, now=now)
+            _end_lost_runs(test_clock, now=now)
+            engine.start(test_clock.frozen_time)
+            if not walk.synced:
+                # The brand's schedules run on this clock's time too: the walk's first tick
+                # is the first tick that sees them (J2).
+                schedules.sync(schedules.declared_for(test_clock.brand),
+                               brand=test_clock.brand, test_clock=test_clock, now=walk.start)
+                Walk.objects.filter(pk=walk.pk).update(synced=True)
+                walk.synced = True
+            walked.done = _walk(engine, walk, test_clock, holder, walked, progress, keep_rows)
+            if walked.done:
+                _set_time(test_clock, walk.to)
+            walked.ticked = engine.finish(test_clock.frozen_time)
+            walked.ticked.start = walk.start
+            if not keep_rows:
+                walked.ticked.rows = []
+            _close(walk, test_clock)
     except Exception as error:
         engine.fail(error)
         _failed(walk, test_clock, error, holder=holder, at_once=inline)
         raise
+    ended = {"state": Walk.State.DONE, "finished": clock.wall_now()} if walked.done else {}
+    Walk.objects.filter(pk=walk.pk).update(slices=F("slices") + 1, tries=0, error="", **ended)
     if walked.done:
-        finished = clock.wall_now()
-        Walk.objects.filter(pk=walk.pk).update(state=Walk.State.DONE, finished=finished,
-                                               reached=walk.to, tries=0, error="")
-        walk.state, walk.finished, walk.reached = Walk.State.DONE, finished, walk.to
+        walk.state, walk.finished = Walk.State.DONE, ended["finished"]
         leases.give_back(TestClock, test_clock.pk, holder=holder,
                          extra={"status": TestClock.Status.READY})
     else:
-        Walk.objects.filter(pk=walk.pk).update(tries=0)
         leases.give_back(TestClock, test_clock.pk, holder=holder)
     return walked
 
@@ -280,20 +288,25 @@ def _end_lost_runs(test_clock: TestClock, *, now: datetime) -> None:
 def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked: Slice,
           progress: Callable[[Progress], None] | None, keep_rows: bool) -> bool:
     """Walk instant by instant until nothing is owed by the target (True), or the slice's
-    time is up (False)."""
+    time is up (False). Each instant is one transaction: the clock's time, the firings, the
+    schedules' runs and the walk's figures commit together."""
     last: tuple[datetime, int] | None = None
     schedule_steps = 0  # runs and skips taken: each moves a schedule's due time on
-    rows = Schedule.objects.filter(test_clock=test_clock, active=True)
+    active = Schedule.objects.filter(test_clock=test_clock, active=True)
     step = timedelta(seconds=walk.step_s)
     to = walk.to
     while not engine.run.runaway:
         if time.monotonic() > engine.deadline:
             return False
-        due = rows.filter(next_due__lte=to).order_by("next_due").values_list(
-            "next_due", flat=True).first()
+        rows = list(active.all())  # read again: each run moves its due time
+        for row in rows:  # known here: spare each run two reads
+            row.brand, row.test_clock = test_clock.brand, test_clock
+        due = min((row.next_due for row in rows
+                   if row.next_due is not None and row.next_due <= to), default=None)
         if due is not None and walk.last_tick is not None:
             due = min(max(due, walk.last_tick + step), to)
-        owed = min((at for at in (engine.next_owed(to), due) if at is not None), default=None)
+        timer_owed = engine.next_owed(to)
+        owed = min((at for at in (timer_owed, due) if at is not None), default=None)
         if owed is None:
             return True
         instant = max(owed, test_clock.frozen_time)
@@ -304,26 +317,27 @@ def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked
         kept = len(engine.rows)
         with transaction.atomic():
             _set_time(test_clock, instant)
-            engine.fire_at(instant)
-            _note(walk, engine, engine.rows[kept:], instant)
+            if timer_owed is not None and timer_owed <= instant:
+                engine.fire_at(instant)
+            if engine.run.unfinished:
+                # The slice's time ran out inside this instant: what fired is kept, and the
+                # next slice walks the instant on, schedules and all.
+                _note(walk, engine, engine.rows[kept:], instant, ran=0)
+                return False
+            claims, skips = schedules.claim_due(rows, now=instant, holder=holder,
+                                                lease_until=instant + SCHEDULE_LEASE)
+            schedules.run_inline(claims, tick=instant)
+            schedule_steps += len(claims) + len(skips)
+            _note(walk, engine, engine.rows[kept:], instant, ran=len(claims))
         if not keep_rows:
             del engine.rows[:]
-        if engine.run.unfinished:
-            return False  # the slice's time ran out inside this instant: the next walks it on
-        claims, skips = schedules.claim_due(list(rows.all()), now=instant, holder=holder,
-                                            lease_until=instant + SCHEDULE_LEASE)
-        schedules.run_inline(claims, tick=instant)
-        schedule_steps += len(claims) + len(skips)
-        if claims or skips:
-            Walk.objects.filter(pk=walk.pk).update(
-                schedule_runs=F("schedule_runs") + len(claims))
         walked.instants += 1
         if progress is not None:
             progress(Progress(walk.start, to, instant, walk.fired))
     return True
 
 
-def _note(walk: Walk, engine: Engine, new_rows: list, instant: datetime) -> None:
+def _note(walk: Walk, engine: Engine, new_rows: list, instant: datetime, *, ran: int) -> None:
     """The instant's figures and trace lines, in the instant's own transaction."""
     if new_rows:
         first = walk.line_count
@@ -342,14 +356,50 @@ def _note(walk: Walk, engine: Engine, new_rows: list, instant: datetime) -> None
         "held": sum(trace.held_count(row) for row in new_rows),
     }
     counts["line_count"] = len(new_rows)
+    walk.schedule_runs += ran
     for name, n in counts.items():
         setattr(walk, name, getattr(walk, name) + n)
-    walk.passes = max(walk.passes, engine.run.passes)
-    walk.runaway = walk.runaway or engine.run.runaway
+    passes, runaway = max(walk.passes, engine.run.passes), walk.runaway or engine.run.runaway
+    first = walk.last_tick is None
     walk.reached = walk.last_tick = instant
+    if not first and passes == walk.passes and runaway == walk.runaway and not any(
+            counts.values()):
+        return  # the clock's time says how far it came; the slice's end writes it here too
+    walk.passes, walk.runaway = passes, runaway
     Walk.objects.filter(pk=walk.pk).update(
-        reached=instant, last_tick=instant, passes=walk.passes, runaway=walk.runaway,
+        reached=instant, last_tick=instant, passes=passes, runaway=runaway,
         **{name: F(name) + n for name, n in counts.items() if n})
+
+
+def _close(walk: Walk, test_clock: TestClock) -> None:
+    """The slice's end: where the walk has come, and its schedules' runs so far (counted,
+    so a killed slice's runs count too)."""
+    runs = ScheduleRun.objects.filter(schedule__test_clock=test_clock, by_hand=False,
+                                      tick__gt=walk.start, tick__lte=test_clock.frozen_time)
+    walk.schedule_runs = runs.exclude(outcome=ScheduleRun.Outcome.SKIPPED).count()
+    walk.reached = test_clock.frozen_time
+    Walk.objects.filter(pk=walk.pk).update(
+        reached=walk.reached, schedule_runs=walk.schedule_runs,
+        last_tick=walk.last_tick and test_clock.frozen_time)
+
+
+@contextmanager
+def _unhurried():
+    """A slice's commits do not wait for the disk (PostgreSQL): a test clock's walk, not a
+    real clock's. A crash of the database server may lose the last instants committed; each
+    is whole (its firings, their effects and the walk's figures) or absent, and the walk
+    walks it again."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO OFF")
+    try:
+        yield
+    finally:
+        if connection.connection is not None and not connection.needs_rollback:
+            with suppress(DatabaseError), connection.cursor() as cursor:
+                cursor.execute("RESET synchronous_commit")
 
 
 def _set_time(test_clock: TestClock, instant: datetime) -> None:

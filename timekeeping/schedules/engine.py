@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from django.db import connections
+from django.db import connection, connections, transaction
 from django.db.models import F, OuterRef, Q, Subquery
 
 from timekeeping import clock, leases
@@ -238,7 +239,10 @@ def perform(claim: Claim, *, tick: datetime) -> None:
         token = _context.set(RunContext(row.name, row.brand, row.test_clock, run.due, tick))
         # The run has its own connection (its thread's) and the clock fixed at the tick's
         # time. The action opens its own transactions: a sweep commits row by row (T3).
-        with clock.fixed(tick):
+        # Inside a test clock's instant (one transaction), a savepoint of its own, so a
+        # failing action undoes only itself.
+        inside = connection.in_atomic_block
+        with clock.fixed(tick), transaction.atomic() if inside else nullcontext():
             result = get_action(row.action)()
         _finish(run, ScheduleRun.Outcome.SUCCEEDED, items=result if isinstance(result, int)
                 and not isinstance(result, bool) else 0)
