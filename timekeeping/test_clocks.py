@@ -39,6 +39,7 @@ from timekeeping.tick import BATCH_SIZE, ClockTick, Engine, abandon_runs
 
 WALK_TICKS = 1440  # a walk ticks for schedules at most about this often (a day of minutes)
 SLICE = timedelta(seconds=10)  # the longest slice of one walk before the next walk's turn
+LEAST_SLICE = timedelta(milliseconds=50)  # the shortest
 LEASE_MARGIN = timedelta(minutes=1)
 INLINE_SLICE = timedelta(seconds=60)  # a slice of `advance` walked in this process
 SCHEDULE_LEASE = timedelta(hours=1)  # a schedule run's lease, in the test clock's time
@@ -203,10 +204,13 @@ class WalkFailed(Exception):
 
 def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BATCH_SIZE,
                progress: Callable[[Progress], None] | None = None, keep_rows: bool = False,
-               inline: bool = False) -> Slice | None:
+               inline: bool = False, record_failure: bool = True) -> Slice | None:
     """One slice of `walk`, until it ends or `deadline` (time.monotonic) passes. None when
-    another process holds the clock or the walk has ended."""
+    another process holds the clock or the walk has ended. A failure is recorded on the walk
+    (`_failed`) and raised; with `record_failure` false, the caller records it."""
     now = clock.wall_now()
+    # However short the time left, a slice walks a little: the walk always comes on.
+    deadline = max(deadline, time.monotonic() + LEAST_SLICE.total_seconds())
     left = timedelta(seconds=max(0.0, deadline - time.monotonic()))
     if not leases.take(TestClock, walk.test_clock_id, holder=holder, now=now,
                        until=now + left + LEASE_MARGIN):
@@ -243,21 +247,21 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
             _close(walk, test_clock)
     except Exception as error:
         engine.fail(error)
-        _failed(walk, test_clock, error, holder=holder, at_once=inline)
+        if record_failure:
+            _failed(walk, error, holder=holder, at_once=inline)
         raise
     ended = {"state": Walk.State.DONE, "finished": clock.wall_now()} if walked.done else {}
     Walk.objects.filter(pk=walk.pk).update(slices=F("slices") + 1, tries=0, error="", **ended)
     if walked.done:
         walk.state, walk.finished = Walk.State.DONE, ended["finished"]
-        leases.give_back(TestClock, test_clock.pk, holder=holder,
+        leases.give_back(TestClock, walk.test_clock_id, holder=holder,
                          extra={"status": TestClock.Status.READY})
     else:
         leases.give_back(TestClock, test_clock.pk, holder=holder)
     return walked
 
 
-def _failed(walk: Walk, test_clock: TestClock, error: Exception, *, holder: str,
-            at_once: bool) -> None:
+def _failed(walk: Walk, error: Exception, *, holder: str, at_once: bool) -> None:
     """A slice stopped on an error its batches could not isolate: tried again by the next
     slice, and failed for good after TRIES in a row (or at once, walked in a request)."""
     tries = walk.tries + 1
@@ -268,9 +272,11 @@ def _failed(walk: Walk, test_clock: TestClock, error: Exception, *, holder: str,
     try:
         with transaction.atomic():
             Walk.objects.filter(pk=walk.pk).update(**fields)
+            if ended:
+                TestClock.objects.filter(pk=walk.test_clock_id).update(
+                    status=TestClock.Status.INTERNAL_FAILURE)
     finally:
-        leases.give_back(TestClock, test_clock.pk, holder=holder,
-                         extra={"status": TestClock.Status.INTERNAL_FAILURE} if ended else None)
+        leases.give_back(TestClock, walk.test_clock_id, holder=holder)
 
 
 def _end_lost_runs(test_clock: TestClock, *, now: datetime) -> None:
@@ -424,16 +430,25 @@ def run_waiting(*, deadline: float, holder: str, batch_size: int = BATCH_SIZE,
             if time.monotonic() >= deadline:
                 break
             until = min(deadline, time.monotonic() + SLICE.total_seconds())
-            done, raised = None, True
+            done, raised = None, None
             with guard(walk) if guard is not None else nullcontext():
-                done = walk_slice(walk, holder=holder, deadline=until, batch_size=batch_size)
-                raised = False
+                try:
+                    done = walk_slice(walk, holder=holder, deadline=until,
+                                      batch_size=batch_size, record_failure=guard is None)
+                except Exception as error:
+                    raised = error
+                    raise
+            if raised is not None:
+                # Recorded once the guard has undone the slice's own writes.
+                _failed(walk, raised, holder=holder, at_once=False)
             if done is None:
                 held.add(walk.pk)  # another process walks it, or it failed: not this tick
-                if not raised and walk.state == Walk.State.WALKING:
+                if raised is None and walk.state == Walk.State.WALKING:
                     result.held.append(walk.pk)
                 continue
             result.slices.append(done)
+            if not done.done and not done.instants:
+                held.add(walk.pk)  # it could not come on (its first instant is too long)
     return result
 
 

@@ -58,6 +58,9 @@ def test_an_advance_answers_at_once_and_the_tick_walks_it_firing_each_timer_at_i
     ticked = tick.run_once(now=datetime(2026, 12, 2, 9, tzinfo=UTC))
     assert [done.done for done in ticked.walks.slices] == [True]
     assert "walked " + test_clock.pk in ticked.summary()
+    assert ticked.as_dict()["walks"] == [{
+        "test_clock": test_clock.pk, "to": "2028-03-02T00:00:00Z",
+        "reached": "2028-03-02T00:00:00Z", "instants": 1, "done": True, "fired": 1}]
 
     read = owner_client.get(f"/api/test_clocks/{test_clock.pk}").json()
     assert read["status"] == "ready" and read["frozen_time"] == "2028-03-02T00:00:00Z"
