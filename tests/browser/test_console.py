@@ -4,6 +4,7 @@ page. Every page visited is screenshotted and checked for the accessibility basi
 
 import json
 import re
+import time
 from datetime import timedelta
 
 import pytest
@@ -11,7 +12,8 @@ from playwright.sync_api import expect
 
 from tests.timekeeping.console.conftest import OPENED, tax
 from tests.world import manifest
-from timekeeping import clock, manifests, test_clocks
+from timekeeping import clock, manifests, test_clocks, tick
+from timekeeping.faults import Faults
 from timekeeping.models import Connection, Schedule, ScheduleRun, SetAside, Timer
 from timekeeping.moves.rows import Venue
 
@@ -188,7 +190,19 @@ def test_the_owner_reads_why_and_works_each_operations_page(page, live_server, o
     page.go_back()
     page.get_by_label(re.compile(r"^Advance to")).fill("2028-04-19T09:00")
     page.get_by_role("button", name="Advance and fire what is owed").click()
-    expect(page.get_by_role("heading", name="The trace")).to_be_visible()
+    # Asked for: the page shows the walk coming, and asks for its part again every 2 s.
+    walk = page.locator("#walk")
+    expect(walk.get_by_role("heading", name="Advancing")).to_be_visible()
+    expect(walk).to_contain_text("0% · reached 2028-04-10 14:00:00Z")
+    look("console-test-clock-advancing")
+    # The tick walks it (here, its walks phase); the page, asking again, shows the end and
+    # the trace.
+    tick.walk_test_clocks(Faults(clock.wall_now()), deadline=time.monotonic() + 60,
+                          holder="the browser test")
+    expect(page.get_by_role("heading", name="The trace of the last advance")).to_be_visible(
+        timeout=15_000)
+    expect(walk).to_contain_text("100% · reached 2028-04-19 13:00:00Z")
+    expect(walk).to_contain_text("2028-04-19 09:00 EDT")
     expect(page.locator("pre")).to_contain_text(
         f"{desk.test_clock.pk} · 2028-04-10 14:00Z → 2028-04-19 13:00Z")
     look("console-test-clock-advanced")

@@ -12,6 +12,7 @@ from django.db.models import OuterRef, Subquery
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
 from calendars.models import Postponement
 from timekeeping import clock, clocks, test_clocks, trace
@@ -236,6 +237,8 @@ TRACE_SHOWN = 200  # lines of a walk's trace on the page; the API serves it whol
 def _walk_view(walk) -> dict | None:
     if walk is None:
         return None
+    if walk.state == walk.State.WALKING:
+        return {"walk": walk, "percent": round(walk.share * 100), "trace": "", "cut": False}
     lines = list(trace.walk_lines(walk, limit=TRACE_SHOWN + 1))  # after a header and columns
     return {"walk": walk, "percent": round(walk.share * 100),
             "trace": "\n".join(lines[:TRACE_SHOWN + 2]), "cut": len(lines) > TRACE_SHOWN + 2}
@@ -251,6 +254,8 @@ def _test_clock_page(request, brand: Brand, found: TestClock, form, *, status: i
         "form": form, "walk": _walk_view(walk),
         "walk_to": face.at(walk.to) if walk is not None else None}
     if request.htmx and request.GET.get("part") == "walk":
+        if walk is None or walk.state != walk.State.WALKING:
+            return HttpResponseClientRefresh()  # it ended: the whole page, with its trace
         return render(request, "console/_walk.html", context)
     return render(request, "console/test_clock.html", context, status=status)
 
