@@ -4,9 +4,9 @@ An advance is a walk (`Walk`): asking for one (`request`) answers at once, with 
 `advancing`; the tick walks it (`run_waiting`, a phase of `manage.py tick` and of the demo's
 ticker) in slices. A slice takes the clock's lease, so two processes never walk one clock at
 once, and walks instant by instant: it sets the clock's time to the instant, fires what is
-owed there (so `late_by` is zero), runs the schedules due, and commits the instant together
-with the walk's figures and its trace lines. A killed slice loses at most the instant it was
-in, which the next slice walks again; a timer fires once whoever walks it (each batch locks
+owed there (so `late_by` is zero) in batches that each commit with their trace lines and the
+walk's figures, then runs the schedules due. A killed slice loses at most the batch it was
+in, which the next slice fires again; a timer fires once whoever walks it (each batch locks
 its timers and fires only those still armed).
 
 How a walk's ticks are spaced: it ticks at every instant a timer is owed, and for the
@@ -222,6 +222,7 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
         return None
     engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=deadline,
                     batch_size=batch_size)
+    engine.noted = lambda rows, pass_no: _note(walk, test_clock, rows, pass_no)
     walked = Slice(walk=walk, ticked=ClockTick(run=engine.run))
     if walk.last_tick is not None:
         walk.last_tick = test_clock.frozen_time  # the last instant walked, killed or not
@@ -244,6 +245,7 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
             walked.ticked.start = walk.start
             if not keep_rows:
                 walked.ticked.rows = []
+            walk.runaway = walk.runaway or engine.run.runaway
             _close(walk, test_clock)
     except Exception as error:
         engine.fail(error)
@@ -294,8 +296,9 @@ def _end_lost_runs(test_clock: TestClock, *, now: datetime) -> None:
 def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked: Slice,
           progress: Callable[[Progress], None] | None, keep_rows: bool) -> bool:
     """Walk instant by instant until nothing is owed by the target (True), or the slice's
-    time is up (False). Each instant is one transaction: the clock's time, the firings, the
-    schedules' runs and the walk's figures commit together."""
+    time is up (False). At each instant: the clock's time; the firings, batch by batch, each
+    committed with its trace lines and the walk's figures (`_note`, as the tick commits a
+    batch with its effects); then the schedules' runs, in one transaction."""
     last: tuple[datetime, int] | None = None
     schedule_steps = 0  # runs and skips taken: each moves a schedule's due time on
     active = Schedule.objects.filter(test_clock=test_clock, active=True)
@@ -320,21 +323,22 @@ def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked
         if last == (instant, moved):
             return True  # what is left at this instant is held by another process
         last = (instant, moved)
-        kept = len(engine.rows)
-        with transaction.atomic():
+        fires = timer_owed is not None and timer_owed <= instant
+        if fires:
+            # Its time first (a handler reads it), then the firings, each batch committed
+            # with its trace lines and the walk's figures (`_note`).
             _set_time(test_clock, instant)
-            if timer_owed is not None and timer_owed <= instant:
-                engine.fire_at(instant)
+            engine.fire_at(instant)
             if engine.run.unfinished:
-                # The slice's time ran out inside this instant: what fired is kept, and the
-                # next slice walks the instant on, schedules and all.
-                _note(walk, engine, engine.rows[kept:], instant, ran=0)
-                return False
+                return False  # the slice's time ran out inside this instant: the next goes on
+        with transaction.atomic():
+            if not fires:
+                _set_time(test_clock, instant)
             claims, skips = schedules.claim_due(rows, now=instant, holder=holder,
                                                 lease_until=instant + SCHEDULE_LEASE)
             schedules.run_inline(claims, tick=instant)
             schedule_steps += len(claims) + len(skips)
-            _note(walk, engine, engine.rows[kept:], instant, ran=len(claims))
+            _ticked(walk, instant)
         if not keep_rows:
             del engine.rows[:]
         walked.instants += 1
@@ -343,38 +347,42 @@ def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked
     return True
 
 
-def _note(walk: Walk, engine: Engine, new_rows: list, instant: datetime, *, ran: int) -> None:
-    """The instant's figures and trace lines, in the instant's own transaction."""
-    if new_rows:
-        first = walk.line_count
-        WalkLine.objects.bulk_create([
-            WalkLine(brand_id=walk.brand_id, walk=walk, seq=first + n, timer=row.timer.id,
-                     owner=row.timer.owner_id,
-                     armed_by=row.timer.armed_by or "", armed=[t.id for t in row.armed],
-                     outcome=row.outcome, held=trace.held_count(row),
-                     text="\n".join(trace.row_lines(row)))
-            for n, row in enumerate(new_rows)])
+def _note(walk: Walk, test_clock: TestClock, new_rows: list, pass_no: int) -> None:
+    """A batch's trace lines and the walk's figures, in the batch's own transaction."""
+    if not new_rows:
+        return
+    first = walk.line_count
+    WalkLine.objects.bulk_create([
+        WalkLine(brand_id=walk.brand_id, walk=walk, seq=first + n, timer=row.timer.id,
+                 owner=row.timer.owner_id,
+                 armed_by=row.timer.armed_by or "", armed=[t.id for t in row.armed],
+                 outcome=row.outcome, held=trace.held_count(row),
+                 text="\n".join(trace.row_lines(row)))
+        for n, row in enumerate(new_rows)])
     counts = {
         "fired": sum(1 for row in new_rows if row.outcome == "fired"),
         "failed": sum(1 for row in new_rows if row.outcome == "failed"),
         "dropped": sum(1 for row in new_rows if row.outcome == "dropped"),
         "armed": sum(len(row.armed) for row in new_rows),
         "held": sum(trace.held_count(row) for row in new_rows),
+        "line_count": len(new_rows),
     }
-    counts["line_count"] = len(new_rows)
-    walk.schedule_runs += ran
     for name, n in counts.items():
         setattr(walk, name, getattr(walk, name) + n)
-    passes, runaway = max(walk.passes, engine.run.passes), walk.runaway or engine.run.runaway
+    walk.passes = max(walk.passes, pass_no)
+    walk.reached = walk.last_tick = test_clock.frozen_time
+    Walk.objects.filter(pk=walk.pk).update(
+        reached=walk.reached, last_tick=walk.reached, passes=walk.passes,
+        **{name: F(name) + n for name, n in counts.items() if n})
+
+
+def _ticked(walk: Walk, instant: datetime) -> None:
+    """The walk ticked at `instant`: written at its first tick (so a resumed walk spaces its
+    ticks from the last); later, the clock's time says it, and the slice's end writes it."""
     first = walk.last_tick is None
     walk.reached = walk.last_tick = instant
-    if not first and passes == walk.passes and runaway == walk.runaway and not any(
-            counts.values()):
-        return  # the clock's time says how far it came; the slice's end writes it here too
-    walk.passes, walk.runaway = passes, runaway
-    Walk.objects.filter(pk=walk.pk).update(
-        reached=instant, last_tick=instant, passes=passes, runaway=runaway,
-        **{name: F(name) + n for name, n in counts.items() if n})
+    if first:
+        Walk.objects.filter(pk=walk.pk).update(reached=instant, last_tick=instant)
 
 
 def _close(walk: Walk, test_clock: TestClock) -> None:
@@ -385,7 +393,7 @@ def _close(walk: Walk, test_clock: TestClock) -> None:
     walk.schedule_runs = runs.exclude(outcome=ScheduleRun.Outcome.SKIPPED).count()
     walk.reached = test_clock.frozen_time
     Walk.objects.filter(pk=walk.pk).update(
-        reached=walk.reached, schedule_runs=walk.schedule_runs,
+        reached=walk.reached, schedule_runs=walk.schedule_runs, runaway=walk.runaway,
         last_tick=walk.last_tick and test_clock.frozen_time)
 
 

@@ -33,6 +33,7 @@ import json
 import time
 import traceback
 from bisect import bisect_left
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -249,6 +250,9 @@ class Engine:
         self.batch_size = batch_size
         self.failed_ids: set[str] = set()
         self.rows: list[TraceRow] = []
+        # Told each batch's trace rows inside the batch's transaction (a test clock's walk
+        # keeps its figures and trace there, so they commit with what fired).
+        self.noted: Callable[[list[TraceRow], int], None] | None = None
         self.late_by = Lateness()
         self.run = TickRun(brand=brand, test_clock=test_clock, holder=holder,
                            started=clock.wall_now())
@@ -333,6 +337,8 @@ class Engine:
                 for timer in timers:
                     batch.fire(timer)
                 batch.flush()
+                if self.noted is not None:
+                    self.noted(batch.rows, pass_no)
         except Exception:  # noqa: BLE001 - a handler's, or its writes': found and recorded below
             # A handler raised, or what it handed over could not be written (a record's data
             # that is not JSON, a delivery the database refuses): redo the batch one timer at
@@ -347,6 +353,7 @@ class Engine:
         recorded and the others fire."""
         with transaction.atomic():
             timers = self._select(instant, exclude)
+            first_row = len(self.rows)
             for timer in timers:
                 batch = self._firing(instant, pass_no)
                 try:
@@ -357,6 +364,8 @@ class Engine:
                     self._failed(timer, error, instant, pass_no)
                     continue
                 self._account(batch, armed_now)
+            if self.noted is not None:
+                self.noted(self.rows[first_row:], pass_no)
         return len(timers)
 
     def _account(self, batch: Firing, armed_now: set[str]) -> None:

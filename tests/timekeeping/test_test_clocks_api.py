@@ -73,6 +73,8 @@ def test_an_advance_answers_at_once_and_the_tick_walks_it_firing_each_timer_at_i
     assert lines[0] == (f"{test_clock.pk} · 2028-03-01 12:00Z → 2028-03-02 00:00Z · UTC · "
                         "1 fired · 0 armed · 0 held · 1 passes")
     assert lines[2].split()[:3] == ["1", "2028-03-01", "17:00Z"] and "ord_7" in lines[2]
+    on_it = owner_client.get(f"/api/test_clocks/{test_clock.pk}/trace?on=ord_7")
+    assert b"".join(on_it.streaming_content).decode().splitlines() == lines
     on_other = owner_client.get(f"/api/test_clocks/{test_clock.pk}/trace?on=ord_8")
     assert b"".join(on_other.streaming_content).decode().splitlines()[0].endswith(
         "0 fired · 0 armed · 0 held · 1 passes")

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import manifests, test_clocks
+from timekeeping import manifests, test_clocks, tick
 from timekeeping.models import Brand, Record, ScheduleRun, TestClock, TickRun, Timer, Walk
 
 pytestmark = [needs_postgres, pytest.mark.django_db(transaction=True)]
@@ -19,8 +19,10 @@ T0 = datetime(2027, 1, 20, 14, tzinfo=UTC)
 TIMERS = 1200  # one a minute, each at its own instant
 
 
-def test_a_walk_killed_midway_is_taken_on_where_it_stopped_and_nothing_fires_twice():
-    brand = Brand.objects.create(name="Walked", slug="walked")
+def a_clock_with_timers(slug: str, count: int) -> TestClock:
+    """A brand with a one-minute schedule, and a test clock with `count` timers, one a
+    minute, each at its own instant."""
+    brand = Brand.objects.create(name=slug, slug=slug)
     manifests.load(brand, {"schedules": {"demo": {"heartbeat": {"every": "1m",
                                                                 "run": "heartbeat"}}}})
     test_clock = TestClock.objects.create(brand=brand, name="killed", frozen_time=T0)
@@ -29,17 +31,33 @@ def test_a_walk_killed_midway_is_taken_on_where_it_stopped_and_nothing_fires_twi
               owed=T0 + timedelta(minutes=n, seconds=30), owner_opened=T0,
               owner_id=f"ord_{n}", payload={"operation": "timekeeping.note",
                                             "input": {"n": n}, "overdue_s": None})
-        for n in range(TIMERS)])
+        for n in range(count)])
+    return test_clock
+
+
+def kill_when_fired(victim, test_clock: TestClock, fired: int) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and Record.objects.filter(
+            kind="timer.fired", test_clock=test_clock).count() < fired:
+        time.sleep(0.01)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+
+
+def fired_once_each(test_clock: TestClock, count: int) -> None:
+    fired = Counter(Record.objects.filter(kind="timer.fired", test_clock=test_clock)
+                    .values_list("timer", flat=True))
+    assert len(fired) == count and set(fired.values()) == {1}
+    assert not Timer.objects.filter(test_clock=test_clock).exclude(state="fired").exists()
+
+
+def test_a_walk_killed_midway_is_taken_on_where_it_stopped_and_nothing_fires_twice():
+    test_clock = a_clock_with_timers("walked", TIMERS)
     to = T0 + timedelta(hours=22)
     walk = test_clocks.request(test_clock, to=to, by="a test")
 
     victim = start_manage("tick")
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and Record.objects.filter(
-            kind="timer.fired", test_clock=test_clock).count() < 150:
-        time.sleep(0.01)
-    victim.send_signal(signal.SIGKILL)
-    victim.wait()
+    kill_when_fired(victim, test_clock, 150)
     walk.refresh_from_db()
     fired_when_killed = Record.objects.filter(kind="timer.fired", test_clock=test_clock).count()
     assert walk.state == "walking" and 0 < fired_when_killed < TIMERS, "not caught midway"
@@ -56,14 +74,11 @@ def test_a_walk_killed_midway_is_taken_on_where_it_stopped_and_nothing_fires_twi
     assert (walk.state, walk.fired, walk.failed, walk.error) == ("done", TIMERS, 0, "")
     assert (test_clock.frozen_time, test_clock.status, test_clock.lease_holder) == (
         to, "ready", "")
-    fired = Counter(Record.objects.filter(kind="timer.fired", test_clock=test_clock)
-                    .values_list("timer", flat=True))
-    assert len(fired) == TIMERS and set(fired.values()) == {1}
-    assert not Timer.objects.filter(test_clock=test_clock).exclude(state="fired").exists()
+    fired_once_each(test_clock, TIMERS)
     assert all(late == timedelta(0) for late in Timer.objects.filter(
         test_clock=test_clock).values_list("late_by", flat=True))
     notes = Counter(Record.objects.filter(kind="note", test_clock=test_clock)
-                    .values_list("data__n", flat=True))
+                    .values_list("data__input__n", flat=True))
     assert len(notes) == TIMERS and set(notes.values()) == {1}
     # The schedule ran once a minute (a walk of a day or less ticks at every due time), and
     # never twice at one instant, though a run may have been lost with the killed slice.
@@ -80,3 +95,19 @@ def test_a_walk_killed_midway_is_taken_on_where_it_stopped_and_nothing_fires_twi
     for earlier, later in zip(slices[1:], slices[2:], strict=False):
         assert earlier.finished <= later.started
     assert Walk.objects.get(pk=walk.pk).slices == len(slices) - 1
+
+
+def test_an_advance_from_the_command_killed_midway_is_finished_by_the_tick():
+    test_clock = a_clock_with_timers("commanded", 600)
+    to = T0 + timedelta(hours=11)
+    victim = start_manage("tick", "--test-clock", test_clock.pk, "--to", "2027-01-21T01:00Z")
+    kill_when_fired(victim, test_clock, 100)
+    walk = Walk.objects.get(test_clock=test_clock)
+    assert (walk.state, walk.by, walk.to) == ("walking", "manage.py tick", to)
+    assert 0 < walk.fired < 600
+    done = tick.run_once()
+    assert [slice_.done for slice_ in done.walks.slices] == [True]
+    walk.refresh_from_db()
+    assert (walk.state, walk.fired) == ("done", 600)
+    fired_once_each(test_clock, 600)
+    assert TestClock.objects.get(pk=test_clock.pk).frozen_time == to

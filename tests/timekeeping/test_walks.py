@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from timekeeping import delays, manifests, test_clocks, tick
+from timekeeping import delays, loop, manifests, test_clocks, tick
 from timekeeping.faults import Faults
 from timekeeping.models import Record, ScheduleRun, TestClock, Timer
 
@@ -156,3 +156,19 @@ def test_a_walk_that_keeps_failing_fails_after_three_slices_and_the_clock_says_s
     again = test_clocks.request(beating, to=T0 + timedelta(hours=1))
     test_clocks.drive(again)
     assert TestClock.objects.get(pk=beating.pk).status == "ready"
+
+
+def test_between_ticks_the_loop_walks_an_advance_asked_for_at_once(brand, test_clock,
+                                                                   monkeypatch):
+    # The loop lets go of its connection after each look; the test's transaction holds it.
+    monkeypatch.setattr(loop, "close_old_connections", lambda: None)
+    timer_id = delays.delay("timekeeping.note", {}, brand=brand, test_clock=test_clock,
+                            at=test_clock.frozen_time + timedelta(hours=2))
+    said: list[str] = []
+    loop.walk_between(deadline=time.monotonic() + 30, write=said.append)
+    assert said == []  # nothing asked for: not a word
+    test_clocks.request(test_clock, to=test_clock.frozen_time + timedelta(hours=3))
+    loop.walk_between(deadline=time.monotonic() + 30, write=said.append)
+    assert said == [f"walks between ticks · walked {test_clock.pk} to 2028-03-01 15:00:00Z "
+                    "(done, 1 fired)"]
+    assert Timer.objects.get(pk=timer_id).state == "fired"

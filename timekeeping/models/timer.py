@@ -73,6 +73,10 @@ class Timer(models.Model):
             ),
         ]
         indexes = [
+            # A key's timers in any state: arming asks whether its key has rung already (a
+            # fired timer for that instant, S3). Without it each arm read the brand's whole
+            # history of timers, and ordering a job got slower with every timer ever fired.
+            models.Index(fields=["brand", "key"], name="timer_key"),
             # "Armed timers of this clock owed by T", already in tie order. A fired timer
             # leaves these partial indexes, so they stay the size of what is still owed.
             models.Index(
