@@ -177,7 +177,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "ENUM_NAME_OVERRIDES": {"JobStateEnum": "timekeeping.models.service.Job.State",
-                            "TimerStateEnum": "timekeeping.models.timer.Timer.State"},
+                            "TimerStateEnum": "timekeeping.models.timer.Timer.State",
+                            "TestClockStatusEnum": "timekeeping.models.brand.TestClock.Status"},
 }
 
 # Secure defaults whenever DEBUG is off. Each can be turned off on its own, for a

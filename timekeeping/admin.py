@@ -39,6 +39,7 @@ from timekeeping.models import (
     TestClock,
     TickRun,
     Timer,
+    Walk,
 )
 from timekeeping.moves import operate as moves_operate
 from timekeeping.schedules import operate
@@ -119,6 +120,19 @@ class TestClockAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False  # its timers, records and subjects would go with it
+
+
+@admin.register(Walk)
+class WalkAdmin(ReadOnlyAdmin):
+    """Test clocks' advances, as the tick walks them; the trace is at
+    /api/test_clocks/<id>/trace."""
+
+    list_display = ["test_clock", "state", "start", "to", "reached", "fired", "failed",
+                    "slices", "requested", "by"]
+    list_filter = ["state", "brand"]
+    list_select_related = ["test_clock"]
+    search_fields = ["id", "test_clock__id"]
+    exclude = ["brand"]
 
 
 @admin.register(Record)

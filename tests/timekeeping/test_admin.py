@@ -8,7 +8,7 @@ from django.forms.models import model_to_dict
 
 from calendars.models import Postponement
 from money.models import Account, Hold, Posting
-from timekeeping import clock, clocks, manifests, outbox
+from timekeeping import clock, clocks, manifests, outbox, test_clocks
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import (
     Clock,
@@ -131,6 +131,7 @@ def world(brand):
                                                         table="orders", row=1, kind="create",
                                                         who="api", at=T),
         "timekeeping/job": job,
+        "timekeeping/walk": test_clocks.request(test_clock, to=T + timedelta(days=1)),
         "timekeeping/clock": Clock.objects.filter(job=job).first(),
         "calendars/postponement": postponement,
         "money/posting": Posting.objects.create(brand=brand, kind="charge",
@@ -144,7 +145,7 @@ def world(brand):
 PRODUCT_OWNED = ["timekeeping/timer", "timekeeping/record", "timekeeping/delivery",
                  "timekeeping/tickrun", "timekeeping/schedule", "timekeeping/schedulerun",
                  "timekeeping/rowaudit", "timekeeping/job", "timekeeping/clock",
-                 "calendars/postponement", "money/posting", "money/hold"]
+                 "calendars/postponement", "money/posting", "money/hold", "timekeeping/walk"]
 
 
 # A postponement is added in the admin (through the clocks), then never changed there.
