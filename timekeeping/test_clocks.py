@@ -103,14 +103,12 @@ def walking(test_clock: TestClock) -> Walk | None:
 
 
 def latest(test_clock: TestClock) -> Walk | None:
-    """The clock's latest walk; while it walks, `reached` is the clock's time (the walk's
-    row is written when something fires, and at each slice's end)."""
+    """The clock's latest walk; while it walks, `reached` is the clock's time as the caller
+    read it (the walk's row is written when something fires, and at each slice's end)."""
     walk = Walk.objects.filter(brand_id=test_clock.brand_id, test_clock=test_clock).order_by(
         "-requested", "-pk").first()
     if walk is not None and walk.state == Walk.State.WALKING:
-        now = TestClock.objects.filter(pk=test_clock.pk).values_list(
-            "frozen_time", flat=True).first()
-        walk.reached = max(walk.reached, now or walk.reached)
+        walk.reached = max(walk.reached, test_clock.frozen_time)
     return walk
 
 
