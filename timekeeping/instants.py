@@ -72,3 +72,12 @@ def parse_instant(text: object, *, field: str) -> datetime:
 def z(instant: datetime) -> str:
     """An instant as logs and machine answers write it: UTC, whole seconds, with Z."""
     return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def share(start: datetime, to: datetime, reached: datetime) -> float:
+    """The part of the span from `start` to `to` behind `reached`, 0 to 1 (an empty span is
+    all behind)."""
+    span = (to - start).total_seconds()
+    if span <= 0:
+        return 1.0
+    return min(1.0, max(0.0, (reached - start).total_seconds() / span))

@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from django.db import DatabaseError, IntegrityError, connection, router, transaction
 from django.db.models import F
 
-from timekeeping import clock, leases, records, trace
+from timekeeping import clock, instants, leases, records, trace
 from timekeeping.models import Schedule, ScheduleRun, TestClock, TickRun, Walk, WalkLine
 from timekeeping.schedules import engine as schedules
 from timekeeping.tick import BATCH_SIZE, ClockTick, Engine, abandon_runs
@@ -69,8 +69,7 @@ class Progress:
     @property
     def share(self) -> float:
         """The part of the walk's span behind it, 0 to 1."""
-        span = (self.to - self.start).total_seconds()
-        return 1.0 if span <= 0 else min(1.0, (self.reached - self.start).total_seconds() / span)
+        return instants.share(self.start, self.to, self.reached)
 
 
 @dataclass

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from calendars import rules
-from timekeeping import clock
+from timekeeping import clock, instants
 from timekeeping.public_ids import PublicIdField
 
 
@@ -146,10 +146,9 @@ class Walk(models.Model):
     @property
     def share(self) -> float:
         """The part of the walk's span behind it, 0 to 1."""
-        span = (self.to - self.start).total_seconds()
-        if self.state == self.State.DONE or span <= 0:
+        if self.state == self.State.DONE:
             return 1.0
-        return min(1.0, max(0.0, (self.reached - self.start).total_seconds() / span))
+        return instants.share(self.start, self.to, self.reached)
 
 
 class WalkLine(models.Model):
