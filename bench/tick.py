@@ -26,7 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -91,38 +91,50 @@ def setup_django(url: str) -> None:
 
 def fill(total: int, owed_now: int) -> list[str]:
     """COPY `total` timers into the scratch database: `owed_now` owed, the rest over a year."""
-    from django.db import connection
-
     from timekeeping.models import Brand
-    from timekeeping.public_ids import new_id
 
     brands = [Brand.objects.create(name=f"Bench {n}", slug=f"bench-{n}").pk
               for n in range(BRANDS)]
-    payload = json.dumps({"operation": "timekeeping.noop", "input": {}, "overdue_s": None})
     year = 365 * 86400
-    buffer = io.StringIO()
-    for n in range(total):
-        brand = brands[n % BRANDS]
-        if n < owed_now:
-            owed = NOW - timedelta(seconds=(n * 7919) % 86400 + 1)
-        else:
-            owed = NOW + timedelta(seconds=1 + (n * 104729) % year)
-        buffer.write(
-            f"{new_id('tmr')}\t{brand}\tk{n:08d}\tdelay\t5\t{owed.isoformat()}\tarmed\t\t"
-            f"{brand}\t{owed.isoformat()}\t{payload}\t{NOW.isoformat()}\t\t\t\t0\t\n"
-        )
-    buffer.seek(0)
+    copy_timers(
+        (brands[n % BRANDS],
+         NOW - timedelta(seconds=(n * 7919) % 86400 + 1) if n < owed_now
+         else NOW + timedelta(seconds=1 + (n * 104729) % year))
+        for n in range(total))
+    return brands
+
+
+def copy_timers(timers: Iterable[tuple[str, datetime]], *, test_clock: str | None = None,
+                first: int = 0) -> int:
+    """COPY armed no-op delays, (brand, owed) each, on the brands' real clocks or on
+    `test_clock`; their keys are numbered from `first`. Returns how many, after ANALYZE."""
+    from django.db import connection
+
+    from timekeeping.public_ids import new_id
+
+    payload = json.dumps({"operation": "timekeeping.noop", "input": {}, "overdue_s": None})
+    clock = test_clock or "\\N"
+    count = 0
     with connection.cursor() as cursor:
         raw = cursor.connection
         with raw.cursor().copy(
-            "COPY timekeeping_timer (id, brand_id, key, kind, place, owed, state, owner_type, "
-            "owner_id, owner_opened, payload, armed_at, bundle, armed_by, ended_by, attempts, "
-            "last_error) FROM STDIN"
+            "COPY timekeeping_timer (id, brand_id, test_clock_id, key, kind, place, owed, state, "
+            "owner_type, owner_id, owner_opened, payload, armed_at, bundle, armed_by, ended_by, "
+            "attempts, last_error) FROM STDIN"
         ) as copy:
-            while chunk := buffer.read(1 << 20):
-                copy.write(chunk)
+            buffer = io.StringIO()
+            for brand, owed in timers:
+                buffer.write(
+                    f"{new_id('tmr')}\t{brand}\t{clock}\tk{first + count:08d}\tdelay\t5\t"
+                    f"{owed.isoformat()}\tarmed\t\t{brand}\t{owed.isoformat()}\t{payload}\t"
+                    f"{NOW.isoformat()}\t\t\t\t0\t\n")
+                count += 1
+                if buffer.tell() > 1 << 20:
+                    copy.write(buffer.getvalue())
+                    buffer = io.StringIO()
+            copy.write(buffer.getvalue())
         cursor.execute("ANALYZE timekeeping_timer")
-    return brands
+    return count
 
 
 def reset_fired() -> None:

@@ -3,7 +3,11 @@
 Handlers run inside the batch's transaction. What they write through this module (records,
 deliveries) is buffered and written in bulk with the batch, so a batch of a thousand timers
 costs a handful of round trips. Timers they arm are inserted at once (arming must answer with
-the timer), and noted so the tick fires them in the next pass (SPEC S4: chains).
+the timer), and those owed by the batch's instant are noted so the tick fires them in the next
+pass (SPEC S4: chains).
+
+A batch is all the tick holds of its firings (issue 16): its trace rows are made only when a
+trace is asked for (`traced`), and handed on when the batch is written.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ class TraceRow:
 class Firing:
     def __init__(
         self, *, brand: Brand, test_clock: TestClock | None, instant: datetime, run: TickRun,
-        pass_no: int, first_seq: int,
+        pass_no: int, first_seq: int, traced: bool = False,
     ):
         self.brand = brand
         self.test_clock = test_clock
@@ -66,12 +70,13 @@ class Firing:
         self.run = run
         self.pass_no = pass_no
         self.seq = first_seq
+        self.traced = traced
         self.records: list[records.Entry] = []
         self.deliveries: list[Delivery] = []
         self.fired: list[Timer] = []
         self.dropped: list[tuple[Timer, str]] = []
-        self.armed_ids: set[str] = set()
-        self.rows: list[TraceRow] = []
+        self.owed_now: set[str] = set()  # armed by this batch and owed by its instant
+        self.rows: list[TraceRow] = []  # only when traced
         self.armed_log: list[Timer] = []  # listed under the firing that armed them
         self.held_log: list[tuple[Timer, str]] = []  # held by a firing, listed under it
         self.holding: list[tuple[Timer, str]] = []  # fired timers that were held instead
@@ -81,25 +86,26 @@ class Firing:
 
     def fire(self, timer: Timer) -> None:
         """Run the timer's handler; on success the timer is fired and a record written."""
-        row = TraceRow(self.pass_no, timer, self.instant, what="")
         self.current = timer
         token = _current.set(self)
         try:
-            row.what = kinds.get(timer.kind).fire(timer, self) or ""
+            what = kinds.get(timer.kind).fire(timer, self) or ""
         except (Drop, Hold) as stopped:  # not fired: dropped for good, or held until released
             outcome, kept = (("dropped", self.dropped) if isinstance(stopped, Drop)
                              else ("held", self.holding))
-            row.outcome, row.what = outcome, str(stopped)
             kept.append((timer, str(stopped)))
             self.record(f"timer.{outcome}", timer=timer.id, data={"why": str(stopped)})
-            self.rows.append(row)
+            if self.traced:
+                self.rows.append(TraceRow(self.pass_no, timer, self.instant, what=str(stopped),
+                                          outcome=outcome))
             return
         finally:
             _current.reset(token)
             self.current = None
         self.seq += 1
         self.fired.append(timer)
-        self.rows.append(row)
+        if self.traced:
+            self.rows.append(TraceRow(self.pass_no, timer, self.instant, what=what))
         self.record(
             "timer.fired",
             timer=timer.id,
@@ -108,7 +114,7 @@ class Firing:
                 "owed": timer.owed.isoformat(),
                 "late_by_s": (self.instant - timer.owed).total_seconds(),
                 "owner": timer.owner_id, "pass": self.pass_no, "run": self.run.id,
-                "seq": self.seq, "what": row.what,
+                "seq": self.seq, "what": what,
             },
         )
 
@@ -123,7 +129,8 @@ class Firing:
         self.deliveries.append(delivery)
 
     def note_armed(self, timer: Timer) -> None:
-        self.armed_ids.add(timer.id)
+        if timer.owed <= self.instant:  # the next pass's; a later one is a later tick's
+            self.owed_now.add(timer.id)
         self.armed_log.append(timer)
 
     def note_held(self, timer: Timer, why: str) -> None:
@@ -134,6 +141,8 @@ class Firing:
     # -- writing the batch -------------------------------------------------------------------
 
     def attach_armed(self) -> None:
+        if not self.traced:
+            return
         by_parent: dict[str, list[Timer]] = {}
         for timer in self.armed_log:
             by_parent.setdefault(timer.armed_by, []).append(timer)

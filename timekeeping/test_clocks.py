@@ -18,13 +18,17 @@ is due by then. So a year of a one-minute schedule is about 1,440 ticks, not 525
 
 `advance` asks and walks in this process to the end: for the tick command, the demo's
 set-up and tests.
+
+A walk of years holds one batch at a time (issue 16): its trace goes to the database with
+each batch (`WalkLine`), and a caller who wants the rows too is handed them batch by batch
+(`trace`); nothing of a walk's firings is gathered in memory.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -35,7 +39,7 @@ from django.db.models import F
 from timekeeping import clock, instants, leases, records, trace
 from timekeeping.models import Schedule, ScheduleRun, TestClock, TickRun, Walk, WalkLine
 from timekeeping.schedules import engine as schedules
-from timekeeping.tick import BATCH_SIZE, ClockTick, Engine, abandon_runs
+from timekeeping.tick import BATCH_SIZE, ClockTick, Engine, Sample, Tracer, abandon_runs
 
 WALK_TICKS = 1440  # a walk ticks for schedules at most about this often (a day of minutes)
 SLICE = timedelta(seconds=10)  # the longest slice of one walk before the next walk's turn
@@ -86,7 +90,7 @@ class Slice:
 class WalksResult:
     """The walks phase of a tick: each slice walked, and the walks another process held."""
 
-    slices: list[Slice] = field(default_factory=list)
+    slices: Sample[Slice] = field(default_factory=Sample)
     held: list[str] = field(default_factory=list)
 
 
@@ -147,33 +151,32 @@ def _already(walk: Walk | None) -> AdvanceRefused:
 
 
 def advance(test_clock: TestClock, *, to: datetime, batch_size: int = BATCH_SIZE,
-            progress: Callable[[Progress], None] | None = None, by: str = "") -> ClockTick:
+            progress: Callable[[Progress], None] | None = None, by: str = "",
+            trace: Tracer | None = None) -> ClockTick:
     """Ask for an advance and walk it here to the end, firing every owed timer at its own
-    instant; the trace's rows are kept in memory too, for the caller."""
+    instant. With `trace`, each batch's trace rows are handed to it as they are made."""
     walk = request(test_clock, to=to, by=by)
-    done = drive(walk, batch_size=batch_size, progress=progress, keep_rows=True)
+    done = drive(walk, batch_size=batch_size, progress=progress, trace=trace)
     test_clock.refresh_from_db()
     return done
 
 
 def drive(walk: Walk, *, batch_size: int = BATCH_SIZE,
           progress: Callable[[Progress], None] | None = None,
-          keep_rows: bool = False) -> ClockTick:
+          trace: Tracer | None = None) -> ClockTick:
     """Walk `walk` in this process until it ends, slice after slice. While another process
     holds it, wait for that one (its progress is heard as it goes). A failure is raised."""
     holder = leases.holder_name()
     heard = progress or (lambda _: None)
-    rows, runs = [], []
+    run, slices = None, 0
     while True:
         # Bounded slices, so a process killed here leaves a lease that soon runs out.
         done = walk_slice(walk, holder=holder,
                           deadline=time.monotonic() + INLINE_SLICE.total_seconds(),
-                          batch_size=batch_size,
-                          progress=heard, keep_rows=keep_rows, inline=True)
+                          batch_size=batch_size, progress=heard, trace=trace, inline=True)
         walk.refresh_from_db()
         if done is not None:
-            rows += done.ticked.rows
-            runs.append(done.ticked.run)
+            run, slices = done.ticked.run, slices + 1
         if walk.state != Walk.State.WALKING:
             break
         if done is None:
@@ -182,14 +185,13 @@ def drive(walk: Walk, *, batch_size: int = BATCH_SIZE,
     if walk.state == Walk.State.FAILED:
         raise WalkFailed(walk)
     heard(Progress(walk.start, walk.to, walk.to, walk.fired))
-    run = runs[-1] if runs else None
-    if run is None or len(runs) > 1:
+    if run is None or slices > 1:
         # Walked (at least partly) by another process: the figures are the walk's own.
         run = TickRun(brand_id=walk.brand_id, test_clock_id=walk.test_clock_id,
                       instant=walk.to, fired=walk.fired, armed=walk.armed, held=walk.held,
                       failed=walk.failed, dropped=walk.dropped, passes=walk.passes,
                       runaway=walk.runaway)
-    return ClockTick(run=run, rows=rows, start=walk.start)
+    return ClockTick(run=run, start=walk.start)
 
 
 class WalkFailed(Exception):
@@ -200,7 +202,7 @@ class WalkFailed(Exception):
 
 
 def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BATCH_SIZE,
-               progress: Callable[[Progress], None] | None = None, keep_rows: bool = False,
+               progress: Callable[[Progress], None] | None = None, trace: Tracer | None = None,
                inline: bool = False, record_failure: bool = True) -> Slice | None:
     """One slice of `walk`, until it ends or `deadline` (time.monotonic) passes. None when
     another process holds the clock or the walk has ended. A failure is recorded on the walk
@@ -217,9 +219,13 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
     if walk.state != Walk.State.WALKING:
         leases.give_back(TestClock, test_clock.pk, holder=holder)
         return None
+    def noted(run: TickRun, rows: list) -> None:
+        _note(walk, test_clock, rows)
+        if trace is not None:
+            trace(run, rows)
+
     engine = Engine(test_clock.brand, test_clock, holder=holder, deadline=deadline,
-                    batch_size=batch_size)
-    engine.noted = lambda rows, pass_no: _note(walk, test_clock, rows, pass_no)
+                    batch_size=batch_size, trace=noted)
     walked = Slice(walk=walk, ticked=ClockTick(run=engine.run))
     if walk.last_tick is not None:
         walk.last_tick = test_clock.frozen_time  # the last instant walked, killed or not
@@ -235,13 +241,15 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
                                brand=test_clock.brand, test_clock=test_clock, now=walk.start)
                 Walk.objects.filter(pk=walk.pk).update(synced=True)
                 walk.synced = True
-            walked.done = _walk(engine, walk, test_clock, holder, walked, progress, keep_rows)
+            # However long the slice's set-up took, its walk has its least time: the walk
+            # always comes on, on a busy machine too.
+            engine.deadline = max(engine.deadline,
+                                  time.monotonic() + LEAST_SLICE.total_seconds())
+            walked.done = _walk(engine, walk, test_clock, holder, walked, progress)
             if walked.done:
                 _set_time(test_clock, walk.to)
             walked.ticked = engine.finish(test_clock.frozen_time)
             walked.ticked.start = walk.start
-            if not keep_rows:
-                walked.ticked.rows = []
             walk.runaway = walk.runaway or engine.run.runaway
             _close(walk, test_clock)
     except Exception as error:
@@ -291,7 +299,7 @@ def _end_lost_runs(test_clock: TestClock, *, now: datetime) -> None:
 
 
 def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked: Slice,
-          progress: Callable[[Progress], None] | None, keep_rows: bool) -> bool:
+          progress: Callable[[Progress], None] | None) -> bool:
     """Walk instant by instant until nothing is owed by the target (True), or the slice's
     time is up (False). At each instant: the clock's time; the firings, batch by batch, each
     committed with its trace lines and the walk's figures (`_note`, as the tick commits a
@@ -302,7 +310,7 @@ def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked
     step = timedelta(seconds=walk.step_s)
     to = walk.to
     while not engine.run.runaway:
-        if time.monotonic() > engine.deadline:
+        if walked.instants and time.monotonic() > engine.deadline:
             return False
         rows = list(active.all())  # read again: each run moves its due time
         for row in rows:  # known here: spare each run two reads
@@ -336,15 +344,13 @@ def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked
             schedules.run_inline(claims, tick=instant)
             schedule_steps += len(claims) + len(skips)
             _ticked(walk, instant)
-        if not keep_rows:
-            del engine.rows[:]
         walked.instants += 1
         if progress is not None:
             progress(Progress(walk.start, to, instant, walk.fired))
     return True
 
 
-def _note(walk: Walk, test_clock: TestClock, new_rows: list, pass_no: int) -> None:
+def _note(walk: Walk, test_clock: TestClock, new_rows: list) -> None:
     """A batch's trace lines and the walk's figures, in the batch's own transaction."""
     if not new_rows:
         return
@@ -366,7 +372,7 @@ def _note(walk: Walk, test_clock: TestClock, new_rows: list, pass_no: int) -> No
     }
     for name, n in counts.items():
         setattr(walk, name, getattr(walk, name) + n)
-    walk.passes = max(walk.passes, pass_no)
+    walk.passes = max(walk.passes, *(row.pass_no for row in new_rows))
     walk.reached = walk.last_tick = test_clock.frozen_time
     Walk.objects.filter(pk=walk.pk).update(
         reached=walk.reached, last_tick=walk.reached, passes=walk.passes,
@@ -451,7 +457,7 @@ def run_waiting(*, deadline: float, holder: str, batch_size: int = BATCH_SIZE,
                 if raised is None and walk.state == Walk.State.WALKING:
                     result.held.append(walk.pk)
                 continue
-            result.slices.append(done)
+            result.slices.add(done)
             if not done.done and not done.instants:
                 held.add(walk.pk)  # it could not come on (its first instant is too long)
     return result
@@ -461,12 +467,18 @@ def any_waiting() -> bool:
     return Walk.objects.filter(state=Walk.State.WALKING).exists()
 
 
-def preview(test_clock: TestClock, *, to: datetime) -> ClockTick:
-    """An advance inside a transaction that is rolled back: what would fire by `to`. With a
-    schedules store of its own (J6), its writes there are rolled back too."""
+def preview(test_clock: TestClock, *, to: datetime,
+            lines: Callable[[str], None] | None = None,
+            on: Iterable[str] | None = None) -> ClockTick:
+    """An advance inside a transaction that is rolled back: what would fire by `to`, and
+    with `lines`, its trace told line by line (`trace.walk_lines`, `on` as there) before the
+    rollback. With a schedules store of its own (J6), its writes there are rolled back too."""
     store = router.db_for_write(Schedule)
     with transaction.atomic(), transaction.atomic(using=store):
         ticked = advance(test_clock, to=to)
+        if lines is not None:
+            for line in trace.walk_lines(latest(test_clock), on=on):
+                lines(line)
         transaction.set_rollback(True)
         transaction.set_rollback(True, using=store)
     test_clock.refresh_from_db()

@@ -33,10 +33,11 @@ import json
 import time
 import traceback
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Generic, TypeVar
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -68,6 +69,11 @@ TIE_ORDER = ("owed", "place", "owner_opened", "key")
 # holds at most a batch's worth of timers and this many clocks.
 GROUP_OWED = 100
 GROUP_CLOCKS = 500
+# How many clocks, schedule runs, connections and walks a tick's result keeps to show; beyond
+# it, only their count and figures (`Sample`).
+SAMPLE = 100
+# The tick lists the clocks owing timers this many brands at a time.
+CLOCK_PAGE = 2000
 # How late timers fired, in seconds: the upper bounds of the tick's histogram (/metrics), the
 # last bucket unbounded.
 LATE_BY_BOUNDS = (1, 5, 15, 30, 60, 120, 300, 900, 3600, 21600, 86400)
@@ -104,48 +110,111 @@ class Lateness:
 
 @dataclass
 class ClockTick:
-    """What one tick (or one advance) did on one brand clock."""
+    """What one tick (or one advance) did on one brand clock: its run's figures, never its
+    firings (a trace is handed on batch by batch as it is made, `Tracer`)."""
 
     run: TickRun
-    rows: list[TraceRow] = field(default_factory=list)
     start: datetime | None = None
     late_by: Lateness = field(default_factory=lambda: Lateness())
 
 
+# Told each batch's trace rows, inside the batch's transaction, with the run of the clock
+# they fired on: a trace is written as it is made, never gathered (issue 16).
+Tracer = Callable[[TickRun, list[TraceRow]], None]
+
+
+T = TypeVar("T")
+
+
+class Sample(Generic[T]):
+
+    """How many things a tick met, and the first SAMPLE of them: a tick's result is the same
+    size whether it met ten clocks or a hundred thousand (DESIGN decision 4)."""
+
+    def __init__(self, items: Iterable[T] = ()):
+        self.items: list[T] = []
+        self.count = 0
+        self.extend(items)
+
+    def add(self, item: T) -> None:
+        self.count += 1
+        if len(self.items) < SAMPLE:
+            self.items.append(item)
+
+    def extend(self, items: Iterable[T]) -> None:
+        for item in items:
+            self.add(item)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+    def __getitem__(self, index: int) -> T:
+        return self.items[index]
+
+    def __repr__(self) -> str:
+        return f"Sample({self.count}, first {self.items!r})"
+
+
+FIGURES = ("fired", "armed", "held", "failed", "dropped")
+
+
 @dataclass
 class TickResult:
+    """What a tick did: counts, and bounded samples of the clocks, runs, connections and
+    walks it met (`Sample`); nothing per timer."""
+
     instant: datetime
-    clocks: list[ClockTick] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    unreached: list[str] = field(default_factory=list)
-    schedule_runs: list[ScheduleRun] = field(default_factory=list)
-    schedule_skips: list[ScheduleRun] = field(default_factory=list)
-    moves: list[moves.Minute] = field(default_factory=list)
-    moves_unreached: list[str] = field(default_factory=list)
+    clocks: Sample[ClockTick] = field(default_factory=Sample)
+    totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FIGURES, 0))
+    passes_max: int = 0
+    runaway: Sample[str] = field(default_factory=Sample)
+    skipped: Sample[str] = field(default_factory=Sample)
+    unreached: Sample[str] = field(default_factory=Sample)
+    schedule_runs: Sample[ScheduleRun] = field(default_factory=Sample)
+    schedule_skips: Sample[ScheduleRun] = field(default_factory=Sample)
+    moves: Sample[moves.Minute] = field(default_factory=Sample)
+    rows_moved: int = 0
+    rows_set_aside: int = 0
+    moves_unreached: Sample[str] = field(default_factory=Sample)
     walks: object | None = None  # test_clocks.WalksResult, when the walks phase ran
     sweep: outbox.SweepResult | None = None
     housekeeping: housekeeping.Pass | None = None
     faults: list[Fault] = field(default_factory=list)
+    lateness: Lateness = field(default_factory=Lateness)
+
+    def add(self, ticked: ClockTick) -> None:
+        """A clock's tick: its figures added in, the tick itself kept only in the sample."""
+        self.clocks.add(ticked)
+        for name in FIGURES:
+            self.totals[name] += getattr(ticked.run, name)
+        self.passes_max = max(self.passes_max, ticked.run.passes)
+        if ticked.run.runaway:
+            self.runaway.add(ticked.run.brand_id)
+        self.lateness.merge(ticked.late_by)
+
+    def add_minute(self, minute: moves.Minute) -> None:
+        self.moves.add(minute)
+        self.rows_moved += len(minute.moved)  # at most moves.CAP a minute
+        self.rows_set_aside += minute.set_aside
 
     def total(self, name: str) -> int:
-        return sum(getattr(tick.run, name) for tick in self.clocks)
+        return self.totals[name]
 
     def late_by(self) -> Lateness:
-        late_by = Lateness()
-        for ticked in self.clocks:
-            late_by.merge(ticked.late_by)
-        return late_by
+        return self.lateness
 
     def summary(self) -> str:
         parts = [
             f"tick {self.instant:%Y-%m-%d %H:%M:%SZ}",
             f"{len(self.clocks)} clock(s)",
-            *(f"{self.total(name)} {name}" for name in ("fired", "armed", "held", "failed",
-                                                         "dropped")),
+            *(f"{self.total(name)} {name}" for name in FIGURES),
         ]
         if self.clocks:
-            parts.append(f"{max(tick.run.passes for tick in self.clocks)} pass(es) at most")
-        if any(tick.run.runaway for tick in self.clocks):
+            parts.append(f"{self.passes_max} pass(es) at most")
+        if self.runaway:
             parts.append("RUNAWAY")
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped (leased by another tick)")
@@ -154,10 +223,8 @@ class TickResult:
         if self.schedule_runs or self.schedule_skips:
             parts.append(f"{len(self.schedule_runs)} schedule run(s), "
                          f"{len(self.schedule_skips)} skipped")
-        moved = sum(len(minute.moved) for minute in self.moves)
-        if moved or any(minute.set_aside for minute in self.moves):
-            parts.append(f"{moved} row(s) moved, "
-                         f"{sum(m.set_aside for m in self.moves)} set aside")
+        if self.rows_moved or self.rows_set_aside:
+            parts.append(f"{self.rows_moved} row(s) moved, {self.rows_set_aside} set aside")
         if self.moves_unreached:
             parts.append(f"{len(self.moves_unreached)} connection(s) left for the next tick "
                          "(budget)")
@@ -179,20 +246,22 @@ class TickResult:
 
     def as_dict(self) -> dict:
         """The tick as one structured log event (LOG_FORMAT=json): the figures of the summary,
-        each under its own key, instants in UTC with Z."""
-        moved = sum(len(minute.moved) for minute in self.moves)
+        each under its own key, instants in UTC with Z. Lists of clocks, runs and walks are
+        their first SAMPLE; the counts beside them say how many there were."""
         return {
             "event": "tick", "instant": instants.z(self.instant), "clocks": len(self.clocks),
-            **{name: self.total(name) for name in ("fired", "armed", "held", "failed",
-                                                   "dropped")},
-            "passes_max": max((tick.run.passes for tick in self.clocks), default=0),
-            "runaway": [tick.run.brand_id for tick in self.clocks if tick.run.runaway],
-            "skipped": list(self.skipped), "unreached": list(self.unreached),
+            **{name: self.total(name) for name in FIGURES},
+            "passes_max": self.passes_max,
+            "runaway": list(self.runaway),
+            "skipped": list(self.skipped), "skipped_count": len(self.skipped),
+            "unreached": list(self.unreached), "unreached_count": len(self.unreached),
+            "schedule_runs_count": len(self.schedule_runs),
+            "schedule_skips_count": len(self.schedule_skips),
             "schedule_runs": [{"schedule": run.schedule.name, "due": instants.z(run.due),
                                "outcome": run.outcome, "reason": run.reason,
                                "items": run.items}
                               for run in [*self.schedule_runs, *self.schedule_skips]],
-            "rows_moved": moved, "rows_set_aside": sum(m.set_aside for m in self.moves),
+            "rows_moved": self.rows_moved, "rows_set_aside": self.rows_set_aside,
             "connections_unreached": list(self.moves_unreached),
             "walks": [{"test_clock": done.walk.test_clock_id, "to": instants.z(done.walk.to),
                        "reached": instants.z(done.walk.reached), "instants": done.instants,
@@ -243,16 +312,16 @@ class Engine:
     """Fires the timers of one brand clock (the real one, or a test clock)."""
 
     def __init__(self, brand: Brand, test_clock: TestClock | None, *, holder: str,
-                 deadline: float, batch_size: int = BATCH_SIZE):
+                 deadline: float, batch_size: int = BATCH_SIZE, trace: Tracer | None = None):
         self.brand = brand
         self.test_clock = test_clock
         self.deadline = deadline
         self.batch_size = batch_size
         self.failed_ids: set[str] = set()
-        self.rows: list[TraceRow] = []
         # Told each batch's trace rows inside the batch's transaction (a test clock's walk
-        # keeps its figures and trace there, so they commit with what fired).
-        self.noted: Callable[[list[TraceRow], int], None] | None = None
+        # keeps its figures and trace there, so they commit with what fired); without it, no
+        # trace rows are made.
+        self.trace = trace
         self.late_by = Lateness()
         self.run = TickRun(brand=brand, test_clock=test_clock, holder=holder,
                            started=clock.wall_now())
@@ -265,7 +334,7 @@ class Engine:
         self.run.instant = instant
         self.run.finished = clock.wall_now()
         self.run.save(update_fields=CLOSING_FIELDS)
-        return ClockTick(run=self.run, rows=self.rows, late_by=self.late_by)
+        return ClockTick(run=self.run, late_by=self.late_by)
 
     def fail(self, error: Exception) -> None:
         """The clock's tick stopped on an error its batches could not isolate."""
@@ -324,7 +393,8 @@ class Engine:
     def _firing(self, instant: datetime, pass_no: int) -> Firing:
         return Firing(brand=self.brand, test_clock=self.test_clock, instant=instant,
                       run=self.run, pass_no=pass_no,
-                      first_seq=self.run.fired + self.run.dropped + self.run.failed)
+                      first_seq=self.run.fired + self.run.dropped + self.run.failed,
+                      traced=self.trace is not None)
 
     def _fire_batch(self, instant: datetime, pass_no: int, armed_now: set[str]) -> int:
         exclude = self.failed_ids | armed_now
@@ -337,8 +407,8 @@ class Engine:
                 for timer in timers:
                     batch.fire(timer)
                 batch.flush()
-                if self.noted is not None:
-                    self.noted(batch.rows, pass_no)
+                if self.trace is not None:
+                    self.trace(self.run, batch.rows)
         except Exception:  # noqa: BLE001 - a handler's, or its writes': found and recorded below
             # A handler raised, or what it handed over could not be written (a record's data
             # that is not JSON, a delivery the database refuses): redo the batch one timer at
@@ -351,9 +421,9 @@ class Engine:
                          armed_now: set[str]) -> int:
         """A firing failed: redo the batch with a savepoint per timer, so the failure is
         recorded and the others fire."""
+        rows: list[TraceRow] = []
         with transaction.atomic():
             timers = self._select(instant, exclude)
-            first_row = len(self.rows)
             for timer in timers:
                 batch = self._firing(instant, pass_no)
                 try:
@@ -361,24 +431,27 @@ class Engine:
                         batch.fire(timer)
                         batch.flush()
                 except Exception as error:  # noqa: BLE001 - a handler's failure is recorded
-                    self._failed(timer, error, instant, pass_no)
+                    message = self._failed(timer, error, instant, pass_no)
+                    if self.trace is not None:
+                        rows.append(TraceRow(pass_no, timer, None, what=message,
+                                             outcome="failed"))
                     continue
                 self._account(batch, armed_now)
-            if self.noted is not None:
-                self.noted(self.rows[first_row:], pass_no)
+                rows += batch.rows
+            if self.trace is not None:
+                self.trace(self.run, rows)
         return len(timers)
 
     def _account(self, batch: Firing, armed_now: set[str]) -> None:
-        armed_now |= batch.armed_ids
+        armed_now |= batch.owed_now
         self.run.fired += len(batch.fired)
         self.run.dropped += len(batch.dropped)
         self.run.armed += len(batch.armed_log)
         self.run.held += len(batch.held_log) + len(batch.holding)
-        self.rows.extend(batch.rows)
         for timer in batch.fired:
             self.late_by.add((batch.instant - timer.owed).total_seconds())
 
-    def _failed(self, timer: Timer, error: Exception, instant: datetime, pass_no: int) -> None:
+    def _failed(self, timer: Timer, error: Exception, instant: datetime, pass_no: int) -> str:
         message = records.error_text(error)
         Timer.objects.filter(pk=timer.pk).update(
             attempts=F("attempts") + 1,
@@ -389,7 +462,7 @@ class Engine:
                               data={"error": message, "pass": pass_no, "run": self.run.id})
         self.failed_ids.add(timer.id)
         self.run.failed += 1
-        self.rows.append(TraceRow(pass_no, timer, None, what=message, outcome="failed"))
+        return message
 
     def _runaway(self, instant: datetime) -> None:
         self.run.runaway = True
@@ -410,10 +483,11 @@ class Engine:
 
 
 def tick_clock(brand: Brand, *, instant: datetime, deadline: float, holder: str,
-               batch_size: int = BATCH_SIZE) -> ClockTick | None:
+               batch_size: int = BATCH_SIZE, trace: Tracer | None = None) -> ClockTick | None:
     """One tick of a brand's real clock; None when another process holds its lease."""
     now = clock.wall_now()
-    engine = Engine(brand, None, holder=holder, deadline=deadline, batch_size=batch_size)
+    engine = Engine(brand, None, holder=holder, deadline=deadline, batch_size=batch_size,
+                    trace=trace)
     # Taking the lease, marking a killed tick's runs abandoned and opening this run commit
     # together, and so do closing the run and giving the lease back: two commits of
     # bookkeeping a clock, around the firing's own (bench/brands.py).
@@ -503,8 +577,10 @@ class Group:
     """
 
     def __init__(self, brands: list[Brand], *, instant: datetime, deadline: float,
-                 holder: str, faults: Faults, result: TickResult, batch_size: int):
+                 holder: str, faults: Faults, result: TickResult, batch_size: int,
+                 trace: Tracer | None = None):
         self.brands = brands
+        self.trace = trace
         self.instant = instant
         self.deadline = deadline
         self.holder = holder
@@ -558,7 +634,8 @@ class Group:
                 leases.give_back_many(Brand, list(let_go), holder=self.holder)
             taken &= owing
             engines = {brand.pk: Engine(brand, None, holder=self.holder,
-                                        deadline=self.deadline, batch_size=self.batch_size)
+                                        deadline=self.deadline, batch_size=self.batch_size,
+                                        trace=self.trace)
                        for brand in self.brands if brand.pk in taken}
             if engines:
                 abandon_runs(list(taken), now=now)
@@ -567,7 +644,7 @@ class Group:
                 TickRun.objects.bulk_create([engine.run for engine in engines.values()])
         self.engines = engines
         self.orphaned = [brand for brand in self.brands if brand.pk in orphaned]
-        self.result.skipped += [pk for pk in held if pk not in orphaned]
+        self.result.skipped.extend(pk for pk in held if pk not in orphaned)
 
     def _first_pass(self) -> list[Engine]:
         """Fire the owed timers of every clock of the group, in clock order, in one
@@ -583,15 +660,18 @@ class Group:
                 timer.brand = engine.brand
                 batches[-1][1].fire(timer)
             flush_all([batch for _, batch in batches])
+            if self.trace is not None:
+                for engine, batch in batches:
+                    self.trace(engine.run, batch.rows)
         for engine in self.engines.values():
             engine.run.passes = 1
-        armed_ids: set[str] = set()
+        owed_now: set[str] = set()
         for engine, batch in batches:
-            engine._account(batch, armed_ids)
-        if not armed_ids:
+            engine._account(batch, owed_now)
+        if not owed_now:
             return []
         owed_again = set(Timer.objects.filter(
-            id__in=armed_ids, state=Timer.State.ARMED, owed__lte=self.instant,
+            id__in=owed_now, state=Timer.State.ARMED, owed__lte=self.instant,
         ).values_list("brand_id", flat=True))
         return [engine for engine in self.engines.values() if engine.brand.pk in owed_again]
 
@@ -615,8 +695,7 @@ class Group:
             return
         for engine in engines:
             self.faults.succeeded(Fault.Phase.TIMERS, engine.brand.pk)
-            self.result.clocks.append(ClockTick(run=engine.run, rows=engine.rows,
-                                                late_by=engine.late_by))
+            self.result.add(ClockTick(run=engine.run, late_by=engine.late_by))
 
     def _close_alone(self, engine: Engine) -> ClockTick:
         with transaction.atomic():
@@ -628,7 +707,7 @@ class Group:
         for brand in brands:
             self._guarded(brand, tick_clock, brand, instant=self.instant,
                           deadline=self.deadline, holder=self.holder,
-                          batch_size=self.batch_size)
+                          batch_size=self.batch_size, trace=self.trace)
 
     def _guarded(self, brand: Brand, work, *args, **kwargs) -> None:
         guarded_clock(self.faults, self.result, brand, work, *args, **kwargs)
@@ -641,9 +720,9 @@ def guarded_clock(faults: Faults, result: TickResult, brand: Brand, work, *args,
     with faults.guard(Fault.Phase.TIMERS, where=brand.pk, brand=brand):
         ticked = work(*args, **kwargs)
         if ticked is None:
-            result.skipped.append(brand.pk)
+            result.skipped.add(brand.pk)
         else:
-            result.clocks.append(ticked)
+            result.add(ticked)
 
 
 def _bookkeeping() -> None:
@@ -697,17 +776,21 @@ def real_owed(instant: datetime, **brand):
                                 owed__lte=instant)
 
 
-def owed_clocks(instant: datetime, brand_ids: list[str] | None = None) -> list[Brand]:
-    """Brands whose real clock has armed timers owed by `instant`, each with `owed`, how
-    many. Two queries: the brands, by an index probe per brand on the armed timers' partial
-    index (a probe stops at the first owed timer and learns to skip the entries of timers
-    fired since, so an empty tick stays cheap however many are armed or were just fired);
-    then, for those brands only, their owed timers counted."""
+def owed_clocks(instant: datetime, brand_ids: list[str] | None = None, *, after: str = "",
+                limit: int | None = None) -> list[Brand]:
+    """Brands whose real clock has armed timers owed by `instant`, in brand order (those
+    after `after`, at most `limit`), each with `owed`, how many. Two queries: the brands, by
+    an index probe per brand on the armed timers' partial index (a probe stops at the first
+    owed timer and learns to skip the entries of timers fired since, so an empty tick stays
+    cheap however many are armed or were just fired); then, for those brands only, their
+    owed timers counted."""
     owed = real_owed(instant, brand=OuterRef("pk"))
     brands = Brand.objects.filter(Exists(owed)).select_related("owner").order_by("pk")
     if brand_ids is not None:
         brands = brands.filter(pk__in=brand_ids)
-    found = list(brands)
+    if after:
+        brands = brands.filter(pk__gt=after)
+    found = list(brands[:limit] if limit is not None else brands)
     if not found:
         return found
     counts = dict(real_owed(instant, brand_id__in=[brand.pk for brand in found])
@@ -738,47 +821,64 @@ def groups(brands: list[Brand]) -> tuple[list[list[Brand]], list[Brand]]:
 
 def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
              brand_ids: list[str] | None = None, sweep: bool = True,
-             batch_size: int = BATCH_SIZE, phases: bool = True) -> TickResult:
+             batch_size: int = BATCH_SIZE, phases: bool = True,
+             trace: Tracer | None = None) -> TickResult:
     """One tick (D2, J9), each phase while the budget lasts, each brand clock, connection and
     phase in its own guard (`timekeeping.faults`):
 
-    1. timers: every real brand clock with timers owed, the small ones in groups (`Group`),
-       then the large ones one by one;
+    1. timers: every real brand clock with timers owed, a page of CLOCK_PAGE brands at a
+       time, the small ones in groups (`Group`), then the large ones one by one;
     2. schedules: the due ones and those asked for by hand, side by side;
     3. timed moves: each connection's minute;
     4. test clocks' walks (`timekeeping.test_clocks`), in slices;
     5. the outbox sweep;
     6. runs whose lease expired, and housekeeping (at most hourly).
+
+    It holds one batch of timers at a time (issue 16): the result keeps counts and bounded
+    samples, and with `trace`, each batch's trace rows are handed to it as they are made.
     """
     instant = now or clock.wall_now()
     deadline = time.monotonic() + budget.total_seconds()
     holder = leases.holder_name()
     result = TickResult(instant=instant)
     faults = Faults(instant)
-    small, large = groups(owed_clocks(instant, brand_ids))
-    for group in small:
-        if time.monotonic() > deadline:
-            result.unreached += [brand.pk for brand in group]
-            continue
-        Group(group, instant=instant, deadline=deadline, holder=holder, faults=faults,
-              result=result, batch_size=batch_size).tick()
-    for brand in large:
-        if time.monotonic() > deadline:
-            result.unreached.append(brand.pk)
-            continue
-        guarded_clock(faults, result, brand, tick_clock, brand, instant=instant,
-                      deadline=deadline, holder=holder, batch_size=batch_size)
+    after = ""
+    while True:
+        page = owed_clocks(instant, brand_ids, after=after, limit=CLOCK_PAGE)
+        small, large = groups(page)
+        for group in small:
+            if time.monotonic() > deadline:
+                result.unreached.extend(brand.pk for brand in group)
+                continue
+            Group(group, instant=instant, deadline=deadline, holder=holder, faults=faults,
+                  result=result, batch_size=batch_size, trace=trace).tick()
+        for brand in large:
+            if time.monotonic() > deadline:
+                result.unreached.add(brand.pk)
+                continue
+            guarded_clock(faults, result, brand, tick_clock, brand, instant=instant,
+                          deadline=deadline, holder=holder, batch_size=batch_size, trace=trace)
+        if len(page) < CLOCK_PAGE:
+            break
+        after = page[-1].pk
+        if time.monotonic() > deadline:  # the rest are the next tick's: only counted
+            rest = real_owed(instant, brand_id__gt=after).order_by("brand_id")
+            if brand_ids is not None:
+                rest = rest.filter(brand_id__in=brand_ids)
+            result.unreached.extend(rest.values_list("brand_id", flat=True).distinct()
+                                    .iterator())
+            break
     if phases and time.monotonic() < deadline:
         with faults.guard(Fault.Phase.SCHEDULES, where="schedules"):
             done = schedules.run_due(now=instant, deadline=deadline, holder=holder)
-            result.schedule_runs, result.schedule_skips = done.runs, done.skips
+            result.schedule_runs, result.schedule_skips = Sample(done.runs), Sample(done.skips)
     if phases and time.monotonic() < deadline:
         for link in moves.due_connections(now=instant):
             if time.monotonic() > deadline:  # its minute is the next tick's
-                result.moves_unreached.append(link.pk)
+                result.moves_unreached.add(link.pk)
                 continue
             with faults.guard(Fault.Phase.MOVES, where=link.pk, brand=link.brand):
-                result.moves.append(moves.run_connection(link, now=instant, holder=holder))
+                result.add_minute(moves.run_connection(link, now=instant, holder=holder))
     if phases and time.monotonic() < deadline:
         result.walks = walk_test_clocks(faults, deadline=deadline, holder=holder,
                                         batch_size=batch_size)
@@ -807,10 +907,11 @@ def walk_test_clocks(faults: Faults, *, deadline: float, holder: str,
                                    guard=guard)
 
 
-def preview(*, to: datetime, brand_ids: list[str] | None = None) -> TickResult:
+def preview(*, to: datetime, brand_ids: list[str] | None = None,
+            trace: Tracer | None = None) -> TickResult:
     """The real clocks' timers at `to`, inside a transaction that is rolled back: what would
     fire. Sends nothing, runs no schedule."""
     with transaction.atomic():
-        result = run_once(now=to, brand_ids=brand_ids, sweep=False, phases=False)
+        result = run_once(now=to, brand_ids=brand_ids, sweep=False, phases=False, trace=trace)
         transaction.set_rollback(True)
     return result

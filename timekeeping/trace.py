@@ -8,17 +8,20 @@
 Timers armed by a firing are listed indented under it, grouped by owner and kind, with their
 count and earliest owed time; held timers likewise. `on` limits the rows to timers whose owner
 is one of the given ids, and to the timers their firings armed.
+
+Nothing here gathers a trace in memory: a test clock's walk stores its lines as it goes and
+they are read back a page at a time (`walk_lines`); the real tick's is written as each batch
+is made (`Stream`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
 from timekeeping import kinds
 from timekeeping.firing import TraceRow
-from timekeeping.models import Timer, Walk, WalkLine
-from timekeeping.tick import ClockTick
+from timekeeping.models import TickRun, Timer, Walk, WalkLine
 
 COLUMNS = ("  pass  owed               fired              place  kind      on              "
            "what")
@@ -28,20 +31,6 @@ def at(instant: datetime | None) -> str:
     if instant is None:
         return "—"
     return instant.strftime("%Y-%m-%d %H:%M:%SZ" if instant.second else "%Y-%m-%d %H:%MZ")
-
-
-def shown_rows(rows: list[TraceRow], on: Iterable[str] | None) -> list[TraceRow]:
-    if not on:
-        return rows
-    wanted = set(on)
-    shown_ids: set[str] = set()
-    shown = []
-    for row in rows:
-        if row.timer.owner_id in wanted or row.timer.armed_by in shown_ids:
-            shown.append(row)
-            shown_ids.add(row.timer.id)
-            shown_ids.update(timer.id for timer in row.armed)
-    return shown
 
 
 def header(*, label: str, start: datetime, end: datetime, fired: int, armed: int, held: int,
@@ -68,42 +57,98 @@ def held_count(row: TraceRow) -> int:
     return len(row.held) + (1 if row.outcome == "held" else 0)
 
 
-def render(ticked: ClockTick, *, label: str, start: datetime, end: datetime,
-           on: Iterable[str] | None = None) -> str:
-    rows = shown_rows(ticked.rows, on)
-    lines = [header(label=label, start=start, end=end,
-                    fired=sum(1 for row in rows if row.outcome == "fired"),
-                    armed=sum(len(row.armed) for row in rows),
-                    held=sum(held_count(row) for row in rows), passes=ticked.run.passes,
-                    failed=sum(1 for row in rows if row.outcome == "failed"),
-                    runaway=ticked.run.runaway), COLUMNS]
-    for row in rows:
-        lines.extend(row_lines(row))
-    return "\n".join(lines)
+class Stream:
+    """The trace of a tick of the real clocks, written as it is made (issue 16): a `Tracer`
+    for `tick.run_once`, handed each batch's rows inside its transaction. A clock's rows come
+    under a line naming it and the instant, and end with its figures (of the rows shown):
+
+        bnd_4Kp2 real clock · 2026-12-01 09:00Z · UTC
+          pass  owed               fired              place  kind      on              what
+          1     2026-12-01 08:59Z  2026-12-01 09:00Z  5      delay     sbj_7Hq2        …
+        bnd_4Kp2 real clock · 1 fired · 0 armed · 0 held · 1 passes
+
+    A group of small clocks fires their first passes together, so a clock whose later
+    passes follow another clock's rows has a second section. `on` as `--on`: the ids of the
+    timers shown are kept, to show what their firings armed."""
+
+    def __init__(self, write: Callable[[str], None], *, instant: datetime,
+                 on: Iterable[str] | None = None):
+        self.write, self.instant = write, instant
+        self.wanted = set(on or ())
+        self.shown_ids: set[str] = set()
+        self.clock = ""
+        self.figures = dict.fromkeys(("fired", "armed", "held", "failed", "passes"), 0)
+
+    def __call__(self, run: TickRun, rows: list[TraceRow]) -> None:
+        shown = [row for row in rows if self._shown(row)]
+        if not shown:
+            return
+        if run.brand_id != self.clock:
+            self.end()
+            self.clock = run.brand_id
+            self.write(f"{self.clock} real clock · {at(self.instant)} · UTC")
+            self.write(COLUMNS)
+        for row in shown:
+            for line in row_lines(row):
+                self.write(line)
+            self.figures["fired"] += row.outcome == "fired"
+            self.figures["failed"] += row.outcome == "failed"
+            self.figures["armed"] += len(row.armed)
+            self.figures["held"] += held_count(row)
+            self.figures["passes"] = max(self.figures["passes"], row.pass_no)
+
+    def end(self) -> None:
+        """The figures of the section written last (call it once the tick is over)."""
+        if not self.clock:
+            return
+        figures = self.figures
+        text = (f"{self.clock} real clock · {figures['fired']} fired · {figures['armed']} "
+                f"armed · {figures['held']} held · {figures['passes']} passes")
+        if figures["failed"]:
+            text += f" · {figures['failed']} failed"
+        self.write(text)
+        self.clock = ""
+        self.figures = dict.fromkeys(self.figures, 0)
+
+    def _shown(self, row: TraceRow) -> bool:
+        if not self.wanted:
+            return True
+        if row.timer.owner_id in self.wanted or row.timer.armed_by in self.shown_ids:
+            self.shown_ids.add(row.timer.id)
+            self.shown_ids.update(timer.id for timer in row.armed)
+            return True
+        return False
 
 
 def walk_lines(walk: Walk, *, on: Iterable[str] | None = None,
                limit: int | None = None) -> Iterator[str]:
-    """A test clock's walk as `render` prints an advance, read from its stored lines a page
-    at a time (a walk of years keeps its trace in the database, not in memory), or its
-    first `limit` lines. With `on`, the chosen lines are gathered first, since the header
-    counts only them."""
+    """A test clock's walk as `tick --trace` prints it, read from its stored lines a page at
+    a time (a walk of years keeps its trace in the database, not in memory), or its first
+    `limit` lines. With `on`, the lines are read twice: once, without their text, to choose
+    them and count them for the header (only the chosen timers' ids are kept), then for the
+    text of those chosen."""
     label, end = walk.test_clock_id, walk.reached
     if on:
-        wanted, shown_ids, chosen = set(on), set(), []
-        for line in _lines(walk).iterator(chunk_size=2000):
-            if line.owner in wanted or line.armed_by in shown_ids:
-                chosen.append((line.outcome, len(line.armed), line.held, line.text))
-                shown_ids.add(line.timer)
-                shown_ids.update(line.armed)
-        yield header(label=label, start=walk.start, end=end,
-                     fired=sum(1 for line in chosen if line[0] == "fired"),
-                     armed=sum(line[1] for line in chosen),
-                     held=sum(line[2] for line in chosen), passes=walk.passes,
-                     failed=sum(1 for line in chosen if line[0] == "failed"),
-                     runaway=walk.runaway)
+        wanted, shown_ids = set(on), set()
+        figures = dict.fromkeys(("fired", "failed", "armed", "held"), 0)
+        for owner, armed_by, timer, armed, outcome, held in _lines(walk).values_list(
+                "owner", "armed_by", "timer", "armed", "outcome", "held").iterator(
+                chunk_size=2000):
+            if owner in wanted or armed_by in shown_ids:
+                shown_ids.add(timer)
+                shown_ids.update(armed)
+                figures["fired"] += outcome == "fired"
+                figures["failed"] += outcome == "failed"
+                figures["armed"] += len(armed)
+                figures["held"] += held
+        yield header(label=label, start=walk.start, end=end, passes=walk.passes,
+                     runaway=walk.runaway, **figures)
         yield COLUMNS
-        yield from (line[3] for line in chosen)
+        shown = 0
+        for timer, text in _lines(walk).values_list("timer", "text").iterator(chunk_size=2000):
+            if timer in shown_ids and (limit is None or shown < limit):
+                shown += 1
+                yield text
         return
     yield header(label=label, start=walk.start, end=end, fired=walk.fired, armed=walk.armed,
                  held=walk.held, passes=walk.passes, failed=walk.failed, runaway=walk.runaway)

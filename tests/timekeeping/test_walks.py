@@ -99,7 +99,13 @@ def test_the_tick_walks_an_advance_in_slices_and_reports_progress(brand, beating
     assert 0 < first.instants < 100 and not first.done
     walk.refresh_from_db()
     assert walk.step_s == 180  # three days over 1,440
-    reached = T0 + timedelta(minutes=1 + 3 * (first.instants - 1))
+    # It ticked for the schedule every 3 minutes from 14:01, and at each timer's hour.
+    ticks = sorted({*(run.tick for run in runs(beating)), *Timer.objects.filter(
+        test_clock=beating, state="fired").values_list("fired", flat=True)})
+    assert len(ticks) == first.instants and ticks[0] == T0 + timedelta(minutes=1)
+    assert all(later - earlier <= timedelta(minutes=3) for earlier, later in zip(
+        ticks, ticks[1:], strict=False))
+    reached = ticks[-1]
     assert (walk.state, walk.slices, walk.reached) == ("walking", 1, reached)
     assert walk.share < 0.1 and walk.fired == (reached - T0) // timedelta(hours=1)
     beating.refresh_from_db()
@@ -113,7 +119,7 @@ def test_the_tick_walks_an_advance_in_slices_and_reports_progress(brand, beating
     assert walk.slices == 1 + len(walked.slices)
     assert all(Timer.objects.get(pk=pk).late_by == timedelta(0) for pk in ids)
     assert walk.line_count == 48 and walk.lines.count() == 48
-    assert walks_phase()[0].slices == []  # nothing left to walk
+    assert not walks_phase()[0].slices  # nothing left to walk
     again = test_clocks.request(beating, to=T0 + timedelta(days=4))
     delays.delay("timekeeping.note", {}, brand=brand, test_clock=beating,
                  at=T0 + timedelta(days=3, hours=5), owner="ord_late")

@@ -176,7 +176,7 @@ def test_it_skips_a_paused_connection(venue):
     Connection.objects.filter(pk=venue.link.pk).update(paused=True)
     with clock.fixed(utc(2026, 10, 23, 21)):
         result = tick.run_once(now=utc(2026, 10, 23, 21))
-    assert result.moves == []
+    assert not result.moves
     Connection.objects.filter(pk=venue.link.pk).update(paused=False)
     with clock.fixed(utc(2026, 10, 23, 21, 1)):
         result = tick.run_once(now=utc(2026, 10, 23, 21, 1))
@@ -538,6 +538,6 @@ def test_connections_the_budget_does_not_reach_are_left_for_the_next_tick(venue,
                  late[unreached]).status == "placed"
     second = tick.run_once(now=now + timedelta(minutes=1), sweep=False)
     assert [minute.connection for minute in second.moves] == [unreached]
-    assert second.moves_unreached == [reached.connection]
+    assert list(second.moves_unreached) == [reached.connection]
     assert state(Venue.of(Connection.objects.get(pk=unreached)), "orders",
                  late[unreached]).status == "cancelled"

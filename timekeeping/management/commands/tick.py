@@ -97,14 +97,16 @@ class Command(BaseCommand):
         if to is not None and not options["dry_run"]:
             raise CommandError("--to: the real clock cannot be moved; add --test-clock tc_… to "
                                "advance a test clock, or --dry-run to preview")
+        instant = (to or clock.wall_now()) if options["dry_run"] else clock.wall_now()
+        stream = (trace.Stream(self.stdout.write, instant=instant, on=on)
+                  if options["trace"] else None)
         if options["dry_run"]:
-            result = tick.preview(to=to or clock.wall_now())
+            result = tick.preview(to=instant, trace=stream)
         else:
-            result = tick.run_once(budget=timedelta(seconds=options["budget"]))
-        if options["trace"]:
-            for ticked in result.clocks:
-                self.stdout.write(trace.render(ticked, label=f"{ticked.run.brand_id} real clock",
-                                               start=result.instant, end=result.instant, on=on))
+            result = tick.run_once(now=instant, budget=timedelta(seconds=options["budget"]),
+                                   trace=stream)
+        if stream is not None:
+            stream.end()
         if options["dry_run"]:
             self.stdout.write("dry run, nothing kept: " + result.summary())
             return
@@ -123,12 +125,11 @@ class Command(BaseCommand):
         progress = WalkProgress(self.stderr, terminal=self.stderr.isatty())
         try:
             if options["dry_run"]:
-                ticked = test_clocks.preview(test_clock, to=to)
-                if options["trace"]:
-                    self.stdout.write(trace.render(ticked, label=test_clock.pk, start=start,
-                                                   end=to, on=on))
-                    return
-                self._said(test_clock, start, to, ticked.run)
+                ticked = test_clocks.preview(
+                    test_clock, to=to, on=on,
+                    lines=self.stdout.write if options["trace"] else None)
+                if not options["trace"]:
+                    self._said(test_clock, start, to, ticked.run)
                 return
             # Asked for like any advance, then walked here, slice by slice: killed, the tick
             # takes it on where it stopped.
