@@ -11,10 +11,12 @@ off), after the owed timers are copied in:
   enough (900 s) to fire them all, as a tick after an outage does;
 - trace_100k: the 100,000 again with `--trace`, its output read and thrown away;
 - walk_year: `manage.py tick --test-clock … --to …` walking a test clock a year, with 100,000
-  no-op delays on it at 10,000 instants (`--walk-timers`).
+  no-op delays on it at 10,000 instants (`--walk-timers`);
+- brands: a tick firing one owed no-op delay on each of 20,000 more brands (`--brands`).
 
 Each run's firing rate is printed beside its memory. Ends with one line: empty_mb=…
-fire_1k_mb=… fire_100k_mb=… fire_500k_mb=… trace_100k_mb=… walk_year_mb=… ratio=…, where
+fire_1k_mb=… fire_100k_mb=… fire_500k_mb=… trace_100k_mb=… walk_year_mb=… brands_mb=…
+ratio=…, where
 ratio is the 500,000's peak over the empty tick's. Drops the scratch database at the end.
 """
 
@@ -115,10 +117,27 @@ def walk_year(brand: str, timers: int, instants: int) -> float:
     return mb
 
 
+def many_brands(count: int) -> float:
+    """A tick firing one owed timer on each of `count` new brands."""
+    from timekeeping.models import Brand
+
+    reset()
+    made = Brand.objects.bulk_create([Brand(name=f"Many {n}", slug=f"many-{n}")
+                                      for n in range(count)])
+    copy_timers((brand.pk, NOW - timedelta(seconds=1 + n % 600))
+                for n, brand in enumerate(made))
+    mb, wall, said = peak_mb(["tick", "--budget", "900"])
+    if fired() != count:
+        raise SystemExit(f"expected {count} fired, the tick fired {fired()}: {said}")
+    print(f"{count:,} brands, one timer each: {mb:.1f} MB, {wall:.1f} s · {said}", flush=True)
+    return mb
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--walk-timers", type=int, default=100_000)
     parser.add_argument("--walk-instants", type=int, default=10_000)
+    parser.add_argument("--brands", type=int, default=20_000)
     parser.add_argument("--largest", type=int, default=500_000,
                         help="the largest backlog fired (default 500,000)")
     args = parser.parse_args()
@@ -137,9 +156,11 @@ def main() -> None:
         largest, rate = fire(brands, args.largest)
         traced, _ = fire(brands, 100_000, trace=True)
         walked = walk_year(brands[0], args.walk_timers, args.walk_instants)
+        spread = many_brands(args.brands)
         connection.close()
     print(f"empty_mb={empty:.1f} fire_1k_mb={small:.1f} fire_100k_mb={middle:.1f} "
           f"fire_500k_mb={largest:.1f} trace_100k_mb={traced:.1f} walk_year_mb={walked:.1f} "
+          f"brands_mb={spread:.1f} "
           f"ratio={largest / empty:.2f} fire_500k_per_s={rate:.0f} largest={args.largest}")
 
 

@@ -219,6 +219,7 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
     if walk.state != Walk.State.WALKING:
         leases.give_back(TestClock, test_clock.pk, holder=holder)
         return None
+
     def noted(run: TickRun, rows: list) -> None:
         _note(walk, test_clock, rows)
         if trace is not None:

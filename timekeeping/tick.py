@@ -263,6 +263,8 @@ class TickResult:
                               for run in [*self.schedule_runs, *self.schedule_skips]],
             "rows_moved": self.rows_moved, "rows_set_aside": self.rows_set_aside,
             "connections_unreached": list(self.moves_unreached),
+            "connections_unreached_count": len(self.moves_unreached),
+            "walks_count": len(self.walks.slices) if self.walks is not None else 0,
             "walks": [{"test_clock": done.walk.test_clock_id, "to": instants.z(done.walk.to),
                        "reached": instants.z(done.walk.reached), "instants": done.instants,
                        "done": done.done, "fired": done.ticked.run.fired}
