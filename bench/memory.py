@@ -1,5 +1,5 @@
 """The tick's memory by backlog (issue 16, DESIGN decision 4): one `manage.py tick` process's
-peak resident memory, read from the kernel when it ends (`os.wait4`'s `ru_maxrss`).
+peak resident memory, as the kernel counts it (VmHWM, which the process writes as it exits).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/memory.py
 
@@ -26,6 +26,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -45,23 +46,45 @@ from bench.tick import (  # noqa: E402
 YEAR = timedelta(days=365)
 
 
+# `manage.py` run so that, as it exits, it writes its own peak resident memory (VmHWM, the
+# high-water mark of the memory of the program exec'd, in kB) to standard error. Not the
+# child's `ru_maxrss` from `wait4`: Linux starts a child's count at its parent's size (the
+# memory it was forked from), and this benchmark's own process holds the brands it made.
+PEAK = """
+import atexit, runpy, sys
+
+def peak():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                sys.stderr.write(f"peak_kb={line.split()[1]}\\n")
+
+atexit.register(peak)
+sys.argv = ["manage.py", *sys.argv[1:]]
+runpy.run_path("manage.py", run_name="__main__")
+"""
+
+
 def peak_mb(args: list[str]) -> tuple[float, float, str]:
     """Run `manage.py` with `args` in a process of its own: its peak resident memory in MB,
     its wall time in seconds, and what it printed."""
     began = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT,
-                               env={**os.environ}, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
-    printed = 0
-    last = ""
-    for line in process.stdout:  # read as it is written, and kept only in part
-        printed += 1
-        last = line if not line.startswith("  ") else last
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - began
-    if os.waitstatus_to_exitcode(status):
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen([sys.executable, "-c", PEAK, *args], cwd=ROOT,
+                                   env={**os.environ}, stdout=subprocess.PIPE, stderr=errors,
+                                   text=True)
+        printed = 0
+        last = ""
+        for line in process.stdout:  # read as it is written, and kept only in part
+            printed += 1
+            last = line if not line.startswith("  ") else last
+        code = process.wait()
+        wall = time.perf_counter() - began
+        errors.seek(0)
+        peaks = [int(line.split("=")[1]) for line in errors if line.startswith("peak_kb=")]
+    if code or not peaks:
         raise SystemExit(f"manage.py {' '.join(args)} failed ({printed} lines; last: {last})")
-    return usage.ru_maxrss / 1024, wall, f"{printed} line(s), last: {last.strip()[:160]}"
+    return peaks[-1] / 1024, wall, f"{printed} line(s), last: {last.strip()[:160]}"
 
 
 def reset() -> None:
