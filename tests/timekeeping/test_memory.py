@@ -10,6 +10,8 @@ from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 
 import pytest
 from django.core.management import call_command
+from hypothesis import given
+from hypothesis import strategies as st
 
 from calendars.moments import shift
 from timekeeping import clock, delays, test_clocks, tick
@@ -164,3 +166,12 @@ def test_the_tick_lists_the_clocks_owing_a_page_at_a_time(db, monkeypatch):
     assert pages == [in_order[:3], in_order[3:6], in_order[6:]]
     assert [t.run.brand_id for t in result.clocks] == in_order
     assert result.total("fired") == 12 and not result.unreached
+
+
+@given(st.lists(st.integers(), max_size=3 * tick.SAMPLE), st.integers(0, 3))
+def test_a_sample_counts_everything_and_keeps_the_first(items, splits):
+    sample = tick.Sample(items[:splits])
+    for item in items[splits:]:
+        sample.add(item)
+    assert len(sample) == len(items) and bool(sample) == bool(items)
+    assert list(sample) == items[:tick.SAMPLE]
