@@ -127,7 +127,6 @@ T = TypeVar("T")
 
 
 class Sample(Generic[T]):
-
     """How many things a tick met, and the first SAMPLE of them: a tick's result is the same
     size whether it met ten clocks or a hundred thousand (DESIGN decision 4)."""
 
