@@ -363,14 +363,9 @@ def _note(walk: Walk, test_clock: TestClock, new_rows: list) -> None:
                  outcome=row.outcome, held=trace.held_count(row),
                  text="\n".join(trace.row_lines(row)))
         for n, row in enumerate(new_rows)])
-    counts = {
-        "fired": sum(1 for row in new_rows if row.outcome == "fired"),
-        "failed": sum(1 for row in new_rows if row.outcome == "failed"),
-        "dropped": sum(1 for row in new_rows if row.outcome == "dropped"),
-        "armed": sum(len(row.armed) for row in new_rows),
-        "held": sum(trace.held_count(row) for row in new_rows),
-        "line_count": len(new_rows),
-    }
+    counts = dict.fromkeys(trace.FIGURES, 0)
+    trace.tally_rows(counts, new_rows)
+    counts["line_count"] = len(new_rows)
     for name, n in counts.items():
         setattr(walk, name, getattr(walk, name) + n)
     walk.passes = max(walk.passes, *(row.pass_no for row in new_rows))
@@ -476,9 +471,10 @@ def preview(test_clock: TestClock, *, to: datetime,
     rollback. With a schedules store of its own (J6), its writes there are rolled back too."""
     store = router.db_for_write(Schedule)
     with transaction.atomic(), transaction.atomic(using=store):
-        ticked = advance(test_clock, to=to)
+        walk = request(test_clock, to=to)
+        ticked = drive(walk)  # it reads the walk again as it goes: its figures are current
         if lines is not None:
-            for line in trace.walk_lines(latest(test_clock), on=on):
+            for line in trace.walk_lines(walk, on=on):
                 lines(line)
         transaction.set_rollback(True)
         transaction.set_rollback(True, using=store)

@@ -34,17 +34,60 @@ def at(instant: datetime | None) -> str:
 
 
 def header(*, label: str, start: datetime, end: datetime, fired: int, armed: int, held: int,
-           passes: int, failed: int = 0, runaway: bool = False) -> str:
+           passes: int, failed: int = 0, runaway: bool = False, dropped: int = 0) -> str:
     end_text = at(end)
     if end.date() == start.date():
         end_text = end_text[len("YYYY-MM-DD "):]
-    text = (f"{label} · {at(start)} → {end_text} · UTC · {fired} fired · {armed} armed · "
-            f"{held} held · {passes} passes")
+    return f"{label} · {at(start)} → {end_text} · UTC · " + counted(
+        fired=fired, armed=armed, held=held, passes=passes, failed=failed, runaway=runaway)
+
+
+def counted(*, fired: int, armed: int, held: int, passes: int, failed: int = 0,
+            runaway: bool = False, dropped: int = 0) -> str:
+    """The figures a trace's header (or a clock's section of the real tick's) ends with;
+    `dropped` is counted with the others but not printed (a dropped firing says so in its
+    line)."""
+    text = f"{fired} fired · {armed} armed · {held} held · {passes} passes"
     if failed:
         text += f" · {failed} failed"
     if runaway:
         text += " · RUNAWAY (stopped at 32 passes)"
     return text
+
+
+FIGURES = ("fired", "failed", "dropped", "armed", "held")
+
+
+def tally(figures: dict[str, int], *, outcome: str, armed: int, held: int) -> None:
+    """Count one trace line (a firing, its outcome, what it armed and held) into `figures`,
+    which holds FIGURES."""
+    if outcome in ("fired", "failed", "dropped"):
+        figures[outcome] += 1
+    figures["armed"] += armed
+    figures["held"] += held
+
+
+def tally_rows(figures: dict[str, int], rows: Iterable[TraceRow]) -> None:
+    for row in rows:
+        tally(figures, outcome=row.outcome, armed=len(row.armed), held=held_count(row))
+
+
+class Chosen:
+    """Which lines `--on` shows: a timer whose owner is one of `on`, and the timers their
+    firings armed (only those timers' ids are kept). Without `on`, every line."""
+
+    def __init__(self, on: Iterable[str] | None):
+        self.wanted = set(on or ())
+        self.ids: set[str] = set()
+
+    def __call__(self, *, owner: str, armed_by: str, timer: str, armed: Iterable[str]) -> bool:
+        if not self.wanted:
+            return True
+        if owner in self.wanted or armed_by in self.ids:
+            self.ids.add(timer)
+            self.ids.update(armed)
+            return True
+        return False
 
 
 def row_lines(row: TraceRow) -> list[str]:
@@ -74,13 +117,15 @@ class Stream:
     def __init__(self, write: Callable[[str], None], *, instant: datetime,
                  on: Iterable[str] | None = None):
         self.write, self.instant = write, instant
-        self.wanted = set(on or ())
-        self.shown_ids: set[str] = set()
+        self.chosen = Chosen(on)
         self.clock = ""
-        self.figures = dict.fromkeys(("fired", "armed", "held", "failed", "passes"), 0)
+        self.figures = dict.fromkeys(FIGURES, 0)
+        self.passes = 0
 
     def __call__(self, run: TickRun, rows: list[TraceRow]) -> None:
-        shown = [row for row in rows if self._shown(row)]
+        shown = [row for row in rows if self.chosen(
+            owner=row.timer.owner_id, armed_by=row.timer.armed_by, timer=row.timer.id,
+            armed=(timer.id for timer in row.armed))]
         if not shown:
             return
         if run.brand_id != self.clock:
@@ -91,33 +136,16 @@ class Stream:
         for row in shown:
             for line in row_lines(row):
                 self.write(line)
-            self.figures["fired"] += row.outcome == "fired"
-            self.figures["failed"] += row.outcome == "failed"
-            self.figures["armed"] += len(row.armed)
-            self.figures["held"] += held_count(row)
-            self.figures["passes"] = max(self.figures["passes"], row.pass_no)
+        tally_rows(self.figures, shown)
+        self.passes = max(self.passes, *(row.pass_no for row in shown))
 
     def end(self) -> None:
         """The figures of the section written last (call it once the tick is over)."""
         if not self.clock:
             return
-        figures = self.figures
-        text = (f"{self.clock} real clock · {figures['fired']} fired · {figures['armed']} "
-                f"armed · {figures['held']} held · {figures['passes']} passes")
-        if figures["failed"]:
-            text += f" · {figures['failed']} failed"
-        self.write(text)
+        self.write(f"{self.clock} real clock · " + counted(**self.figures, passes=self.passes))
         self.clock = ""
-        self.figures = dict.fromkeys(self.figures, 0)
-
-    def _shown(self, row: TraceRow) -> bool:
-        if not self.wanted:
-            return True
-        if row.timer.owner_id in self.wanted or row.timer.armed_by in self.shown_ids:
-            self.shown_ids.add(row.timer.id)
-            self.shown_ids.update(timer.id for timer in row.armed)
-            return True
-        return False
+        self.figures, self.passes = dict.fromkeys(FIGURES, 0), 0
 
 
 def walk_lines(walk: Walk, *, on: Iterable[str] | None = None,
@@ -129,24 +157,18 @@ def walk_lines(walk: Walk, *, on: Iterable[str] | None = None,
     text of those chosen."""
     label, end = walk.test_clock_id, walk.reached
     if on:
-        wanted, shown_ids = set(on), set()
-        figures = dict.fromkeys(("fired", "failed", "armed", "held"), 0)
+        chosen, figures = Chosen(on), dict.fromkeys(FIGURES, 0)
         for owner, armed_by, timer, armed, outcome, held in _lines(walk).values_list(
                 "owner", "armed_by", "timer", "armed", "outcome", "held").iterator(
                 chunk_size=2000):
-            if owner in wanted or armed_by in shown_ids:
-                shown_ids.add(timer)
-                shown_ids.update(armed)
-                figures["fired"] += outcome == "fired"
-                figures["failed"] += outcome == "failed"
-                figures["armed"] += len(armed)
-                figures["held"] += held
+            if chosen(owner=owner, armed_by=armed_by, timer=timer, armed=armed):
+                tally(figures, outcome=outcome, armed=len(armed), held=held)
         yield header(label=label, start=walk.start, end=end, passes=walk.passes,
                      runaway=walk.runaway, **figures)
         yield COLUMNS
         shown = 0
         for timer, text in _lines(walk).values_list("timer", "text").iterator(chunk_size=2000):
-            if timer in shown_ids and (limit is None or shown < limit):
+            if timer in chosen.ids and (limit is None or shown < limit):
                 shown += 1
                 yield text
         return
