@@ -202,9 +202,6 @@ class TickResult:
     def total(self, name: str) -> int:
         return self.totals[name]
 
-    def late_by(self) -> Lateness:
-        return self.lateness
-
     def summary(self) -> str:
         parts = [
             f"tick {self.instant:%Y-%m-%d %H:%M:%SZ}",
@@ -891,7 +888,7 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
             schedules.expire_leases(now=instant)
             result.housekeeping = housekeeping.run(now=instant, holder=holder)
     if phases:
-        beat(instant, result.late_by())
+        beat(instant, result.lateness)
     result.faults = faults.raised
     return result
 
