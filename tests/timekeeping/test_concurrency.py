@@ -100,6 +100,11 @@ def test_it_loses_nothing_and_doubles_nothing_when_a_tick_is_killed_mid_pass():
     assert brand.lease_holder.split(":")[1] == str(victim.pid)
     result = tick.run_once()
     assert not result.skipped
+    # The rest may outlast one tick's budget on a slow machine: cron's next ticks go on.
+    for _ in range(10):
+        if not Timer.objects.filter(state="armed").exists():
+            break
+        tick.run_once()
     counts = fired_counts()
     assert len(counts) == 30_000 and set(counts.values()) == {1}
     assert Record.objects.filter(kind="note").count() == 30_000

@@ -106,17 +106,27 @@ def test_the_tick_walks_an_advance_in_slices_and_reports_progress(brand, beating
     assert all(later - earlier <= timedelta(minutes=3) for earlier, later in zip(
         ticks, ticks[1:], strict=False))
     reached = ticks[-1]
-    assert (walk.state, walk.slices, walk.reached) == ("walking", 1, reached)
+    assert (walk.state, walk.slices) == ("walking", 1)
+    # The walk stands at the last instant it ticked, or at the next one when the slice's
+    # time ran out as it came to fire that instant's timer (the next slice fires it there).
+    assert reached <= walk.reached <= reached + timedelta(minutes=3)
     assert walk.share < 0.1 and walk.fired == (reached - T0) // timedelta(hours=1)
     beating.refresh_from_db()
     assert (beating.frozen_time, beating.lease_holder, beating.status) == (
         walk.reached, "", "advancing")
-    walked, _ = walks_phase()  # a slice of at most 10 s at a time, to the end
-    assert {done.walk.pk for done in walked.slices} == {walk.pk}
-    assert [done.done for done in walked.slices][-1] is True
-    walk.refresh_from_db()
+    # The tick walks the rest a slice of at most 10 s at a time; on a slow machine the
+    # walks phase's budget may end first, and the next tick's goes on.
+    slices = []
+    for _ in range(10):
+        slices += walks_phase()[0].slices
+        walk.refresh_from_db()
+        if walk.state != "walking":
+            break
+    assert {done.walk.pk for done in slices} == {walk.pk}
+    assert [done.done for done in slices][-1] is True
+    assert not any(done.done for done in slices[:-1])
     assert (walk.state, walk.fired, walk.failed) == ("done", 48, 0)
-    assert walk.slices == 1 + len(walked.slices)
+    assert walk.slices == 1 + len(slices)
     assert all(Timer.objects.get(pk=pk).late_by == timedelta(0) for pk in ids)
     assert walk.line_count == 48 and walk.lines.count() == 48
     assert not walks_phase()[0].slices  # nothing left to walk
