@@ -21,18 +21,20 @@ this costs the same few queries for ten subjects or ten thousand.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta
 
 from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from timekeeping import shown
 from timekeeping.models import (
     Ask,
     Brand,
     Deadline,
     Delivery,
     Fault,
+    Job,
     Record,
     ScheduleRun,
     SetAside,
@@ -55,8 +57,23 @@ class Item:
     # set aside; lapse, dunning, deadline, link, hold
     failure: bool
     at: datetime  # when it happened, UTC
-    text: str  # one sentence, without times: the page shows `at` in the brand's zone
+    text: str  # one sentence in the owner's words (WORDS.md), without times: the page shows
+    # `at` in the brand's zone
     ref: str = ""  # an id the Why box answers for (a timer, a schedule), or ""
+    details: str = ""  # the engine's own words: ids, codes, errors (the page's Details)
+    job: str = ""  # the job it is about: `_named` puts the job's name before the text
+    test_clock: str | None = None  # the test world it happened in: `at` is of its time
+
+    @property
+    def said(self) -> str:
+        """The kind as the owner reads it."""
+        return KINDS_SAID.get(self.kind, self.kind)
+
+
+KINDS_SAID = {"fault": "failed", "failed timer": "failed", "runaway": "stopped",
+              "failed run": "failed", "skipped run": "skipped", "undelivered": "not sent",
+              "late": "late", "set aside": "held back", "lapse": "missed",
+              "dunning": "unpaid", "deadline": "deadline", "link": "link", "hold": "hold"}
 
 
 @dataclass
@@ -70,7 +87,7 @@ class Attention:
 
 
 def attention(brand: Brand, *, now: datetime) -> Attention:
-    found = _gathered(_sources(brand, now))
+    found = _named(_gathered(_sources(brand, now)))
     # Failures first, then the newest first.
     found.items.sort(key=lambda item: item.at, reverse=True)
     found.items.sort(key=lambda item: not item.failure)
@@ -119,7 +136,8 @@ def _sources(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..
                                          kind__in=LAPSES).order_by("-instant"), _lapse),
         # A subscription frozen after its dunning, for as long as it stays frozen.
         ("frozen", Subscription.objects.filter(brand=brand, frozen_since__isnull=False)
-         .annotate(held_mints=_held_mints()).order_by("-frozen_since"), _frozen),
+         .select_related("subject").annotate(held_mints=_held_mints())
+         .order_by("-frozen_since"), _frozen),
         # A renewal unpaid, its dunning not over: the next retry, in its own world.
         ("dunning", Timer.objects.filter(brand=brand, kind="money", state=Timer.State.ARMED,
                                          payload__attempt__gt=0).order_by("owed"), _dunning),
@@ -140,7 +158,34 @@ def work_at_risk(brand: Brand, *, now: datetime) -> Attention:
          .select_related("holder__user").order_by("held_until"), _hold),
     ])
     found.items.sort(key=lambda item: not item.failure)
+    return _named(found)
+
+
+def _named(found: Attention) -> Attention:
+    """Each item about a job begins with the job's name ("Juniper Labs' 2027 annual-return"),
+    read in one query for all of them."""
+    jobs = {item.job for item in found.items if item.job}
+    if not jobs:
+        return found
+    names = {job.pk: job_name(job) for job in Job.objects.filter(pk__in=jobs)
+             .select_related("subject").only("pk", "service", "period", "subject__name")}
+    found.items = [replace(item, text=f"{names[item.job]}: {_joined(item.text)}")
+                   if item.job in names else item for item in found.items]
     return found
+
+
+def _joined(text: str) -> str:
+    """A sentence after a name and a colon: "The deadline …" reads "the deadline …"; a name
+    stays as it is."""
+    first, _, rest = text.partition(" ")
+    return f"{first.lower()} {rest}" if first in {"The", "A", "It"} else text
+
+
+def job_name(job: Job) -> str:
+    """A job as people name it: "Juniper Labs' 2027 annual-return"."""
+    owner = job.subject.name
+    return f"{owner}{chr(39) if owner.endswith('s') else chr(39) + 's'} " \
+           f"{(job.period + ' ' if job.period else '')}{job.service}"
 
 
 # Every lapse (S23): a date, a hard date, a job, a grant. A link's second expiry is said by its
@@ -166,23 +211,33 @@ SOON = timedelta(days=7)
 
 
 def _world(row) -> str:
-    return f" on test clock {row.test_clock_id}" if row.test_clock_id else ""
+    return f" (test world {row.test_clock_id})" if row.test_clock_id else ""
 
 
 def _lapse(record: Record) -> Item:
     data = record.data if isinstance(record.data, dict) else {}
-    date = (f"The {'hard ' if data.get('hard') else ''}date {data.get('name', '')}"
-            f"{' ' + data['item'] if data.get('item') else ''} due {data.get('due')} passed "
-            "unkept" + ("; the steps it bars are refused" if data.get("bars") else
-                        "; its owner is asked to choose" if data.get("choices") else ""))
-    said = {"clock.lapsed": f"{date} (job {record.job})",
-            "job.lapsed": f"Job {record.job} lapsed: a party's link expired twice",
-            "grant.ended": f"The grant on job {record.job} ended: steps that need it are "
-                           "refused until the party gives it again",
-            "outcome.lapsed": f"The outcome {data.get('outcome')} of job {record.job} lapsed: "
-                              "no payment matched it by its due, and nothing is charged"}
+    due = _day(data.get("due"))
+    date = (f"The {'fixed ' if data.get('hard') else ''}{data.get('name', '')} date"
+            f"{' for ' + data['item'] if data.get('item') else ''}{' of ' + due if due else ''} "
+            "was missed" + ("; what it bars can no longer be recorded" if data.get("bars") else
+                            "; someone needs to choose what happens next"
+                            if data.get("choices") else ""))
+    said = {"clock.lapsed": date,
+            "job.lapsed": "It was missed: a link expired twice without an answer",
+            "grant.ended": "A permission ended: what needs it waits until it is given again",
+            "outcome.lapsed": f"No payment matched the outcome {data.get('outcome')} by its "
+                              "date, so nothing is charged"}
     ref = data.get("clock", record.job) if record.kind == "clock.lapsed" else record.job
-    return Item("lapse", True, record.instant, said[record.kind] + _world(record), ref=ref)
+    return Item("lapse", True, record.instant, said[record.kind], ref=ref, job=record.job or "",
+                test_clock=record.test_clock_id,
+                details=f"{record.kind} · job {record.job}{_world(record)}")
+
+
+def _day(value: object) -> str:
+    try:
+        return shown.day(date.fromisoformat(str(value)[:10])) if value else ""
+    except ValueError:
+        return str(value)
 
 
 def _held_mints():
@@ -196,42 +251,48 @@ def _held_mints():
 
 def _frozen(subscription: Subscription) -> Item:
     held = getattr(subscription, "held_mints", 0)
-    mints = f"{held} mint{'' if held == 1 else 's'} held" if held else "no mint held yet"
+    waiting = (f"{held} piece{'' if held == 1 else 's'} of work wait" if held
+               else "nothing waits yet")
     return Item("lapse", True, subscription.frozen_since,
-                f"The renewal of {subscription.pk} ({subscription.service}) is unpaid after "
-                "its dunning: its allowances are frozen and its mints held until it is paid "
-                f"({mints})" + _world(subscription), ref=subscription.pk)
+                f"{subscription.subject.name}'s {subscription.service} plan is on hold: its "
+                f"renewal is still unpaid after the reminders, so its allowances are paused "
+                f"and new work waits until it is paid ({waiting})", ref=subscription.pk,
+                test_clock=subscription.test_clock_id,
+                details=f"subscription {subscription.pk} frozen{_world(subscription)}")
 
 
 def _dunning(timer: Timer) -> Item:
     data = timer.payload
     return Item("dunning", False, timer.owed,
-                f"The renewal of {data.get('subscription')} (cycle {data.get('cycle')}) is "
-                f"unpaid: retry {data.get('attempt')} of its dunning looks again at "
-                f"{timer.owed:%Y-%m-%d %H:%MZ}; the last one unpaid freezes it" + _world(timer),
-                ref=data.get("subscription", ""))
+                f"A plan's renewal (cycle {data.get('cycle')}) is unpaid: reminder "
+                f"{data.get('attempt')} is out, and if the last one goes unpaid the plan goes "
+                "on hold", ref=data.get("subscription", ""), test_clock=timer.test_clock_id,
+                details=f"subscription {data.get('subscription')} · dunning retry "
+                        f"{data.get('attempt')} · timer {timer.id}{_world(timer)}")
 
 
 def _deadline(deadline: Deadline) -> Item:
     late = deadline.state == "late"
     return Item("deadline", late, deadline.ends,
-                f"The deadline on {deadline.what} of job {deadline.job_id} (within "
-                f"{deadline.rule}) is {'late' if late else 'at risk'}{_world(deadline)}",
-                ref=deadline.job_id)
+                f"The deadline for {deadline.what} ({deadline.rule}) "
+                f"{'has passed with the work not done' if late else 'is close'}",
+                ref=deadline.job_id, job=deadline.job_id, test_clock=deadline.test_clock_id,
+                details=f"deadline {deadline.pk} of job {deadline.job_id}{_world(deadline)}")
 
 
 def _link(ask: Ask) -> Item:
     return Item("link", False, ask.expires,
-                f"The link for {ask.title} on job {ask.job_id} expires soon, unanswered by "
-                f"{ask.party}" + (" (its second and last time)" if ask.expiries else "")
-                + _world(ask), ref=ask.job_id)
+                f"{ask.party} has not answered the link for {ask.title}, and it expires soon"
+                + (" (its second and last time)" if ask.expiries else ""),
+                ref=ask.job_id, job=ask.job_id, test_clock=ask.test_clock_id,
+                details=f"ask {ask.pk} of job {ask.job_id}{_world(ask)}")
 
 
 def _hold(task: Task) -> Item:
-    holder = task.holder.user.get_username() if task.holder else "someone"
-    return Item("hold", False, task.held_until,
-                f"{holder}'s hold on {task.title} (job {task.job_id}) ends soon"
-                + _world(task), ref=task.job_id)
+    holder = shown.person(task.holder.user) if task.holder else "Someone"
+    return Item("hold", False, task.held_until, f"{holder}'s hold on {task.title} ends soon",
+                ref=task.job_id, job=task.job_id, test_clock=task.test_clock_id,
+                details=f"task {task.pk} of job {task.job_id}{_world(task)}")
 
 
 def _last_line(text: str) -> str:
@@ -242,55 +303,72 @@ def _last_line(text: str) -> str:
 def _fault(fault: Fault) -> Item:
     times = "once" if fault.count == 1 else f"{fault.count} times"
     return Item("fault", True, fault.last_seen,
-                f"The {fault.get_phase_display()} of {fault.where} failed {times} and has not "
-                f"succeeded since: {_last_line(fault.error)}")
+                f"The {fault.get_phase_display()} failed {times} and has not worked since; "
+                "the rest of your brand's work goes on",
+                details=f"{fault.where}: {_last_line(fault.error)}")
 
 
 def _on(timer: Timer) -> str:
-    world = f" on test clock {timer.test_clock_id}" if timer.test_clock_id else ""
-    return f"{timer.id} ({timer.kind}, for {timer.owner_id or timer.key}){world}"
+    return f"timer {timer.id} ({timer.kind}, for {timer.owner_id or timer.key}){_world(timer)}"
 
 
 def _failed_timer(timer: Timer) -> Item:
     return Item("failed timer", True, timer.owed,
-                f"Timer {_on(timer)} failed {timer.attempts} time(s) and is still owed: "
-                f"{_last_line(timer.last_error)}", ref=timer.id)
+                f"A scheduled {shown.kind(timer.kind)} failed "
+                f"{timer.attempts} time{'' if timer.attempts == 1 else 's'}; it is tried "
+                "again at each tick", ref=timer.id, test_clock=timer.test_clock_id,
+                details=f"{_on(timer)}: {_last_line(timer.last_error)}")
 
 
 def _runaway(run: TickRun) -> Item:
-    world = f"test clock {run.test_clock_id}" if run.test_clock_id else "the real clock"
+    world = f"test world {run.test_clock_id}" if run.test_clock_id else "the real clock"
     return Item("runaway", True, run.started,
-                f"A runaway chain of timers on {world}: the tick stopped it after "
-                f"{run.passes} passes ({run.fired} fired)")
+                f"Scheduled work kept setting off more work at one moment, so it was stopped "
+                f"after {run.passes} rounds ({run.fired} done)", test_clock=run.test_clock_id,
+                details=f"tick run {run.pk} on {world}: runaway after {run.passes} passes")
 
 
 def _run(run: ScheduleRun) -> Item:
     failed = run.outcome == ScheduleRun.Outcome.FAILED
     return Item("failed run" if failed else "skipped run", failed, run.tick,
-                f"Schedule {run.schedule.name} {'failed' if failed else 'was skipped'}"
-                f"{' (run by hand)' if run.by_hand else ''}: "
-                f"{(run.reason or 'no reason kept').rstrip('.')}",
-                ref=run.schedule_id)
+                f"The {run.schedule.name} schedule {'failed' if failed else 'was skipped'}"
+                f"{' (run by hand)' if run.by_hand else ''}",
+                ref=run.schedule_id,
+                details=f"{run.schedule_id}: {(run.reason or 'no reason kept').rstrip('.')}")
 
 
 def _delivery(delivery: Delivery) -> Item:
-    what = delivery.payload.get("subject") or delivery.payload.get("url") or delivery.id
+    what = delivery.payload.get("subject") or "a message"
     if delivery.state == Delivery.State.FAILED:
         return Item("undelivered", True, delivery.created,
-                    f"The {delivery.channel} '{what}' was not delivered after "
-                    f"{delivery.attempts} attempts: {_last_line(delivery.last_error)}")
+                    f"The {delivery.channel} '{what}' could not be sent after "
+                    f"{delivery.attempts} tries",
+                    details=f"{delivery.id}: {_last_line(delivery.last_error)}")
     return Item("undelivered", False, delivery.created,
                 f"The {delivery.channel} '{what}' is still waiting to be sent "
-                f"({delivery.attempts} attempts so far)")
+                f"({delivery.attempts} tries so far)", details=delivery.id)
 
 
 def _late(timer: Timer) -> Item:
     return Item("late", False, timer.fired,
-                f"Timer {_on(timer)} fired {span_text(timer.late_by)} late", ref=timer.id)
+                f"A scheduled {shown.kind(timer.kind)} ran "
+                f"{span_text(timer.late_by)} late: no tick ran in the meantime", ref=timer.id,
+                details=f"{_on(timer)} fired {span_text(timer.late_by)} late")
+
+
+# Why a timed move was refused, in the owner's words (docs/timed-moves.md has the codes).
+REFUSALS = {"STATE_MOVE_REFUSED": "a setting or rule of the table holds it back",
+            "STATE_TOO_LATE": "its moment passed too long ago to move it now",
+            "PUBLIC_TOO_EARLY": "its moment has not come yet",
+            "PUBLIC_TOO_LATE": "its moment passed too long ago",
+            "WRITE_CONFLICT": "the row was changed at the same moment"}
 
 
 def _set_aside(row: SetAside) -> Item:
+    code = row.code.partition(":")[0].strip()
     return Item("set aside", False, row.created,
-                f"{row.table}:{row.row} is set aside: timed move {row.rule} was refused "
-                f"({row.code}); the job tries it again after the hour",
-                ref=f"{row.table}:{row.row}")
+                f"Row {row.row} of {row.table} could not move on by itself: "
+                f"{REFUSALS.get(code, 'the move was refused')}. It is tried again after the "
+                "hour, or you can move it by hand",
+                ref=f"{row.table}:{row.row}",
+                details=f"{row.table}:{row.row} · timed move {row.rule} · {row.code}")

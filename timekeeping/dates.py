@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import Q
 
-from timekeeping import clock, exposure
+from timekeeping import clock, exposure, shown
 from timekeeping.clocks import spec_of
 from timekeeping.manifests.spec import ClockSpec
 from timekeeping.models import Brand, Occurrence, Subject, TestClock, Timer
@@ -60,7 +60,7 @@ class DateLine:
 
     @property
     def state(self) -> str:
-        """lapsed, late, near or ahead."""
+        """lapsed, late, near or ahead (the engine's words: the API's and the filters')."""
         if self.occurrence.status == Occurrence.Status.LAPSED:
             return "lapsed"
         if self.late:
@@ -68,12 +68,17 @@ class DateLine:
         return "near" if self.occurrence.late_from - self.now <= NEAR else "ahead"
 
     @property
+    def state_said(self) -> str:
+        """The state as people say it (WORDS.md): missed, late, soon, ahead."""
+        return STATES_SAID[self.state]
+
+    @property
     def when(self) -> str:
         """Relative to its world's now: "in 3 days", "2 hours late"."""
         gap = self.occurrence.late_from - self.now
         if gap > timedelta(0):
-            return f"in {_rough(gap)}"
-        return f"{_rough(-gap)} late"
+            return f"in {shown.span(gap)}"
+        return f"{shown.span(-gap)} late"
 
     @property
     def cost(self) -> str:
@@ -82,15 +87,28 @@ class DateLine:
         text = self.price.text
         if self.late:
             spent = self.price.so_far(self.occurrence.late_from, self.now)
-            text += f"; {exposure.money_text(spent, self.price.currency)} so far"
+            text += f"; {shown.money(spent, self.price.currency, short=True)} so far"
         return text
 
     @property
-    def owner(self) -> str:
+    def assignee_name(self) -> str:
         assignee = self.occurrence.assignee
-        who = {"brand": "the brand", "buyer": self.subject.owner_name or "the customer",
-               "of_record": "the brand (of record)"}.get(self.clock.owner, self.clock.owner)
-        return f"{who}, assigned to {assignee.user.get_username()}" if assignee else who
+        return shown.person(assignee.user) if assignee else ""
+
+    @property
+    def owner(self) -> str:
+        """Who answers for the date, by name: the member it is assigned to, else the brand
+        (the brand's own dates and those it keeps of record), else the customer."""
+        if self.assignee_name:
+            return self.assignee_name
+        if self.clock.owner == "buyer":
+            return self.subject.owner_name or "the customer"
+        return self.clock.brand.name
+
+    @property
+    def yours(self) -> bool:
+        """The customer answers for it (the clock's owner is the buyer)."""
+        return self.clock.owner == "buyer"
 
     @property
     def choices(self) -> tuple[str, ...]:
@@ -104,20 +122,25 @@ class DateLine:
 
     @property
     def why(self) -> str:
-        """One sentence: which rung rang, what is missing, who owns it."""
+        """Why it is listed, for the brand's people: what was sent, what is awaited, who
+        answers for it (WORDS.md: no rung names, step codes or roles)."""
         parts = list(self.reasons)
         if self.rang is not None:
-            rung = self.rang.payload.get("rung", "a rung")
-            parts.append(f"'{rung}' rang {self.rang.fired:%Y-%m-%d}")
+            parts.append(f"reminder sent {shown.day(self.rang.fired.date())}")
         if self.spec.satisfied_by:
-            parts.append(f"waiting for {' or '.join(self.spec.satisfied_by)}")
+            steps = " or ".join(step.replace("_", " ") for step in self.spec.satisfied_by)
+            parts.append(f"done once '{steps}' is recorded")
         if self.occurrence.acknowledged:
-            parts.append(f"acknowledged {self.occurrence.acknowledged:%Y-%m-%d}")
-        parts.append(f"owned by {self.owner}")
+            parts.append(f"acknowledged {shown.day(self.occurrence.acknowledged.date())}")
+        parts.append(f"assigned to {self.assignee_name}" if self.assignee_name
+                     else f"{self.owner} answers for it")
         if self.about:
             parts.append(f"about {self.about}")
         text = "; ".join(parts)
         return text[:1].upper() + text[1:] + "."
+
+
+STATES_SAID = {"lapsed": "missed", "late": "late", "near": "soon", "ahead": "ahead"}
 
 
 class AtRisk:
@@ -150,7 +173,7 @@ class AtRisk:
                  for occurrence in self.found[window]]
         for line in lines:
             if line.occurrence.hard and line.state == "ahead":
-                line.reasons.append("a hard date: no step moves it")
+                line.reasons.append("a fixed date: no extension moves it")
         _attach_rungs(lines)
         return lines
 
@@ -254,16 +277,3 @@ def _attach_rungs(lines: list[DateLine]) -> None:
         line = by_label.get(timer.owner_id)
         if line is not None:
             line.rang = timer
-
-
-def _rough(gap: timedelta) -> str:
-    """A span as people say it, rounded down: "3 years", "5 months", "9 days", "4 hours"."""
-    days, seconds = gap.days, gap.seconds
-    for size, unit, at_least in ((365, "year", 730), (30, "month", 60), (1, "day", 2)):
-        if days >= at_least:
-            return f"{days // size} {unit}s"
-    hours = days * 24 + seconds // 3600
-    if hours >= 2:
-        return f"{hours} hours"
-    minutes = max(1, (days * 86400 + seconds) // 60)
-    return f"{minutes} minute{'s' if minutes != 1 else ''}"

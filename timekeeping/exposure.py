@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from timekeeping import shown
+
 FORMS = {"per_month_late": "a month late", "per_day_late": "a day late", "once": "if missed"}
-SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CAD": "CA$", "AUD": "A$"}
-ZERO_DECIMAL = {"JPY", "KRW", "VND", "CLP", "ISK"}
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ class Price:
 
     @property
     def text(self) -> str:
-        return f"about {money_text(self.amount, self.currency)} {FORMS[self.form]}"
+        return f"about {shown.money(self.amount, self.currency, short=True)} " \
+            f"{FORMS[self.form]}"
 
     def so_far(self, late_from: datetime, now: datetime) -> int:
         """What the miss has cost by `now` (minor units): whole days or started months."""
@@ -62,24 +63,6 @@ def price(spec: dict | None) -> Price | None:
     return None
 
 
-def money_text(amount: int, currency: str) -> str:
-    """Minor units as people write them: 32400 USD → "$324", 32450 USD → "$324.50"."""
-    symbol = SYMBOLS.get(currency, f"{currency} ")
-    if currency in ZERO_DECIMAL:
-        return f"{symbol}{amount:,}"
-    whole, cents = divmod(abs(amount), 100)
-    sign = "-" if amount < 0 else ""
-    return f"{sign}{symbol}{whole:,}" + (f".{cents:02d}" if cents else "")
-
-
-def amount_text(amount: int, currency: str) -> str:
-    """Minor units as a ledger line says them, exactly: 19800 USD → "198.00 USD"."""
-    if currency in ZERO_DECIMAL:
-        return f"{amount:,} {currency}"
-    whole, cents = divmod(abs(amount), 100)
-    return f"{'-' if amount < 0 else ''}{whole:,}.{cents:02d} {currency}"
-
-
 _TYPED = re.compile(r"(?P<whole>\d{1,12})(?:\.(?P<part>\d{1,2}))?")
 
 
@@ -89,12 +72,10 @@ def minor_units(text: object, currency: str) -> int | None:
     if not isinstance(text, str):
         return None
     match = _TYPED.fullmatch(text.strip().replace(",", ""))
-    if match is None or (currency in ZERO_DECIMAL and match["part"]):
+    places = shown.digits(currency)
+    if match is None or len(match["part"] or "") > places:
         return None
-    whole = int(match["whole"])
-    if currency in ZERO_DECIMAL:
-        return whole
-    return whole * 100 + int((match["part"] or "0").ljust(2, "0"))
+    return int(match["whole"]) * 10 ** places + int((match["part"] or "0").ljust(places, "0"))
 
 
 def about_text(field: str | None, found: dict) -> str:
@@ -106,6 +87,6 @@ def about_text(field: str | None, found: dict) -> str:
             and isinstance(value.get("currency"), str) and len(value["currency"]) == 3):
         return ""
     what = value.get("what")
-    return money_text(value["amount"], value["currency"]) + (
+    return shown.money(value["amount"], value["currency"], short=True) + (
         f" {what[:200]}" if isinstance(what, str) and what else "")
 

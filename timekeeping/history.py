@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
-from timekeeping.exposure import amount_text, money_text
-from timekeeping.models import Record, Subject
+from timekeeping import exposure, shown
+from timekeeping.models import Member, Record, Subject, Subscription
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,10 @@ def _what(data: dict) -> str:
 
 _PERSON = re.compile(r"user \d+ \((?P<name>.+)\)")
 _KEY = re.compile(r"key \S+ \((?P<name>.+)\)")
+_MEMBER = re.compile(r"member \S+ \((?P<name>.+)\)")
+_SCHEDULE = re.compile(r"schedule (?P<name>\S+) of (?P<subscription>\S+)")
+_RUNG = re.compile(r"rung \S+")
+_EVENT = re.compile(r"event (?P<name>[^\s.]+)\S* \((?P<ref>.+)\)")
 
 
 def person(who: str) -> str:
@@ -42,24 +46,59 @@ def person(who: str) -> str:
     Records keep the exact actor ("user 7 (ana)", "key key_… (billing)") for audit; the page
     says "ana" or "a program (billing)".
     """
-    if found := _PERSON.fullmatch(who):
+    if found := _PERSON.fullmatch(who) or _MEMBER.fullmatch(who):
         return found["name"]
     if found := _KEY.fullmatch(who):
         return f"a program ({found['name']})"
+    if _RUNG.fullmatch(who):
+        return "an automatic reminder"
+    if _SCHEDULE.fullmatch(who):
+        return "the plan's schedule"
+    if found := _EVENT.fullmatch(who):
+        return f"an incoming {found['name']} ({found['ref']})"
     return who
 
 
-def _money(data: dict, field: str, say: Callable[[int, str], str] = money_text) -> str:
-    """An amount on the record, in its currency, as `say` writes it."""
+def _money(data: dict, field: str) -> str:
+    """An amount on the record, in its currency, as people read it."""
     amount, currency = data.get(field), data.get("currency")
     if not isinstance(amount, int) or not isinstance(currency, str):
         return str(amount)
-    return say(amount, currency)
+    return shown.money(amount, currency)
 
 
 def _day(value: object) -> str:
-    """The date of an instant on the record (kept as ISO text)."""
-    return str(value)[:10]
+    """The date of an instant or a day on the record (kept as ISO text): "Tue 18 Apr 2028"."""
+    try:
+        return shown.day(date.fromisoformat(str(value)[:10]))
+    except ValueError:
+        return str(value)
+
+
+_LEDGER_TEXT = re.compile(r"(?P<amount>-?[\d,]+(?:\.\d+)?) (?P<currency>[A-Z]{3})")
+
+
+def _charge_text(text: object) -> str:
+    """A charge an older record kept as ledger text ("2,400.00 USD owed"), in the one money
+    format ("$2,400.00 owed")."""
+    def money(found: re.Match) -> str:
+        minor = exposure.minor_units(found["amount"].lstrip("-"), found["currency"])
+        if minor is None:
+            return found[0]
+        return shown.money(-minor if found["amount"].startswith("-") else minor,
+                           found["currency"])
+    return _LEDGER_TEXT.sub(money, str(text))
+
+
+def _member(data: dict) -> str:
+    """A member on the record by name (`history` names them as `member_name`), else as kept."""
+    return data.get("member_name") or str(data.get("member"))
+
+
+def _plan(data: dict) -> str:
+    """A subscription as the sentences name it: its plan ("tax-plan plan"), as `history`
+    names it on the record's data (`plan`), or "plan"."""
+    return f"{data['plan']} plan" if data.get("plan") else "plan"
 
 
 def _items(data: dict) -> str:
@@ -86,38 +125,39 @@ def _kept(data: dict) -> str:
     who = data.get("by") or ""
     if who.startswith("marked done by "):
         return f" (marked done by {person(who.removeprefix('marked done by '))})"
-    return f" by {person(who)}" if who else ""
+    return f" ('{who}' recorded)" if who else ""
 
 
 SENTENCES: dict[str, Callable[[dict], str]] = {
-    "job.opened": lambda d: f"The {d.get('service')} job for {d.get('period') or 'no period'} "
-                            f"was opened{_by(d)}.",
+    "job.opened": lambda d: f"The {d.get('service')} job"
+                            + (f" for {d['period']}" if d.get("period") else "")
+                            + f" was opened{_by(d)}.",
     "job.ended": lambda d: "The job ended.",
     "job.cancelled": lambda d: "The job was cancelled.",
-    "clock.rolled": lambda d: f"The {_what(d)} rolled from {d.get('from')} to {d.get('to')}"
+    "clock.rolled": lambda d: f"The {_what(d)} moved from {_day(d.get('from'))} to "
+                              f"{_day(d.get('to'))}"
                               f" ({'; '.join(d.get('why') or []) or 'a closed day'}).",
-    "clock.moved": lambda d: f"The {_what(d)} moved from {d.get('from')} to {d.get('to')}"
+    "clock.moved": lambda d: f"The {_what(d)} moved from {_day(d.get('from'))} to "
+                             f"{_day(d.get('to'))}"
                              + (f" by notice {d['notice']}" if d.get("notice")
                                 else _by(d)) + ".",
-    "clock.notice": lambda d: f"Notice: the {_what(d)} is {d.get('due')} "
-                              f"({d.get('rung')}).",
-    "clock.escalated": lambda d: f"Escalated: the {_what(d)} is {d.get('due')} "
-                                 f"({d.get('rung')}).",
+    "clock.notice": lambda d: f"Reminder sent: the {_what(d)} is due {_day(d.get('due'))}.",
+    "clock.escalated": lambda d: f"Reminder passed up the line: the {_what(d)} is due "
+                                 f"{_day(d.get('due'))}.",
     "clock.acknowledged": lambda d: f"The {_what(d)} was acknowledged{_by(d)}.",
     "clock.assigned": lambda d: f"The {_what(d)} was assigned to {d.get('to')}{_by(d)}.",
     "clock.chosen": lambda d: f"'{d.get('choice')}' was chosen for the {_what(d)}{_by(d)}.",
-    "clock.satisfied": lambda d: f"The {_what(d)} was kept"
+    "clock.satisfied": lambda d: f"The {_what(d)} was done"
                                  + (" late" if d.get("late") else "") + _kept(d) + ".",
-    "clock.lapsed": lambda d: f"The {_what(d)} {d.get('due')} passed unkept"
+    "clock.lapsed": lambda d: f"The {_what(d)} of {_day(d.get('due'))} was missed"
                               + (f"; the choices: {', '.join(d['choices'])}"
                                  if d.get("choices") else "") + ".",
     "clock.no_date": lambda d: f"The {_what(d)} could not be set: {d.get('why')}.",
-    "step.committed": lambda d: f"Step '{d.get('step')}' was taken"
+    "step.committed": lambda d: f"'{d.get('step')}' was recorded"
                                 + (f" for {', '.join(d['items'])}" if d.get("items") else "")
                                 + _by(d) + ".",
-    "step.refused": lambda d: f"Step '{d.get('step')}' was refused ({d.get('code')}): "
-                              f"{d.get('reason')}.",
-    "job.lapsed": lambda d: "The job lapsed: a party's link expired twice without an answer"
+    "step.refused": lambda d: f"'{d.get('step')}' could not be recorded: {d.get('reason')}.",
+    "job.lapsed": lambda d: "The work was missed: a link expired twice without an answer"
                             + (f"; the acts already done ({', '.join(d['acts_committed'])}) "
                                "are charged and the hold returns"
                                if d.get("acts_committed") else "; the hold returns") + ".",
@@ -128,42 +168,43 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                   if d.get("late_price") else "") + ".",
     "deadline.met": lambda d: f"The deadline on {_work(d)} was met"
                               + ("" if d.get("on_time") else ", late") + ".",
-    "deadline.moved": lambda d: f"The job's deadline followed {d.get('follows')}: now "
-                                f"{d.get('to')}.",
+    "deadline.moved": lambda d: f"The deadline moved with the {d.get('follows')} date: now "
+                                f"{_day(d.get('to'))}.",
     "ask.opened": lambda d: f"{d.get('party')} was asked by a link"
                             + (f" for {d['step']}" if d.get("step") else " to give the grant "
-                               "again") + f", working until {d.get('expires')}.",
+                               "again") + f", working until {_day(d.get('expires'))}.",
     "ask.expired": lambda d: f"A party's link expired once and works again until "
-                             f"{d.get('opens_until')}.",
+                             f"{_day(d.get('opens_until'))}.",
     "ask.answered": lambda d: "A party's link was answered" + _by(d) + ".",
-    "grant.ended": lambda d: f"The grant ended at {d.get('ended')}: steps that need it wait "
+    "grant.ended": lambda d: f"The grant ended on {_day(d.get('ended'))}: steps that need it wait "
                              "until the party gives it again.",
-    "grant.given": lambda d: "The grant was given" + _by(d) + f", until {d.get('until')}.",
-    "task.taken": lambda d: f"Task {d.get('task')} was taken until {d.get('until')}.",
+    "grant.given": lambda d: "The grant was given" + _by(d) + f", until {_day(d.get('until'))}.",
+    "task.taken": lambda d: f"Task {d.get('task')} was taken until {_day(d.get('until'))}.",
     "task.opened_again": lambda d: f"Task {d.get('task')} is open again ({d.get('why')}).",
     "task.done": lambda d: f"Task {d.get('task')} was done.",
     "task.handed_over": lambda d: f"Task {d.get('task')} was handed over to {d.get('to')}"
                                   + _by(d) + ".",
-    "signal.raised": lambda d: f"Nothing happened for {d.get('silent')}: signal "
-                               f"'{d.get('signal')}' was raised, proposing {d.get('goto')}.",
+    "signal.raised": lambda d: f"Nothing happened for {d.get('silent')}, so "
+                               f"'{d.get('signal')}' was raised.",
     "member.withdrew": lambda d: f"Member {d.get('member')} withdrew; their dates and tasks "
                                  f"passed to {d.get('successor')}.",
-    "cycle.renewed": lambda d: f"{d.get('subscription')} renewed: cycle {d.get('cycle')}, "
-                               f"{d.get('charge')}.",
-    "schedule.minted": lambda d: f"Schedule {d.get('schedule')} minted {d.get('service')} for "
-                                 f"{d.get('period')}.",
-    "schedule.skipped": lambda d: f"Schedule {d.get('schedule')} minted nothing for "
-                                  f"{d.get('period')}: {d.get('why')}.",
-    "renewal.unpaid": lambda d: f"The renewal of {d.get('subscription')} (cycle "
-                                f"{d.get('cycle')}) is unpaid, {d.get('owed')} owed; looked at "
-                                f"again {d.get('next_try')}.",
-    "subscription.frozen": lambda d: f"{d.get('subscription')} is frozen: cycle "
-                                     f"{d.get('cycle')} is unpaid after dunning, "
-                                     f"{d.get('owed')} owed; mints are held.",
-    "subscription.paid": lambda d: f"A payment of {_money(d, 'amount', amount_text)} was "
-                                   f"recorded on {d.get('subscription')}" + _by(d) + ".",
-    "subscription.unfrozen": lambda d: f"{d.get('subscription')} is paid up: its allowances "
-                                       "are back and its held mints released.",
+    "cycle.renewed": lambda d: f"The {_plan(d)} renewed for cycle {d.get('cycle')}: "
+                               + (f"{_money(d, 'amount')} owed." if d.get("amount")
+                                  else f"{_charge_text(d.get('charge'))}."),
+    "schedule.minted": lambda d: f"The {d.get('period')} {d.get('service')} opened on its "
+                                 "schedule.",
+    "schedule.skipped": lambda d: f"Nothing opened for {d.get('period')} on the schedule: "
+                                  f"{d.get('why')}.",
+    "renewal.unpaid": lambda d: f"The renewal of the {_plan(d)} (cycle {d.get('cycle')}) is "
+                                f"unpaid, {d.get('owed')} owed; we look again "
+                                f"{_day(d.get('next_try'))}.",
+    "subscription.frozen": lambda d: f"The {_plan(d)} is on hold: cycle {d.get('cycle')} is "
+                                     f"still unpaid after the reminders, {d.get('owed')} owed; "
+                                     "new work waits until it is paid.",
+    "subscription.paid": lambda d: f"A payment of {_money(d, 'amount')} was recorded on the "
+                                   f"{_plan(d)}" + _by(d) + ".",
+    "subscription.unfrozen": lambda d: f"The {_plan(d)} is paid up: its allowances are back "
+                                       "and the work it held has started.",
     "charge.released": lambda d: f"The charge was released: {_money(d, 'amount')}"
                                  + (f", {_money(d, 'off')} off for lateness" if d.get("off")
                                     else "") + ".",
@@ -178,30 +219,48 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                "keeps its first filing time.",
     "repair.lapsed": lambda d: f"The repair window of {d.get('step')} closed unrepaired: the "
                                "first filing time is lost.",
-    "outcome.opened": lambda d: f"The outcome {d.get('outcome')} waits for a matching payment "
+    "outcome.opened": lambda d: f"The outcome waits for a matching payment "
                                 f"until {_day(d.get('due'))}.",
     "outcome.collected": lambda d: f"Invoice {d.get('invoice')} was collected: "
-                                   f"{_money(d, 'amount', amount_text)} by {d.get('method')}; "
-                                   f"{_money(d, 'charge', amount_text)} share and "
-                                   f"{_money(d, 'pay', amount_text)} pay held until "
+                                   f"{_money(d, 'amount')} by {d.get('method')}; "
+                                   f"{_money(d, 'charge')} share and "
+                                   f"{_money(d, 'pay')} pay held until "
                                    f"{_day(d.get('closes'))}"
                                    + (", and it won the outcome" if d.get("won") else "")
                                    + _by(d) + ".",
     "outcome.final": lambda d: f"Invoice {d.get('invoice')} is final: its share is earned"
-                               + (f" and its pay is {d.get('member')}'s" if d.get("member")
+                               + (f" and its pay is {_member(d)}'s" if d.get("member")
                                   else "") + ".",
     "outcome.reversed": lambda d: f"Invoice {d.get('invoice')} was reversed ({d.get('why')}): "
                                   "its share and pay went back" + _by(d) + ".",
-    "outcome.lapsed": lambda d: f"The outcome {d.get('outcome')} lapsed: no payment matched it "
+    "outcome.lapsed": lambda d: f"The outcome lapsed: no payment matched it "
                                 f"by {_day(d.get('due'))}; nothing is charged" + _tail(d),
-    "outcome.lost": lambda d: f"The outcome {d.get('outcome')} was recorded lost "
+    "outcome.lost": lambda d: f"The outcome was recorded lost "
                               f"({d.get('why')})" + _by(d) + _tail(d),
-    "outcome.tail_ended": lambda d: f"The tail of {d.get('outcome')} ended: it stays "
+    "outcome.tail_ended": lambda d: f"The outcome's tail ended: it stays "
                                     f"{d.get('state')}.",
     "calendar.postponed": lambda d: f"Notice {d.get('notice')} postponed dates from "
                                     f"{d.get('from')} through {d.get('through')} to "
                                     f"{d.get('to')}.",
 }
+
+
+def _named(subject: Subject, page: list[Record]) -> list[Record]:
+    """The page's records with the plans and members they name by id named as people read
+    them (`plan`, `member_name` on the data, in memory only): a query for each, when any."""
+    held = [record for record in page if isinstance(record.data, dict)]
+    subscriptions = {record.data.get("subscription") for record in held} - {None}
+    members = {record.data.get("member") for record in held} - {None}
+    plans = dict(Subscription.objects.filter(brand_id=subject.brand_id, pk__in=subscriptions)
+                 .values_list("pk", "service")) if subscriptions else {}
+    people = {member.pk: member.name for member in Member.objects.filter(
+        brand_id=subject.brand_id, pk__in=members).select_related("user")} if members else {}
+    for record in held:
+        if record.data.get("subscription") in plans:
+            record.data = {**record.data, "plan": plans[record.data["subscription"]]}
+        if record.data.get("member") in people:
+            record.data = {**record.data, "member_name": people[record.data["member"]]}
+    return page
 
 
 def say(record: Record) -> str | None:
@@ -216,13 +275,15 @@ def say(record: Record) -> str | None:
 
 
 def history(subject: Subject, *, limit: int = 50, before: datetime | None = None) -> list[Said]:
-    """The subject's record, newest first, at most `limit` sentences (one query)."""
+    """The subject's record, newest first, at most `limit` sentences (one query, and one each
+    for the plans and members it names)."""
     records = Record.objects.filter(brand_id=subject.brand_id, subject=subject.pk,
                                     kind__in=list(SENTENCES)).order_by("-instant", "-id")
     if before is not None:
         records = records.filter(instant__lt=before)
     said = []
-    for record in records[:limit]:
+    page = list(records[:limit])
+    for record in _named(subject, page):
         text = say(record)
         if text is not None:
             said.append(Said(record.instant, record.kind, text, record.test_clock_id))

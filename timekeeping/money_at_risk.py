@@ -19,7 +19,7 @@ from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
 
 from calendars.moments import day_in_zone, wall_time
-from timekeeping.exposure import money_text
+from timekeeping import shown
 from timekeeping.models import Brand, Occurrence, TestClock
 
 WEEKS = 8
@@ -38,7 +38,7 @@ class Week:
 
     @property
     def text(self) -> str:
-        return " + ".join(money_text(amount, currency)
+        return " + ".join(shown.money(amount, currency, short=True)
                           for currency, amount in sorted(self.totals.items()))
 
 

@@ -95,8 +95,8 @@ def _plan_lines(subject: Subject) -> list[Line]:
             found.append(Line(day, f"the {owner.service} renews", "cycle", buyer,
                               f"renewed, cycle {data.get('cycle')}", f"{record.pk}@keeping-time"))
         else:
-            found.append(Line(day, f"the {data.get('period')} {data.get('service')} is minted",
-                              "schedule", "the brand", f"minted {record.job}",
+            found.append(Line(day, f"the {data.get('period')} {data.get('service')} opens",
+                              "schedule", "the brand", "opened",
                               f"{record.pk}@keeping-time"))
     for timer in Timer.objects.filter(brand_id=subject.brand_id, owner_id__in=list(
             subscriptions), state=Timer.State.ARMED, kind__in=["cycle", "schedule"]):
@@ -108,8 +108,8 @@ def _plan_lines(subject: Subject) -> list[Line]:
                               f"ahead · cycle {timer.payload['cycle']}",
                               f"{timer.pk}@keeping-time"))
         else:
-            found.append(Line(day, f"the {timer.payload['period']} {timer.payload['order']} is "
-                                   "minted", "schedule", "the brand", "ahead",
+            found.append(Line(day, f"the {timer.payload['period']} {timer.payload['order']} "
+                                   "opens", "schedule", "the brand", "ahead",
                               f"{timer.pk}@keeping-time"))
     return found
 

@@ -24,8 +24,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import F
 
 from calendars.moments import zone_of
-from timekeeping import clock, timers
-from timekeeping.dates import _rough as rough  # one rounding for every relative phrase
+from timekeeping import clock, shown, timers
 from timekeeping.models import (
     Brand,
     Clock,
@@ -128,9 +127,7 @@ def _missing(what: str) -> list[str]:
 
 
 def _at(instant: datetime, zone: ZoneInfo, now: datetime) -> str:
-    gap = instant - now
-    relative = f"in {rough(gap)}" if gap.total_seconds() > 0 else f"{rough(-gap)} ago"
-    return f"{instant.astimezone(zone):%Y-%m-%d %H:%M %Z} ({zone.key}; {relative})"
+    return f"{shown.moment(instant, zone)} ({shown.relative(instant, now)})"
 
 
 # -- timers and schedules: the words of `timers why` and `schedules why` ----------------------

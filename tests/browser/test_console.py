@@ -40,8 +40,8 @@ def test_the_owner_settles_dates_in_place_with_htmx(page, live_server, desk, sig
     filing, pay = row(page, desk, "file", "US"), row(page, desk, "pay")
     expect(filing).to_contain_text("file the 2027 return, US")
     expect(filing).to_contain_text(FILING_COST)
-    expect(filing).to_contain_text("near")
-    expect(pay).to_contain_text("hard")
+    expect(filing).to_contain_text("soon")
+    expect(pay).to_contain_text("fixed date")
     look("console-home")
     look("console-home-phone", phone=True)
     page.set_viewport_size({"width": 1280, "height": 720})
@@ -130,8 +130,8 @@ def test_the_owner_reads_why_and_works_each_operations_page(page, live_server, o
     console = f"{live_server.url}{desk.url()}"
     nav = page.get_by_role("navigation", name="Northwind Filing: the console")
     attention = page.locator("ul.attention")
-    expect(attention).to_contain_text("failed run")
-    expect(attention).to_contain_text("set aside")
+    expect(attention).to_contain_text("The nightly schedule failed")
+    expect(attention).to_contain_text("could not move on by itself")
     look("console-home-needs-attention")
 
     nav.get_by_role("link", name="Subjects").click()
@@ -202,7 +202,7 @@ def test_the_owner_reads_why_and_works_each_operations_page(page, live_server, o
     expect(page.get_by_role("heading", name="The trace of the last advance")).to_be_visible(
         timeout=15_000)
     expect(walk).to_contain_text("100% · reached 2028-04-19 13:00:00Z")
-    expect(walk).to_contain_text("2028-04-19 09:00 EDT")
+    expect(walk).to_contain_text("Wed 19 Apr 2028, 09:00 EDT")
     expect(page.locator("pre")).to_contain_text(
         f"{desk.test_clock.pk} · 2028-04-10 14:00Z → 2028-04-19 13:00Z")
     look("console-test-clock-advanced")

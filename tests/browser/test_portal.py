@@ -32,7 +32,7 @@ def test_a_customer_sees_only_their_subject_and_acknowledges_their_own_date(page
     page.set_viewport_size({"width": 1280, "height": 720})
 
     filing = page.locator(f"#date-{portal.clock('file').occurrences.get(item='US').pk}")
-    expect(filing).to_contain_text("The brand (of record) answers for this date")
+    expect(filing).to_contain_text("Northwind Filing takes care of this date")
     expect(filing.get_by_role("button")).to_have_count(0)
     pay = page.locator(f"#date-{portal.clock('pay').occurrences.get().pk}")
     page.evaluate("window.stillThisPage = true")

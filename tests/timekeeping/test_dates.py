@@ -52,8 +52,10 @@ def test_at_risk_lists_near_and_hard_dates_priced_first_by_what_a_month_late_cos
         ("refund claims on the 2027 return close", "ahead")]
     pay, file_us, _ = lines
     assert pay.cost == "about $20 a day late" and file_us.cost == "about $324 a month late"
-    assert pay.when == "in 9 days" and "'notice 14d' rang 2028-04-04" in pay.why
-    assert "waiting for file" in file_us.why and "of record" in file_us.why
+    assert pay.when == "in 9 days" and "Reminder sent Tue 4 Apr 2028" in pay.why
+    assert "done once 'file' is recorded" in file_us.why
+    assert f"{brand.name} answers for it" in file_us.why  # kept of record: the brand, by name
+    assert "rang" not in pay.why and "of record" not in file_us.why
 
 
 def test_a_late_date_says_what_it_has_cost_so_far(brand, world):
@@ -95,7 +97,9 @@ def test_the_history_says_what_happened_newest_first(brand, world):
     said = [line.text for line in lines]
     assert [line.at for line in lines] == sorted((line.at for line in lines), reverse=True)
     assert "The annual-return job for 2027 was opened." in said
-    assert any(text.startswith("The pay date 2028-04-18 passed unkept") for text in said)
-    assert any(text.startswith("The file date for US moved from 2028-04-18 to 2028-10-16")
+    assert any(text.startswith("The pay date of Tue 18 Apr 2028 was missed") for text in said)
+    assert any(text.startswith("The file date for US moved from Tue 18 Apr 2028 to Mon 16 Oct "
+                               "2028")
                for text in said)
-    assert any(text.startswith("Notice: the file date for US is 2028-04-18") for text in said)
+    assert any(text.startswith("Reminder sent: the file date for US is due Tue 18 Apr 2028")
+               for text in said)

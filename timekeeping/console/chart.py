@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from timekeeping import shown
 from timekeeping.ahead import Ahead
 
 STEP, BAR = 26, 18  # the width each day takes, and its bar's
@@ -47,7 +48,7 @@ def chart(ahead: Ahead) -> Chart:
     tallest = max((day.total for day in days), default=0) or 1
     found = Chart(width=LEFT * 2 + STEP * len(days), height=TOP + PLOT + BOTTOM,
                   title=f"What falls due per day, {_day(days[0].day)} to "
-                        f"{_day(days[-1].day)} ({ahead.zone})",
+                        f"{_day(days[-1].day)} ({shown.zone_name(ahead.zone)})",
                   description=_described(ahead), baseline=TOP + PLOT)
     for n, day in enumerate(days):
         x = LEFT + n * STEP + (STEP - BAR) // 2
@@ -68,7 +69,7 @@ def chart(ahead: Ahead) -> Chart:
             found.labels.append(Label(x, TOP + PLOT + 28, f"{day.day:%b}", anchor="start"))
     for n, kind in enumerate(ahead.kinds):
         x = LEFT + n * 110
-        found.legend.append((Label(x + 16, 22, kind, anchor="start"),
+        found.legend.append((Label(x + 16, 22, shown.kind(kind, 2), anchor="start"),
                              Bar(x, 12, 12, 12, _style(kind), kind)))
     return found
 
@@ -78,7 +79,7 @@ def _style(kind: str) -> str:
 
 
 def _plural(kind: str, count: int) -> str:
-    return kind if count == 1 else f"{kind}s"
+    return shown.kind(kind, count)
 
 
 def _described(ahead: Ahead) -> str:

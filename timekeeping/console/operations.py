@@ -15,11 +15,10 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from calendars.models import Postponement
-from timekeeping import clock, clocks, test_clocks, trace
+from timekeeping import clock, clocks, shown, test_clocks, trace
 from timekeeping.console import connections, forms
 from timekeeping.console.access import brand_of, by, may
 from timekeeping.console.shown import face_of
-from timekeeping.exposure import money_text
 from timekeeping.jobs import standby
 from timekeeping.models import (
     Brand,
@@ -303,7 +302,7 @@ def _standby(request, brand: Brand, form: forms.StandbyForm, status: int = 200):
                      .order_by("-first", "pk"), PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "console/standby.html", {
         "brand": brand, "can_act": may(request, "manager"), "page": page,
-        "rows": [{"row": row, "retainer": money_text(row.retainer, row.currency),
+        "rows": [{"row": row, "retainer": shown.money(row.retainer, row.currency, short=True),
                   "offer": span_text(row.offer)} for row in page],
         "form": form}, status=status)
 
@@ -332,8 +331,8 @@ def standby_add(request, brand_id: str):
             form.add_error(refused.field if refused.field in form.fields else None,
                            refused.message)
         else:
+            retainer = shown.money(made.retainer, made.currency, short=True)
             messages.success(request, f"On standby: {made.member.user.get_username()} from "
-                                      f"{made.first} through {made.last}, "
-                                      f"{money_text(made.retainer, made.currency)} a week.")
+                                      f"{made.first} through {made.last}, {retainer} a week.")
             return redirect("console:standby", brand_id=brand.pk)
     return _standby(request, brand, form, status=400)

@@ -5,11 +5,11 @@ a phrase relative to now ("in 3 days", "2 hours ago"). Views wrap instants; the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from calendars.moments import zone_of
-from timekeeping.dates import _rough as rough  # one rounding for every relative phrase
+from timekeeping import shown
 from timekeeping.models import Brand
 
 
@@ -21,7 +21,7 @@ class Shown:
 
     @property
     def local(self) -> str:
-        return f"{self.instant.astimezone(self.zone):%Y-%m-%d %H:%M %Z}"
+        return shown.moment(self.instant, self.zone)
 
     @property
     def iso(self) -> str:
@@ -29,10 +29,7 @@ class Shown:
 
     @property
     def relative(self) -> str:
-        gap = self.instant - self.now
-        if abs(gap) < timedelta(minutes=1):
-            return "now"
-        return f"in {rough(gap)}" if gap > timedelta(0) else f"{rough(-gap)} ago"
+        return shown.relative(self.instant, self.now)
 
     def __str__(self) -> str:
         return f"{self.local} ({self.relative})"
@@ -48,6 +45,11 @@ class Face:
     @property
     def zone_name(self) -> str:
         return self.zone.key
+
+    @property
+    def zone_said(self) -> str:
+        """The zone as people name it, once a page: "New York time"."""
+        return shown.zone_name(self.zone)
 
     def at(self, instant: datetime | None, *, now: datetime | None = None) -> Shown | None:
         """`instant` as shown; `now` for a test clock's world, whose now is its own."""

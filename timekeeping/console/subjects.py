@@ -21,13 +21,14 @@ from timekeeping import (
     instants,
     invitations,
     records,
+    shown,
     subject_calendar,
 )
 from timekeeping.console import forms
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.controls import members
 from timekeeping.console.shown import face_of
-from timekeeping.exposure import minor_units, money_text
+from timekeeping.exposure import minor_units
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Brand, Clock, Invitation, Job, Subject, Subscription
 from timekeeping.recurring import dunning, plans
@@ -183,7 +184,7 @@ def record_payment(request, brand_id: str, subject_id: str, subscription_id: str
     except dunning.PaymentRefused as refused:
         messages.error(request, f"Not recorded ({refused.field}): {refused.message}.")
     else:
-        messages.success(request, f"Recorded: {money_text(amount, currency)} on {found.service}"
+        messages.success(request, f"Recorded: {shown.money(amount, currency)} on {found.service}"
                                   + ("; it is paid up" if not dunning.owed(paid) else
                                      f"; {dunning.shown_owed(paid)} still owed") + ".")
     return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)

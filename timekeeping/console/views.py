@@ -40,16 +40,20 @@ def home(request, brand_id: str):
     state, assignee = request.GET.get("state", ""), request.GET.get("assignee", "")
     coming, face = ahead.ahead(brand, now=now, test_clock=world), face_of(brand, now)
     needs, work = attention.attention(brand, now=now), attention.work_at_risk(brand, now=now)
+    nows = {each.pk: each.frozen_time for each in worlds}  # an item's time, of its own world
     return render(request, "console/home.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"),
         "stopped": operate.ticks_stopped(now),
         "at_risk": dates.AtRisk(brand, state=state if state in STATES else "",
                                 assignee=assignee).page(_number(request.GET.get("risk")),
                                                         AT_RISK_PAGE),
-        "states": STATES, "state": state, "assignee": assignee, "members": members(brand),
-        "attention": [{"item": item, "at": face.at(item.at)} for item in needs.items],
+        "states": [(each, dates.STATES_SAID[each]) for each in STATES],
+        "state": state, "assignee": assignee, "members": members(brand),
+        "attention": [{"item": item, "at": face.at(item.at, now=nows.get(item.test_clock))}
+                      for item in needs.items],
         "attention_more": needs.more,
-        "work": [{"item": item, "at": face.at(item.at)} for item in work.items],
+        "work": [{"item": item, "at": face.at(item.at, now=nows.get(item.test_clock))}
+                 for item in work.items],
         "work_more": work.more,
         "money": money_at_risk.at_risk(brand, now=now, test_clock=world),
         "ahead": coming, "chart": chart(coming), "worlds": worlds, "world": world,

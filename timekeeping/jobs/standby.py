@@ -21,8 +21,7 @@ from django.db import transaction
 
 from calendars.moments import day_in_zone, wall_time
 from money import ledger
-from timekeeping import outbox, records, timers
-from timekeeping.exposure import money_text
+from timekeeping import outbox, records, shown, timers
 from timekeeping.firing import now_for
 from timekeeping.models import Brand, Member, Standby, Task, TestClock
 
@@ -170,7 +169,7 @@ def seasons_of(members: dict) -> list[dict]:
     """The standby seasons of these memberships, for the delivery portal: the latest 20, each
     with its days, its retainer and the weeks accrued so far. One query."""
     return [{"brand": season.brand.name, "days": f"{_day(season.first)} – {_day(season.last)}",
-             "retainer": f"{money_text(season.retainer, season.currency)} a week",
+             "retainer": f"{shown.money(season.retainer, season.currency, short=True)} a week",
              "weeks": f"{season.weeks_accrued} of {len(week_ends(season))}",
              "world": season.test_clock_id or ""}
             for season in Standby.objects.filter(brand__in=list(members),

@@ -35,6 +35,11 @@ class Member(models.Model):
     def __str__(self) -> str:
         return f"{self.user} ({self.role} of {self.brand})"
 
+    @property
+    def name(self) -> str:
+        """The member as the pages name them: their full name, else their sign-in name."""
+        return self.user.get_full_name() or self.user.get_username()
+
 
 class Customer(models.Model):
     """A customer's account at one brand: the portal shows the subjects linked to it."""

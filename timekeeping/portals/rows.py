@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from calendars.moments import zone_of
-from timekeeping import dates, subject_calendar
+from timekeeping import dates, shown, subject_calendar
 from timekeeping.models import Occurrence, Subject
 
 
@@ -44,8 +43,7 @@ class Row:
 
 def local(instant: datetime, zone: str) -> str:
     """An instant as people read it in `zone`: "Wed 19 Apr 2028, 00:00 EDT"."""
-    seen = instant.astimezone(zone_of(zone))
-    return f"{seen:%a} {seen.day} {seen:%b %Y, %H:%M %Z}"
+    return shown.moment(instant, zone)
 
 
 def coming_up(subjects: list[Subject]) -> list[Row]:

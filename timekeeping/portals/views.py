@@ -15,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from calendars.moments import day_in_zone
-from timekeeping import clock, subject_calendar
+from timekeeping import clock, shown, subject_calendar
 from timekeeping.models import Ask, Occurrence, Subscription
 from timekeeping.portals import controls, record, rows
 from timekeeping.portals.access import customer_only, date_of, subject_of, subjects_of, who
@@ -78,8 +78,8 @@ def cancel_plan(request, subscription_id: str):
     if found.ends_after is None:
         plans.cancel_at_cycle_end(found, by=who(request))
     ends = plans.renews_on(found, (found.ends_after or found.cycle) + 1)
-    messages.success(request, f"Cancelled at the cycle's end: {found.service} ends on {ends} "
-                              "and does not renew.")
+    messages.success(request, f"Cancelled at the cycle's end: {found.service} ends on "
+                              f"{shown.day(ends)} and does not renew.")
     return redirect("portal:subject", subject_id=found.subject_id)
 
 

@@ -24,8 +24,7 @@ from datetime import datetime
 from django.db import transaction
 
 from money import ledger
-from timekeeping import outbox, records, timers
-from timekeeping.exposure import amount_text
+from timekeeping import outbox, records, shown, timers
 from timekeeping.firing import Hold, now_for
 from timekeeping.jobs.spec import parse_span
 from timekeeping.models import Subscription, Timer
@@ -59,7 +58,7 @@ def owed(subscription: Subscription) -> int:
 def shown_owed(subscription: Subscription) -> str:
     """What is owed as pages say it ("198.00 USD"), or "" when nothing is."""
     due = owed(subscription)
-    return amount_text(due, _plan(subscription).currency) if due else ""
+    return shown.money(due, _plan(subscription).currency) if due else ""
 
 
 def paid_through(subscription: Subscription) -> int:
@@ -109,7 +108,7 @@ def collect(subscription_id: str, cycle: int, attempt: int, instant: datetime, *
             return f"cycle {cycle} · paid: collected"
         if subscription.state != Subscription.State.ACTIVE:
             return f"cycle {cycle} · the subscription is {subscription.state}: nothing to do"
-        due = amount_text(owed(subscription), plan.currency)
+        due = shown.money(owed(subscription), plan.currency)
         if attempt < len(plan.dunning):
             next_try = parse_span(plan.dunning[attempt]).after(since, "UTC")
             _arm(subscription, cycle, attempt + 1, next_try, since=since)
@@ -159,7 +158,7 @@ def pay(subscription: Subscription, *, amount: int, currency: str, by: str) -> S
     due = owed(subscription)
     if not isinstance(amount, int) or isinstance(amount, bool) or not 0 < amount <= due:
         raise PaymentRefused("amount", f"a payment is whole minor units from 1 to what is owed, "
-                                       f"{due} ({amount_text(due, plan.currency)})")
+                                       f"{due} ({shown.money(due, plan.currency)})")
     now = now_for(subscription.brand, subscription.test_clock)
     brand = subscription.brand_id
     ledger.post(brand=brand, kind="cycle.payment",

@@ -28,8 +28,7 @@ from django.db import transaction
 from calendars import periods
 from calendars.moments import day_in_zone
 from money import ledger
-from timekeeping import clocks, dues, records, timers
-from timekeeping.exposure import amount_text
+from timekeeping import clocks, dues, records, shown, timers
 from timekeeping.firing import now_for
 from timekeeping.manifests import services_of
 from timekeeping.models import Allowance, Subject, Subscription, Timer
@@ -163,7 +162,7 @@ def _charge(subscription: Subscription, cycle: int, at: datetime) -> str:
                 currency=plan.currency, at=at,
                 lines=[(f"{brand}:owed:{subscription.subject_id}", plan.amount),
                        (f"{brand}:revenue", -plan.amount)])
-    return f"{amount_text(plan.amount, plan.currency)} owed"
+    return f"{shown.money(plan.amount, plan.currency)} owed"
 
 
 def cancel_at_cycle_end(subscription: Subscription, *, by: str) -> Subscription:
@@ -241,7 +240,9 @@ def renew(subscription_id: str, cycle: int, instant: datetime, *,
         subscription.save(update_fields=["cycle"])
         charged = _charge(subscription, cycle, instant)
         dunning.arm(subscription, cycle, instant)
+        plan = plan_of(subscription)
         _record(subscription, "cycle.renewed", {"cycle": cycle, "charge": charged,
+                                                "amount": plan.amount, "currency": plan.currency,
                                                 "owed": owed or instant}, at=instant)
         _arm_renewal(subscription, cycle + 1)
         return f"renewed, cycle {cycle} · {charged}"

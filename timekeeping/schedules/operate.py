@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Q
 
-from timekeeping import clock, tick
+from timekeeping import clock, shown, tick
 from timekeeping.models import Brand, Schedule, ScheduleRun
 from timekeeping.spans import span_text
 
@@ -105,6 +105,6 @@ def ticks_stopped(now: datetime | None = None) -> str | None:
     if last is None:
         return "No tick has run yet: add the cron line (see docs/operating.md)."
     if now - last > timedelta(seconds=settings.TICK_STALE_SECONDS):
-        return (f"Ticks stopped: the last tick ran at {last:%Y-%m-%d %H:%M:%SZ}, "
-                f"{span_text(now - last)} ago.")
+        return (f"Ticks stopped: nothing has run on its own for {shown.span(now - last)} (the "
+                f"last tick ran {shown.moment(last, 'UTC')}). Check the cron line.")
     return None

@@ -68,11 +68,19 @@ def test_it_lists_what_failed_first_then_what_is_slow_recent_only_and_of_the_bra
                      ("runaway", True), ("failed run", True), ("set aside", False),
                      ("undelivered", False), ("late", False), ("skipped run", False)]
     said = " | ".join(item.text for item in found.items)
-    assert "failed 3 times and has not succeeded since: ValueError: the handler broke" in said
-    assert "failed 2 time(s) and is still owed: KeyError: 'rung'" in said
-    assert "fired 10m late" in said and "barely" not in said and "long-ago" not in said
-    assert "orders:7 is set aside" in said and "orders:8" not in said
-    assert "mail stuck" in said and "mail fresh" not in said and "8d ago" not in said
+    details = " | ".join(item.details for item in found.items)
+    # The owner's words on the page; the engine's (ids, codes, errors) under Details.
+    assert "failed 3 times and has not worked since" in said
+    assert "ValueError: the handler broke" in details and "ValueError" not in said
+    assert "A scheduled task failed 2 times; it is tried again at each tick" in said
+    assert "KeyError: 'rung'" in details
+    assert "A scheduled task ran 10m late" in said and "fired 10m late" in details
+    assert "barely" not in details and "long-ago" not in details
+    assert "Row 7 of orders could not move on by itself: a setting or rule of the table holds" \
+        in said and "orders:8" not in details and "STATE_MOVE_REFUSED" in details
+    assert "STATE_MOVE_REFUSED" not in said and "tmr_" not in said
+    assert "mail stuck" in said and "mail fresh" not in said
+    assert "skipped 2d ago" in details and "8d ago" not in details
     assert found.failures == 5 and found.more == []
 
 
@@ -108,7 +116,8 @@ def test_the_real_clock_has_its_own_next_days(desk):
 def test_the_chart_stacks_each_days_kinds_with_titles_and_a_description(desk):
     drawn = chart(ahead.ahead(desk.brand, now=NOW, test_clock=desk.test_clock))
     titles = [bar.title for bar in drawn.bars]
-    assert "Tue 18 Apr: 1 hard date" in titles and "Tue 18 Apr: 1 date" in titles
-    assert drawn.title == "What falls due per day, 10 Apr to 9 May (America/New_York)"
+    assert "Tue 18 Apr: 1 fixed date" in titles and "Tue 18 Apr: 1 date" in titles
+    assert drawn.title == "What falls due per day, 10 Apr to 9 May (New York time)"
+    assert [label.text for label, _ in drawn.legend][:3] == ["fixed dates", "dates", "reminders"]
     assert "the busiest day is" in drawn.description
     assert all(0 <= bar.y <= drawn.baseline for bar in drawn.bars)

@@ -10,10 +10,9 @@ from django.test import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
-from timekeeping import clocks, manifests, money_at_risk
+from timekeeping import clocks, manifests, money_at_risk, shown
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.exposure import minor_units as money_at_risk_minor
-from timekeeping.exposure import money_text
 from timekeeping.models import Subject, TestClock
 
 TAX = json.loads(TAX_MANIFEST.read_text())
@@ -76,6 +75,6 @@ def test_money_typed_by_a_person_is_read_exactly(typed, currency, minor):
 
 
 @given(st.integers(min_value=0, max_value=10**12))
-def test_minor_units_read_back_what_money_text_wrote(amount):
-    shown = money_text(amount, "USD").removeprefix("$")
-    assert money_at_risk_minor(shown, "USD") == amount
+def test_minor_units_read_back_what_the_pages_write(amount):
+    written = shown.money(amount, "USD").removeprefix("$")
+    assert money_at_risk_minor(written, "USD") == amount

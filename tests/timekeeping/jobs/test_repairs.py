@@ -76,8 +76,8 @@ def test_a_repair_inside_the_window_keeps_the_first_filing_time(filed):
         job.subject) if line.kind == "window"]
     assert lines == [("2028-03-18", "repaired")]
     story = " ".join(said.text for said in history.history(job.subject))
-    assert ("The filing of file was rejected (math); resubmitted by 2028-03-18 it keeps its "
-            "first filing time, 2028-03-06") in story
+    assert ("The filing of file was rejected (math); resubmitted by Sat 18 Mar 2028 it keeps its "
+            "first filing time, Mon 6 Mar 2028") in story
     assert "was repaired in its window and keeps its first filing time" in story
 
 

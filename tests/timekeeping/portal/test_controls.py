@@ -40,7 +40,7 @@ def test_it_rerenders_the_row_in_place_for_htmx(portal):
     assert answer.status_code == 200
     assert text.strip().startswith(f'<tr id="date-{pay.occurrences.get().pk}"')
     assert "Acknowledged: pay the 2027 tax." in text
-    assert "Acknowledged Mon 1 Mar 2027" in text
+    assert "You acknowledged it Mon 1 Mar 2027, 09:30 PST" in text
 
 
 def test_it_marks_a_date_done_and_the_row_leaves_the_list(portal):
@@ -83,7 +83,8 @@ def test_it_shows_the_brands_dates_without_controls_and_answers_403_to_a_post(po
     filing = portal.clock("file")
     assert f"/portal/clocks/{filing.pk}/" not in page
     assert f"/portal/clocks/{portal.clock('pay').pk}/acknowledge" in page
-    assert "The brand (of record) answers for this date; it is shown for you to see." in page
+    assert "Northwind Filing takes care of this date; it is here so you know it." in page
+    assert "of record" not in page
     for action in ("acknowledge", "done", "choose"):
         assert post(portal, filing, action, item="US", choice="file").status_code == 403
     assert not Record.objects.filter(kind__in=["clock.acknowledged", "clock.chosen"]).exists()

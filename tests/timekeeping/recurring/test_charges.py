@@ -179,7 +179,7 @@ def test_a_job_ended_before_delivery_is_charged_the_paid_acts_it_committed(brand
     assert ledger.balance(_customer(job), brand=job.brand_id) == -60000
     assert ledger.balance(f"{job.brand_id}:earned:USD", brand=job.brand_id) == 60000
     told = [said.text for said in history.history(subject)]
-    assert "The acts already taken were charged: prepare, $600." in told
+    assert "The acts already taken were charged: prepare, $600.00." in told
 
 
 @pytest.mark.parametrize(("acts", "code"), [

@@ -2,6 +2,7 @@
 days, then frozen allowances and held mints, and back when the payment is recorded, on a test
 clock in New York across the start of daylight saving."""
 
+import html
 from datetime import UTC, datetime
 
 import pytest
@@ -67,13 +68,15 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
         (datetime(2027, 4, 1, 13, tzinfo=UTC), 0),
         (datetime(2027, 4, 4, 13, tzinfo=UTC), 1),
         (datetime(2027, 4, 8, 13, tzinfo=UTC), 2)]
-    assert unpaid[0].data["owed"] == "99.00 USD"
+    assert unpaid[0].data["owed"] == "$99.00"
     assert Subscription.objects.get(pk=subscription.pk).frozen_since is None
     # Needs attention says the dunning is under way, in the test clock's own world.
-    attention = api.get(f"/console/{subscription.brand_id}/").content.decode()
-    assert (f"The renewal of {subscription.pk} (cycle 2) is unpaid: retry 3 of its dunning "
-            f"looks again at 2027-04-15 13:00Z; the last one unpaid freezes it on test clock "
-            f"{march.pk}") in attention
+    attention = html.unescape(api.get(f"/console/{subscription.brand_id}/").content.decode())
+    assert ("A plan's renewal (cycle 2) is unpaid: reminder 3 is out, and if the last one goes "
+            "unpaid the plan goes on hold") in attention
+    assert f"subscription {subscription.pk} · dunning retry 3" in attention  # under Details
+    # Its time is of the test clock's world (14 Apr, 12:00Z), not the real clock's.
+    assert 'title="Thu 15 Apr 2027, 09:00 EDT">in 25 hours</time>' in attention
     # The April mint was not held: the subscription was not frozen yet.
     assert Job.objects.filter(subject=subscription.subject, period="2027-04").exists()
     # Emails on a test clock reach only the owner, naming the clock.
@@ -93,17 +96,17 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     assert event.status_code == 400 and "frozen" in event.json()["event"][0]
     # The console's needs attention lists the lapse.
     console = api.get(f"/console/{subscription.brand_id}/").content.decode()
-    assert "allowances are frozen" in console
-    assert "its mints held until it is paid (1 mint held)" in console  # May's
+    assert "allowances are paused" in console
+    assert "new work waits until it is paid (1 piece of work wait)" in console  # May's
     page = api.get(f"/console/{subscription.brand_id}/subjects/{subscription.subject_id}/")
-    assert "198.00 USD owed" in page.content.decode() and "frozen since 15 Apr 2027" in \
+    assert "$198.00 owed" in page.content.decode() and "frozen since 15 Apr 2027" in \
         page.content.decode()
     buyer = Client()
     buyer.force_login(actors["buyer"])
     Customer.objects.create(brand=subscription.brand, user=actors["buyer"]).subjects.add(
         subscription.subject, through_defaults={"brand": subscription.brand})
     mine = buyer.get(f"/portal/subjects/{subscription.subject_id}/").content.decode()
-    assert "198.00 USD owed" in mine and "frozen since Thu 15 Apr 2027" in mine
+    assert "$198.00 owed" in mine and "on hold since Thu 15 Apr 2027" in mine
 
     # Cycle 3 renewed on 1 May too: 198.00 owed. A part payment keeps it frozen.
     shown = api.get(f"/api/subscriptions/{subscription.pk}").json()
@@ -116,7 +119,7 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     refused = api.post(control, {"amount": "99.001"}, follow=True).content.decode()
     assert "Not recorded (amount)" in refused
     said = api.post(control, {"amount": "99.00"}, follow=True).content.decode()
-    assert "Recorded: $99 on plan; it is paid up." in said
+    assert "Recorded: $99.00 on plan; it is paid up." in said
     paid = api.get(f"/api/subscriptions/{subscription.pk}")
     assert paid.json()["frozen_since"] is None
     assert paid.json()["owed"] == 0 and paid.json()["paid_through"] == 3

@@ -165,13 +165,14 @@ def test_the_subjects_calendar_lists_mints_and_renewals_done_and_ahead(brand, cl
     lines = [(line.date.isoformat(), line.what, line.kind, line.status)
              for line in subject_calendar.lines(subject) if line.kind in ("cycle", "schedule")]
     assert lines == [
-        ("2027-02-01", "the 2027-02 books is minted", "schedule", f"minted {job.pk}"),
+        ("2027-02-01", "the 2027-02 books opens", "schedule", "opened"),
         ("2027-02-15", "the plan renews", "cycle", "renewed, cycle 2"),
-        ("2027-03-01", "the 2027-03 books is minted", "schedule", "ahead"),
+        ("2027-03-01", "the 2027-03 books opens", "schedule", "ahead"),
         ("2027-03-15", "the plan renews", "cycle", "ahead · cycle 3"),
     ]
     feed = subject_calendar.feed(subject, stamp=datetime(2027, 2, 20, tzinfo=UTC)).decode()
-    assert "SUMMARY:the plan renews" in feed and "SUMMARY:the 2027-03 books is minted" in feed
+    assert "SUMMARY:the plan renews" in feed and "SUMMARY:the 2027-03 books opens" in feed
+    assert job.state == "open"  # the schedule opened it
 
 
 def test_a_schedule_mints_n_days_before_a_clock_of_the_minted_service(brand):

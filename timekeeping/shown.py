@@ -1,0 +1,121 @@
+"""How the pages and emails say dates, times, zones, spans and money (issue 27, WORDS.md):
+one format for each, the same on every page, in every email and for every reader.
+
+    day(date)                    "Tue 18 Apr 2028"
+    clock_time(instant, zone)    "09:00 EDT"
+    moment(instant, zone)        "Tue 18 Apr 2028, 09:00 EDT"
+    relative(instant, now)       "in 8 days", "3 hours ago", "now"
+    span(gap)                    "3 years", "5 months", "9 days", "4 hours", "1 minute"
+    zone_name(zone)              "New York time", "London time", "UTC"
+    money(amount, currency)      "$2,400.00": Babel's currency format in the settings' locale
+    money(…, short=True)         "$324", "$15.50": whole amounts without the cents, for a
+                                 figure people read in a sentence ("about $324 a month late")
+    digits(currency)             the currency's minor digits (2 for USD, 0 for JPY)
+    person(user)                 "Grace Okafor": a full name, else the sign-in name
+    kind(name, count)            "reminder", "tasks": a kind of scheduled work
+
+Money is integer minor units on the way in; Babel is handed an exact Decimal, never a float.
+The locale is LANGUAGE_CODE's (en-us: "$2,400.00"; en-gb: "US$2,400.00").
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+from babel import Locale
+from babel.dates import get_timezone_location
+from babel.numbers import format_currency, get_currency_precision
+from django.conf import settings
+
+from calendars.moments import zone_of
+
+
+@lru_cache(maxsize=8)
+def _locale(code: str) -> Locale:
+    return Locale.parse(code, sep="-")
+
+
+def locale() -> Locale:
+    return _locale(settings.LANGUAGE_CODE)
+
+
+def day(value: date) -> str:
+    return f"{value:%a} {value.day} {value:%b %Y}"
+
+
+def _zone(zone: ZoneInfo | str) -> ZoneInfo:
+    return zone if isinstance(zone, ZoneInfo) else zone_of(zone)
+
+
+def clock_time(instant: datetime, zone: ZoneInfo | str) -> str:
+    return f"{instant.astimezone(_zone(zone)):%H:%M %Z}"
+
+
+def moment(instant: datetime, zone: ZoneInfo | str) -> str:
+    seen = instant.astimezone(_zone(zone))
+    return f"{day(seen.date())}, {seen:%H:%M %Z}"
+
+
+def span(gap: timedelta) -> str:
+    """A span as people say it, rounded down: "3 years", "5 months", "9 days", "4 hours"."""
+    days, seconds = gap.days, gap.seconds
+    for size, unit, at_least in ((365, "year", 730), (30, "month", 60), (1, "day", 2)):
+        if days >= at_least:
+            return f"{days // size} {unit}s"
+    hours = days * 24 + seconds // 3600
+    if hours >= 2:
+        return f"{hours} hours"
+    minutes = max(1, (days * 86400 + seconds) // 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def relative(instant: datetime, now: datetime) -> str:
+    gap = instant - now
+    if abs(gap) < timedelta(minutes=1):
+        return "now"
+    return f"in {span(gap)}" if gap > timedelta(0) else f"{span(-gap)} ago"
+
+
+def zone_name(zone: ZoneInfo | str) -> str:
+    """The zone as people name it: its city's time ("New York time"), or UTC."""
+    key = _zone(zone).key
+    if key in {"UTC", "Etc/UTC", "Z"}:
+        return "UTC"
+    return f"{get_timezone_location(key, locale=locale(), return_city=True)} time"
+
+
+def digits(currency: str) -> int:
+    return get_currency_precision(currency)
+
+
+def money(amount: int, currency: str, *, short: bool = False) -> str:
+    """Integer minor units of `currency` as people read them, in the settings' locale; with
+    `short`, a whole amount drops its zero cents. Always exact: nothing is rounded."""
+    exact = Decimal(amount).scaleb(-digits(currency))
+    if short and exact == exact.to_integral_value():
+        return format_currency(exact, currency, locale=locale(), format="¤#,##0",
+                               currency_digits=False)
+    return format_currency(exact, currency, locale=locale())
+
+
+# What each kind of scheduled work is to an owner (WORDS.md: a timer is "scheduled" work, a
+# rung a reminder, a hard date a fixed date).
+KINDS = {"hard date": "fixed date", "date": "date", "rung": "reminder", "delay": "task",
+         "cycle": "renewal", "schedule": "start of work", "deadline": "deadline check",
+         "ask": "link expiry", "task": "task check", "window": "window close",
+         "money": "payment check", "signal": "check", "move": "row move"}
+
+
+def kind(name: str, count: int = 1) -> str:
+    """A kind of scheduled work as people say it, singular or plural: "reminder", "3 tasks"
+    (`count` only picks the form)."""
+    said = KINDS.get(name, name.replace("_", " "))
+    return said if count == 1 else f"{said}s"
+
+
+def person(user) -> str:
+    """A person as the pages name them: their full name, else their sign-in name."""
+    return user.get_full_name() or user.get_username()
