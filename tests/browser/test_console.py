@@ -62,10 +62,15 @@ def test_the_owner_settles_dates_in_place_with_htmx(page, live_server, desk, sig
         "Chosen: extend committed · US · moved US 2028-04-18 → 2028-10-16")
     look("console-home-chosen")
 
+    # htmx asks first (hx-confirm): the browser's dialog names the date, and yes sends it.
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     pay.get_by_role("button", name="Mark done").click()
     expect(pay).to_contain_text("Marked done: pay the 2027 tax. It is no longer open, so it left "
                                 "this list")
     expect(pay.get_by_role("button")).to_have_count(0)
+    assert asked == ["Mark pay the 2027 tax done? Its reminders stop and it leaves the dates at "
+                     "risk."]
     look("console-home-marked-done")
     expect(page).to_have_url(home)
     assert page.evaluate("window.stillThisPage") is True
@@ -90,6 +95,10 @@ def test_without_javascript_marking_done_posts_and_the_date_leaves(browser, live
     filing = row(page, desk, "file", "US")
     expect(filing).to_contain_text(FILING_COST)
     filing.get_by_role("button", name="Mark done").click()
+    # Without JavaScript a page asks first, and its yes posts the control.
+    expect(page.get_by_role("heading", level=1)).to_have_text("Mark file the 2027 return, US done?")
+    look("console-ask-first-nojs", on=page)
+    page.get_by_role("button", name="Yes, mark it done").click()
     expect(page).to_have_url(home)
     expect(page.locator(".messages")).to_have_text("Marked done: file the 2027 return, US.")
     expect(filing).to_have_count(0)

@@ -73,6 +73,7 @@ def test_a_customer_subscribes_by_webcal_or_by_downloading_the_ics(page, live_se
     assert saved.suggested_filename.endswith(".ics")
     assert "BEGIN:VEVENT" in open(saved.path(), encoding="utf-8").read()
 
+    page.once("dialog", lambda dialog: dialog.accept())  # htmx asks first: yes
     page.get_by_role("button", name="Make a new link").click()
     expect(page.get_by_role("status")).to_have_text(
         "A new calendar link: the old one no longer works.")

@@ -44,8 +44,8 @@ DOORS = [
              EVERYONE_200),
     Endpoint("password reset complete", "get", "/accounts/reset/done/", EVERYONE_200),
     Endpoint("portal cancel a plan at its cycle's end", "post",
-             "/portal/plans/{subscription}/cancel", _customer(302)),
+             "/portal/plans/{subscription}/cancel", _customer(302)),  # cancelled: nothing to ask
     # Last: it gives the subject a new feed token, which the feed doors above already used.
     Endpoint("portal new feed link", "post", "/portal/subjects/{subject}/calendar/token",
-             _customer(302)),
+             _customer(200)),  # asked first
 ]

@@ -25,6 +25,7 @@ from timekeeping.console import forms
 from timekeeping.console.access import back_to, brand_of, by
 from timekeeping.console.shown import face_of
 from timekeeping.models import Brand, Clock, Member, Occurrence
+from timekeeping.pages import ask_first, confirmed
 
 # The gate's refusal codes, in words (docs/console.md).
 REFUSALS = {
@@ -89,6 +90,11 @@ CONTROLS: dict[str, tuple[type[forms.DateForm], Act]] = {
 }
 
 
+# The controls that ask first (issue 27), and what the person is told they do.
+ASK_FIRST = {"done": "Its reminders stop, it leaves the dates at risk, and the record says who "
+                     "marked it done."}
+
+
 def _what(occurrence: Occurrence) -> str:
     return occurrence.clock.title + (f", {occurrence.item}" if occurrence.item else "")
 
@@ -115,6 +121,10 @@ def control(request, brand_id: str, clock_id: str, *, verb: str):
         said = Said(f"Nothing was done: {named.rstrip('.')}.", False)
     else:
         occurrence = _occurrence(row, form.cleaned_data["item"])
+        if occurrence is not None and verb in ASK_FIRST and not confirmed(request):
+            return ask_first(request, question=f"Mark {_what(occurrence)} done?",
+                             consequence=ASK_FIRST[verb], yes="Yes, mark it done",
+                             back=back_to(request, brand))
         said = (act(occurrence, form.cleaned_data, by(request), brand) if occurrence else
                 Said(f"Nothing was done: clock {row.pk} has no item "
                      f"{form.cleaned_data['item']!r}.", False))

@@ -11,6 +11,7 @@ from django.core.paginator import Paginator
 from django.db.models import Prefetch, Q
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from timekeeping import (
@@ -31,6 +32,7 @@ from timekeeping.console.shown import face_of
 from timekeeping.exposure import minor_units
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Brand, Clock, Invitation, Job, Subject, Subscription
+from timekeeping.pages import ask_first, confirmed
 from timekeeping.recurring import dunning, plans
 
 PER_PAGE = 50
@@ -111,6 +113,13 @@ def subject_page(request, brand_id: str, subject_id: str):
 def rotate_feed(request, brand_id: str, subject_id: str):
     brand = brand_of(request, brand_id, at_least="manager")
     subject = _subject(brand, subject_id)
+    if not confirmed(request):
+        return ask_first(
+            request, question=f"Make a new calendar link for {subject.name}?",
+            consequence="Every calendar app subscribed to the old link stops getting these "
+                        "dates; whoever uses it must add the new link again.",
+            yes="Yes, make a new link",
+            back=reverse("console:subject", args=[brand.pk, subject.pk]) + "#feed")
     subject_calendar.rotate_token(subject)
     messages.success(request, "The feed has a new link; the old link no longer works.")
     return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)

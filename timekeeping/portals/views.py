@@ -11,18 +11,24 @@ from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from calendars.moments import day_in_zone
 from timekeeping import clock, shown, subject_calendar
 from timekeeping.models import Ask, Occurrence, Subscription
+from timekeeping.pages import ask_first, confirmed
 from timekeeping.portals import controls, record, rows
 from timekeeping.portals.access import customer_only, date_of, subject_of, subjects_of, who
 from timekeeping.portals.subscribe import feed_of
 from timekeeping.recurring import plans
 
 ROWS_PER_PAGE = 100
+# What the person is told before a control that is hard to undo (issue 27).
+OLD_LINKS_STOP = ("Every calendar app subscribed to the old link stops getting these dates; "
+                  "you will add the new link to each of them again.")
+DONE_STOPS = "Its reminders stop and it leaves your open dates."
 
 
 ASKED_SHOWN = 20
@@ -75,6 +81,13 @@ def cancel_plan(request, subscription_id: str):
                                                                             "test_clock").first()
     if found is None:
         raise Http404("no such plan")
+    if found.ends_after is None and not confirmed(request):
+        return ask_first(
+            request, question=f"Cancel {found.service} at the end of this cycle?",
+            consequence=f"It ends on {shown.day(plans.renews_on(found, found.cycle + 1))} and "
+                        "does not renew: no new cycle is charged, and the work it would have "
+                        "started does not start.", yes="Yes, cancel at the cycle's end",
+            back=reverse("portal:subject", args=[found.subject_id]))
     if found.ends_after is None:
         plans.cancel_at_cycle_end(found, by=who(request))
     ends = plans.renews_on(found, (found.ends_after or found.cycle) + 1)
@@ -87,6 +100,10 @@ def cancel_plan(request, subscription_id: str):
 @require_POST
 def feed_token(request, subject_id: str):
     found = subject_of(request, subject_id)
+    if not confirmed(request):
+        return ask_first(request, question="Make a new calendar link?",
+                         consequence=OLD_LINKS_STOP, yes="Yes, make a new link",
+                         back=reverse("portal:subject", args=[found.pk]) + "#subscribe")
     subject_calendar.rotate_token(found)
     if request.htmx:
         return render(request, "portal/_subscribe.html", {"subject": found, "rotated": True,
@@ -106,6 +123,10 @@ def acknowledge(request, clock_id: str):
 @require_POST
 def done(request, clock_id: str):
     occurrence = date_of(request, clock_id, request.POST.get("item", ""))
+    if not confirmed(request):
+        return ask_first(request, question=f"Mark {occurrence.clock.title} done?",
+                         consequence=DONE_STOPS, yes="Yes, mark it done",
+                         back=reverse("portal:subject", args=[occurrence.clock.subject_id]))
     return _answer(request, occurrence, controls.mark_done(occurrence, by=who(request)))
 
 

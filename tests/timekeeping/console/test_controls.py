@@ -15,6 +15,7 @@ from timekeeping.models import Member, Occurrence, Record
 def _post(desk, who: str, verb: str, clock_name: str, htmx: bool = False, **form):
     row = desk.job.clocks.get(name=clock_name)
     extra = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    form.setdefault("confirmed", "yes")  # a person who was asked (tests/test_ask_first.py)
     return desk.clients[who].post(desk.url(f"clocks/{row.pk}/{verb}"), form, **extra)
 
 

@@ -64,7 +64,8 @@ def test_the_history_is_newest_first_and_pages_by_before(desk, monkeypatch):
 
 def test_rotating_the_feed_link_is_the_apis_rotation(desk):
     before = desk.subject.feed_token
-    answer = desk.clients["manager"].post(desk.url(f"subjects/{desk.subject.pk}/feed"))
+    answer = desk.clients["manager"].post(desk.url(f"subjects/{desk.subject.pk}/feed"),
+                                          {"confirmed": "yes"})
     desk.subject.refresh_from_db()
     assert answer.status_code == 302 and desk.subject.feed_token != before
     assert _said(answer) == "The feed has a new link; the old link no longer works."

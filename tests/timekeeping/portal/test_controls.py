@@ -13,6 +13,7 @@ from timekeeping.models import Occurrence, Record
 
 def post(portal, clock, action, htmx=False, **fields):
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    fields.setdefault("confirmed", "yes")  # a person who was asked (tests/test_ask_first.py)
     return portal.client.post(f"/portal/clocks/{clock.pk}/{action}", fields, **headers)
 
 

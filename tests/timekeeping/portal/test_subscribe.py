@@ -71,7 +71,12 @@ def test_uids_stay_the_same_when_dates_move(portal):
 def test_a_new_link_stops_the_old_one(portal):
     subject = portal.subject
     old = f"/subjects/{subject.pk}/calendar.ics?token={subject.feed_token}"
-    answer = portal.client.post(f"/portal/subjects/{subject.pk}/calendar/token")
+    # Without JavaScript the button first answers a page that asks, and changes nothing.
+    asked = portal.client.post(f"/portal/subjects/{subject.pk}/calendar/token")
+    assert asked.status_code == 200 and "Make a new calendar link?" in asked.content.decode()
+    assert Client().get(old).status_code == 200
+    answer = portal.client.post(f"/portal/subjects/{subject.pk}/calendar/token",
+                                {"confirmed": "yes"})
     assert answer.status_code == 302
     subject.refresh_from_db()
     assert Client().get(old).status_code == 404
@@ -83,8 +88,9 @@ def test_a_new_link_stops_the_old_one(portal):
 
 
 def test_a_new_link_comes_back_in_place_for_htmx(portal):
+    # htmx asked in the browser (hx-confirm) and sends the yes (hx-vals).
     answer = portal.client.post(f"/portal/subjects/{portal.subject.pk}/calendar/token",
-                                HTTP_HX_REQUEST="true")
+                                {"confirmed": "yes"}, HTTP_HX_REQUEST="true")
     portal.subject.refresh_from_db()
     text = answer.content.decode()
     assert text.strip().startswith('<div id="subscribe-box"')
