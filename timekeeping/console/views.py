@@ -57,6 +57,8 @@ def home(request, brand_id: str):
         "work_more": work.more,
         "money": money_at_risk.at_risk(brand, now=now, test_clock=world),
         "ahead": coming, "chart": chart(coming), "worlds": worlds, "world": world,
+        # The tab's title counts what needs the reader, whatever the filters (issue 27).
+        "risk_count": dates.AtRisk(brand).count(),
         "next": request.get_full_path()})
 
 

@@ -30,6 +30,9 @@ def test_it_lists_what_is_at_risk_first_priced_with_why_and_the_controls(desk):
     assert "late from Wed 19 Apr 2028, 00:00 EDT" in text and "Times are New York time." in text
     assert "rang" not in text and "America/New_York" not in text
     assert text.count("Mark done") == 3 and "staff (manager)" in text
+    # The browser tab counts the dates at risk: pay, the federal filing, the refund window.
+    assert re.search(r"<title>.*</title>", page.content.decode())[0] == (
+        "<title>3 at risk · Northwind Filing · Keeping Time</title>")
     assert page.content.decode().count('name="csrfmiddlewaretoken"') >= 12
 
 
