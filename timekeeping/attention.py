@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
@@ -216,7 +216,7 @@ def _world(row) -> str:
 
 def _lapse(record: Record) -> Item:
     data = record.data if isinstance(record.data, dict) else {}
-    due = _day(data.get("due"))
+    due = shown.day_of(data.get("due"))
     date = (f"The {'fixed ' if data.get('hard') else ''}{data.get('name', '')} date"
             f"{' for ' + data['item'] if data.get('item') else ''}{' of ' + due if due else ''} "
             "was missed" + ("; what it bars can no longer be recorded" if data.get("bars") else
@@ -231,13 +231,6 @@ def _lapse(record: Record) -> Item:
     return Item("lapse", True, record.instant, said[record.kind], ref=ref, job=record.job or "",
                 test_clock=record.test_clock_id,
                 details=f"{record.kind} · job {record.job}{_world(record)}")
-
-
-def _day(value: object) -> str:
-    try:
-        return shown.day(date.fromisoformat(str(value)[:10])) if value else ""
-    except ValueError:
-        return str(value)
 
 
 def _held_mints():

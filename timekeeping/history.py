@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 
 from timekeeping import exposure, shown
 from timekeeping.models import Member, Record, Subject, Subscription
@@ -67,14 +67,6 @@ def _money(data: dict, field: str) -> str:
     return shown.money(amount, currency)
 
 
-def _day(value: object) -> str:
-    """The date of an instant or a day on the record (kept as ISO text): "Tue 18 Apr 2028"."""
-    try:
-        return shown.day(date.fromisoformat(str(value)[:10]))
-    except ValueError:
-        return str(value)
-
-
 _LEDGER_TEXT = re.compile(r"(?P<amount>-?[\d,]+(?:\.\d+)?) (?P<currency>[A-Z]{3})")
 
 
@@ -108,7 +100,7 @@ def _items(data: dict) -> str:
 
 def _tail(data: dict) -> str:
     until = data.get("tail_until")
-    return f"; a matching payment until {_day(until)} still wins it." if until else "."
+    return f"; a matching payment until {shown.day_of(until)} still wins it." if until else "."
 
 
 def _by(data: dict) -> str:
@@ -134,22 +126,22 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                             + f" was opened{_by(d)}.",
     "job.ended": lambda d: "The job ended.",
     "job.cancelled": lambda d: "The job was cancelled.",
-    "clock.rolled": lambda d: f"The {_what(d)} moved from {_day(d.get('from'))} to "
-                              f"{_day(d.get('to'))}"
+    "clock.rolled": lambda d: f"The {_what(d)} moved from {shown.day_of(d.get('from'))} to "
+                              f"{shown.day_of(d.get('to'))}"
                               f" ({'; '.join(d.get('why') or []) or 'a closed day'}).",
-    "clock.moved": lambda d: f"The {_what(d)} moved from {_day(d.get('from'))} to "
-                             f"{_day(d.get('to'))}"
+    "clock.moved": lambda d: f"The {_what(d)} moved from {shown.day_of(d.get('from'))} to "
+                             f"{shown.day_of(d.get('to'))}"
                              + (f" by notice {d['notice']}" if d.get("notice")
                                 else _by(d)) + ".",
-    "clock.notice": lambda d: f"Reminder sent: the {_what(d)} is due {_day(d.get('due'))}.",
+    "clock.notice": lambda d: f"Reminder sent: the {_what(d)} is due {shown.day_of(d.get('due'))}.",
     "clock.escalated": lambda d: f"Reminder passed up the line: the {_what(d)} is due "
-                                 f"{_day(d.get('due'))}.",
+                                 f"{shown.day_of(d.get('due'))}.",
     "clock.acknowledged": lambda d: f"The {_what(d)} was acknowledged{_by(d)}.",
     "clock.assigned": lambda d: f"The {_what(d)} was assigned to {d.get('to')}{_by(d)}.",
     "clock.chosen": lambda d: f"'{d.get('choice')}' was chosen for the {_what(d)}{_by(d)}.",
     "clock.satisfied": lambda d: f"The {_what(d)} was done"
                                  + (" late" if d.get("late") else "") + _kept(d) + ".",
-    "clock.lapsed": lambda d: f"The {_what(d)} of {_day(d.get('due'))} was missed"
+    "clock.lapsed": lambda d: f"The {_what(d)} of {shown.day_of(d.get('due'))} was missed"
                               + (f"; the choices: {', '.join(d['choices'])}"
                                  if d.get("choices") else "") + ".",
     "clock.no_date": lambda d: f"The {_what(d)} could not be set: {d.get('why')}.",
@@ -169,17 +161,18 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "deadline.met": lambda d: f"The deadline on {_work(d)} was met"
                               + ("" if d.get("on_time") else ", late") + ".",
     "deadline.moved": lambda d: f"The deadline moved with the {d.get('follows')} date: now "
-                                f"{_day(d.get('to'))}.",
+                                f"{shown.day_of(d.get('to'))}.",
     "ask.opened": lambda d: f"{d.get('party')} was asked by a link"
                             + (f" for {d['step']}" if d.get("step") else " to give the grant "
-                               "again") + f", working until {_day(d.get('expires'))}.",
+                               "again") + f", working until {shown.day_of(d.get('expires'))}.",
     "ask.expired": lambda d: f"A party's link expired once and works again until "
-                             f"{_day(d.get('opens_until'))}.",
+                             f"{shown.day_of(d.get('opens_until'))}.",
     "ask.answered": lambda d: "A party's link was answered" + _by(d) + ".",
-    "grant.ended": lambda d: f"The grant ended on {_day(d.get('ended'))}: steps that need it wait "
-                             "until the party gives it again.",
-    "grant.given": lambda d: "The grant was given" + _by(d) + f", until {_day(d.get('until'))}.",
-    "task.taken": lambda d: f"Task {d.get('task')} was taken until {_day(d.get('until'))}.",
+    "grant.ended": lambda d: f"The grant ended on {shown.day_of(d.get('ended'))}: steps that "
+                             "need it wait until the party gives it again.",
+    "grant.given": lambda d: "The grant was given" + _by(d)
+                             + f", until {shown.day_of(d.get('until'))}.",
+    "task.taken": lambda d: f"Task {d.get('task')} was taken until {shown.day_of(d.get('until'))}.",
     "task.opened_again": lambda d: f"Task {d.get('task')} is open again ({d.get('why')}).",
     "task.done": lambda d: f"Task {d.get('task')} was done.",
     "task.handed_over": lambda d: f"Task {d.get('task')} was handed over to {d.get('to')}"
@@ -197,7 +190,7 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                   f"{d.get('why')}.",
     "renewal.unpaid": lambda d: f"The renewal of the {_plan(d)} (cycle {d.get('cycle')}) is "
                                 f"unpaid, {d.get('owed')} owed; we look again "
-                                f"{_day(d.get('next_try'))}.",
+                                f"{shown.day_of(d.get('next_try'))}.",
     "subscription.frozen": lambda d: f"The {_plan(d)} is on hold: cycle {d.get('cycle')} is "
                                      f"still unpaid after the reminders, {d.get('owed')} owed; "
                                      "new work waits until it is paid.",
@@ -212,20 +205,20 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "acts.charged": lambda d: f"The acts already taken were charged: "
                               f"{', '.join(d.get('acts') or {})}, {_money(d, 'amount')}.",
     "step.rejected": lambda d: f"The filing of {d.get('step')} was rejected ({d.get('code')}"
-                               + _items(d) + f"); resubmitted by {_day(d.get('closes'))} "
+                               + _items(d) + f"); resubmitted by {shown.day_of(d.get('closes'))} "
                                f"it keeps its first filing time, "
-                               f"{_day(d.get('first_filed'))}" + _by(d) + ".",
+                               f"{shown.day_of(d.get('first_filed'))}" + _by(d) + ".",
     "step.repaired": lambda d: f"The filing of {d.get('step')} was repaired in its window and "
                                "keeps its first filing time.",
     "repair.lapsed": lambda d: f"The repair window of {d.get('step')} closed unrepaired: the "
                                "first filing time is lost.",
     "outcome.opened": lambda d: f"The outcome waits for a matching payment "
-                                f"until {_day(d.get('due'))}.",
+                                f"until {shown.day_of(d.get('due'))}.",
     "outcome.collected": lambda d: f"Invoice {d.get('invoice')} was collected: "
                                    f"{_money(d, 'amount')} by {d.get('method')}; "
                                    f"{_money(d, 'charge')} share and "
                                    f"{_money(d, 'pay')} pay held until "
-                                   f"{_day(d.get('closes'))}"
+                                   f"{shown.day_of(d.get('closes'))}"
                                    + (", and it won the outcome" if d.get("won") else "")
                                    + _by(d) + ".",
     "outcome.final": lambda d: f"Invoice {d.get('invoice')} is final: its share is earned"
@@ -234,7 +227,7 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "outcome.reversed": lambda d: f"Invoice {d.get('invoice')} was reversed ({d.get('why')}): "
                                   "its share and pay went back" + _by(d) + ".",
     "outcome.lapsed": lambda d: f"The outcome lapsed: no payment matched it "
-                                f"by {_day(d.get('due'))}; nothing is charged" + _tail(d),
+                                f"by {shown.day_of(d.get('due'))}; nothing is charged" + _tail(d),
     "outcome.lost": lambda d: f"The outcome was recorded lost "
                               f"({d.get('why')})" + _by(d) + _tail(d),
     "outcome.tail_ended": lambda d: f"The outcome's tail ended: it stays "

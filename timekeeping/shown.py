@@ -2,6 +2,7 @@
 one format for each, the same on every page, in every email and for every reader.
 
     day(date)                    "Tue 18 Apr 2028"
+    day_of(iso_text)             the same, from a day or an instant a record kept as text
     clock_time(instant, zone)    "09:00 EDT"
     moment(instant, zone)        "Tue 18 Apr 2028, 09:00 EDT"
     relative(instant, now)       "in 8 days", "3 hours ago", "now"
@@ -44,6 +45,17 @@ def locale() -> Locale:
 
 def day(value: date) -> str:
     return f"{value:%a} {value.day} {value:%b %Y}"
+
+
+def day_of(value: object) -> str:
+    """A day or an instant kept as ISO text (as records keep them), as `day` says it; "" for
+    nothing, and the text as it is when it is no date."""
+    if not value:
+        return ""
+    try:
+        return day(date.fromisoformat(str(value)[:10]))
+    except ValueError:
+        return str(value)
 
 
 def _zone(zone: ZoneInfo | str) -> ZoneInfo:
