@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from timekeeping import shown
 from timekeeping.console.controls import REFUSALS
 from timekeeping.jobs import tasks
 from timekeeping.models import Job, Member, Task
 from timekeeping.portals.controls import Said
-from timekeeping.portals.rows import local
 
 VERBS = {  # the address's verb: what it calls, and how a refusal starts
     "take": (tasks.take, "Not taken"),
@@ -37,10 +37,11 @@ def act(verb: str, task: Task, member: Member, *, zone: str) -> Said:
         except tasks.TaskRefused as refused:
             return Said(False, f"{refused_head}: {_words(refused)}.")
     if verb == "take":
-        return Said(True, f"Taken: {task.title} is yours until {local(result.held_until, zone)}.")
+        until = shown.moment(result.held_until, zone)
+        return Said(True, f"Taken: {task.title} is yours until {until}.")
     if verb == "extend":
         return Said(True, f"Extended: {task.title} is yours until "
-                          f"{local(result.held_until, zone)}. A hold extends once.")
+                          f"{shown.moment(result.held_until, zone)}. A hold extends once.")
     if verb == "release":
         return Said(True, f"Released: {task.title} is open in the pool again.")
     return Said(True, f"Done: {task.title}; its step '{task.step}' committed.")

@@ -21,11 +21,11 @@ from datetime import datetime
 
 from django.db.models import Case, F, Q, Value, When
 
-from timekeeping import clock, clocks, exposure
+from timekeeping import clock, clocks, exposure, shown
 from timekeeping.dates import DateLine
 from timekeeping.delivery import access
 from timekeeping.models import Member, Occurrence, Subject, Task, TestClock
-from timekeeping.portals.rows import Row, local
+from timekeeping.portals.rows import Row
 
 LIMIT = 100
 LIVE_DATES = [Occurrence.Status.OPEN, Occurrence.Status.LAPSED]
@@ -50,11 +50,11 @@ class TaskRow:
 
     @property
     def due(self) -> str:
-        return local(self.task.due, self.zone) if self.task.due else ""
+        return shown.moment(self.task.due, self.zone) if self.task.due else ""
 
     @property
     def until(self) -> str:
-        return local(self.task.held_until, self.zone) if self.task.held_until else ""
+        return shown.moment(self.task.held_until, self.zone) if self.task.held_until else ""
 
     @property
     def holder(self) -> str:

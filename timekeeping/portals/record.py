@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from timekeeping import history
+from timekeeping import history, shown
 from timekeeping.models import Subject
-from timekeeping.portals.rows import local
 
 SIZE = 50
 
@@ -37,14 +36,14 @@ class Page:
 
 def page(subject: Subject, *, before: datetime | None, zone: str, size: int = SIZE) -> Page:
     found = history.history(subject, limit=size + 1, before=before)
-    shown, older = found, ""
+    kept, older = found, ""
     if len(found) > size:
-        shown = found[:size]
-        whole = [said for said in shown if said.at != found[size].at]
-        shown = whole or shown
-        older = shown[-1].at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return Page([Told(said.at, local(said.at, zone), said.text, said.test_clock)
-                 for said in shown], older)
+        kept = found[:size]
+        whole = [said for said in kept if said.at != found[size].at]
+        kept = whole or kept
+        older = kept[-1].at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return Page([Told(said.at, shown.moment(said.at, zone), said.text, said.test_clock)
+                 for said in kept], older)
 
 
 def parse_before(text: str | None) -> datetime | None:

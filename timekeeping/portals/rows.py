@@ -11,7 +11,6 @@ queries of `dates.coming_up` and no more, however many subjects there are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from timekeeping import dates, shown, subject_calendar
 from timekeeping.models import Occurrence, Subject
@@ -33,17 +32,12 @@ class Row:
 
     @property
     def late_from(self) -> str:
-        return local(self.occurrence.late_from, self.zone)
+        return shown.moment(self.occurrence.late_from, self.zone)
 
     @property
     def acknowledged(self) -> str:
         at = self.occurrence.acknowledged
-        return local(at, self.zone) if at else ""
-
-
-def local(instant: datetime, zone: str) -> str:
-    """An instant as people read it in `zone`: "Wed 19 Apr 2028, 00:00 EDT"."""
-    return shown.moment(instant, zone)
+        return shown.moment(at, self.zone) if at else ""
 
 
 def coming_up(subjects: list[Subject]) -> list[Row]:
