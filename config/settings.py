@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Test mode's switch, kept in the session and in each console page's address (issue 27).
+    "timekeeping.console.test_mode.KeepTestMode",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -72,6 +74,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "timekeeping.pages.frame",
+                "timekeeping.console.test_mode.banner",
             ],
         },
     },

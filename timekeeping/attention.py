@@ -40,6 +40,7 @@ from timekeeping.models import (
     SetAside,
     Subscription,
     Task,
+    TestClock,
     TickRun,
     Timer,
 )
@@ -86,8 +87,11 @@ class Attention:
         return sum(1 for item in self.items if item.failure)
 
 
-def attention(brand: Brand, *, now: datetime) -> Attention:
-    found = _named(_gathered(_sources(brand, now)))
+def attention(brand: Brand, *, now: datetime, world: TestClock | None = None) -> Attention:
+    """What needs attention in one world: live (the default) or one test clock's (issue 27's
+    test mode). Faults, schedule runs, deliveries and held rows belong to no test world: they
+    are live."""
+    found = _named(_gathered(_sources(brand, now, world)))
     # Failures first, then the newest first.
     found.items.sort(key=lambda item: item.at, reverse=True)
     found.items.sort(key=lambda item: not item.failure)
@@ -105,16 +109,45 @@ def _gathered(sources) -> Attention:
     return found
 
 
-def _sources(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..., Item]]]:
+def _sources(brand: Brand, now: datetime,
+             world: TestClock | None) -> list[tuple[str, object, Callable[..., Item]]]:
+    live = _live(brand, now) if world is None else []
+    if world is not None:
+        now = world.frozen_time
+    since, on = now - RECENT, _on_world(world)
+    return live + [
+        ("failed timers", Timer.objects.filter(brand=brand, state=Timer.State.ARMED,
+                                               attempts__gt=0, **on)
+         .order_by("-attempts", "owed"), _failed_timer),
+        ("runaways", TickRun.objects.filter(brand=brand, runaway=True, started__gte=since,
+                                            **on).order_by("-started"), _runaway),
+        # A job's own time (S6-S10, S23): lapses on the record, deadlines at risk or late,
+        # links about to expire, holds about to end.
+        ("lapses", Record.objects.filter(_since(brand, "instant", now, RECENT),
+                                         kind__in=LAPSES, **on).order_by("-instant"), _lapse),
+        # A subscription frozen after its dunning, for as long as it stays frozen.
+        ("frozen", Subscription.objects.filter(brand=brand, frozen_since__isnull=False, **on)
+         .select_related("subject").annotate(held_mints=_held_mints())
+         .order_by("-frozen_since"), _frozen),
+        # A renewal unpaid, its dunning not over: the next retry, in its own world.
+        ("dunning", Timer.objects.filter(brand=brand, kind="money", state=Timer.State.ARMED,
+                                         payload__attempt__gt=0, **on).order_by("owed"),
+         _dunning),
+    ]
+
+
+def _on_world(world: TestClock | None) -> dict:
+    """The filter that keeps a query to one world: a test clock's, or live (none)."""
+    return {"test_clock": world} if world is not None else {"test_clock__isnull": True}
+
+
+def _live(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..., Item]]]:
+    """The sources that belong to no test world: the engine's own faults, schedule runs,
+    deliveries, rows held back and timers that fired late on the real clock."""
     since = now - RECENT
     return [
         ("faults", Fault.objects.filter(brand=brand, resolved__isnull=True)
          .order_by("-last_seen"), _fault),
-        ("failed timers", Timer.objects.filter(brand=brand, state=Timer.State.ARMED,
-                                               attempts__gt=0).order_by("-attempts", "owed"),
-         _failed_timer),
-        ("runaways", TickRun.objects.filter(brand=brand, runaway=True, started__gte=since)
-         .order_by("-started"), _runaway),
         # Schedule runs may live in another database (SCHEDULES_STORE, J6): filtered on the
         # schedule's brand column, never joined to the brand.
         ("schedule runs", ScheduleRun.objects.filter(
@@ -125,36 +158,28 @@ def _sources(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..
             Q(state=Delivery.State.FAILED)
             | Q(state=Delivery.State.PENDING, created__lt=now - STUCK))
          .order_by("state", "-created"), _delivery),
+        ("set-aside rows", SetAside.objects.filter(brand=brand, until__gt=now)
+         .order_by("-created"), _set_aside),
+        # Late on the real clock only: a test clock's time jumps, and nothing there is late.
         ("late timers", Timer.objects.filter(brand=brand, test_clock__isnull=True,
                                              state=Timer.State.FIRED, fired__gte=since,
                                              late_by__gt=LATE).order_by("-fired"), _late),
-        ("set-aside rows", SetAside.objects.filter(brand=brand, until__gt=now)
-         .order_by("-created"), _set_aside),
-        # A job's own time (S6-S10, S23): lapses on the record, deadlines at risk or late,
-        # links about to expire, holds about to end.
-        ("lapses", Record.objects.filter(_since(brand, "instant", now, RECENT),
-                                         kind__in=LAPSES).order_by("-instant"), _lapse),
-        # A subscription frozen after its dunning, for as long as it stays frozen.
-        ("frozen", Subscription.objects.filter(brand=brand, frozen_since__isnull=False)
-         .select_related("subject").annotate(held_mints=_held_mints())
-         .order_by("-frozen_since"), _frozen),
-        # A renewal unpaid, its dunning not over: the next retry, in its own world.
-        ("dunning", Timer.objects.filter(brand=brand, kind="money", state=Timer.State.ARMED,
-                                         payload__attempt__gt=0).order_by("owed"), _dunning),
     ]
 
 
-def work_at_risk(brand: Brand, *, now: datetime) -> Attention:
+def work_at_risk(brand: Brand, *, now: datetime,
+                 world: TestClock | None = None) -> Attention:
     """A job's own time at risk, for the console's at-risk section: deadlines late (first) or
-    at risk, links that expire within a week and holds that end within a day, each in its own
-    world; each source one query of at most `SHOWN` rows."""
+    at risk, links that expire within a week and holds that end within a day, in one world
+    (live, or a test clock's); each source one query of at most `SHOWN` rows."""
+    on = _on_world(world)
     found = _gathered([
-        ("deadlines", Deadline.objects.filter(brand=brand, state__in=["at_risk", "late"])
+        ("deadlines", Deadline.objects.filter(brand=brand, state__in=["at_risk", "late"], **on)
          .order_by("-state", "ends"), _deadline),
-        ("links", Ask.objects.filter(_before(brand, "expires", now, SOON), state="open")
+        ("links", Ask.objects.filter(_before(brand, "expires", now, SOON), state="open", **on)
          .order_by("expires"), _link),
         ("holds", Task.objects.filter(_before(brand, "held_until", now, timedelta(days=1)),
-                                      state="held")
+                                      state="held", **on)
          .select_related("holder__user").order_by("held_until"), _hold),
     ])
     found.items.sort(key=lambda item: not item.failure)

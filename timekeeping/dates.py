@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Q
+from django.db.models import Count, Q, Sum
 
 from timekeeping import clock, exposure, shown
 from timekeeping.clocks import spec_of
@@ -91,6 +91,24 @@ class DateLine:
         return text
 
     @property
+    def breakdown(self) -> list[str]:
+        """Where the figure comes from, in sentences (issue 27): the rule that prices a miss,
+        what it has cost so far when late, and the promise that covers penalties, if any."""
+        if self.price is None:
+            return []
+        said = [exposure.rule_text(self.price, self.clock.title)]
+        if self.late:
+            spent = self.price.so_far(self.occurrence.late_from, self.now)
+            days = (self.now - self.occurrence.late_from).days + 1
+            said.append(f"It has been late since {shown.day(self.occurrence.late_from.date())}"
+                        f" ({days} day{'s' if days != 1 else ''}): "
+                        f"{shown.money(spent, self.price.currency, short=True)} so far.")
+        promise = exposure.guarantee_text(self.spec.guarantee)
+        if promise:
+            said.append(promise)
+        return said
+
+    @property
     def assignee_name(self) -> str:
         assignee = self.occurrence.assignee
         return shown.person(assignee.user) if assignee else ""
@@ -144,19 +162,22 @@ STATES_SAID = {"lapsed": "missed", "late": "late", "near": "soon", "ahead": "ahe
 
 
 class AtRisk:
-    """The brands' open dates at risk, on every world (real and test clocks), optionally in
-    one state ("lapsed", "late", "near", "ahead") or assigned to one member ("nobody": to
-    none): priced ones first by what a month late costs, then by nearness.
+    """The brands' open dates at risk in one world (live by default, or one test clock's:
+    issue 27's test mode never mixes the two), optionally in one state ("lapsed", "late",
+    "near", "ahead") or assigned to one member ("nobody": to none): priced ones first by what
+    a month late costs, then by nearness.
 
     A slice reads only its own lines: the order is an index's (`occurrence_risk`: the brand,
     the cost of a miss, late_from), so a page costs the same for a brand of ten subjects or of
     ten thousand. `page(number)` reads one more line than it shows, to know whether there is a
-    next page, and counts nothing."""
+    next page, and counts nothing; `totals()` sums what the dates put at stake, per currency,
+    in one query."""
 
     def __init__(self, brands: Iterable[Brand] | Brand, *, state: str = "",
-                 assignee: str = "", near: timedelta = NEAR):
+                 assignee: str = "", near: timedelta = NEAR, world: TestClock | None = None):
         self.brands = [brands] if isinstance(brands, Brand) else list(brands)
-        self.nows = _nows(self.brands)
+        self.nows = {world.pk: world.frozen_time} if world is not None else \
+            {None: clock.wall_now()}
         found = _at_risk_dates(self.brands, self.nows, near)
         if state:
             found = found.filter(_in_state(state, self.nows, near))
@@ -167,6 +188,19 @@ class AtRisk:
 
     def count(self) -> int:
         return self.found.count()
+
+    def totals(self) -> Totals:
+        """How many dates, and what a month late of them costs per currency (never added
+        across currencies), in one query."""
+        found = Totals()
+        for row in self.found.order_by().values("miss_currency").annotate(
+                n=Count("id"), total=Sum("miss_cost")):
+            found.dates += row["n"]
+            if row["total"] and row["miss_currency"]:
+                found.by_currency[row["miss_currency"]] = row["total"]
+            else:
+                found.unpriced += row["n"]
+        return found
 
     def __getitem__(self, window: slice) -> list[DateLine]:
         lines = [_line(occurrence, self.nows[occurrence.test_clock_id])
@@ -181,6 +215,31 @@ class AtRisk:
         number = max(1, number)
         lines = self[(number - 1) * size:number * size + 1]
         return RiskPage(lines[:size], number, has_next=len(lines) > size)
+
+
+@dataclass
+class Totals:
+    """What a list of dates at risk puts at stake: "$1,944 a month at risk across 6 dates"."""
+
+    dates: int = 0
+    unpriced: int = 0  # dates whose clock prices no miss
+    by_currency: dict[str, int] = field(default_factory=dict)  # minor units a month late
+
+    @property
+    def money(self) -> str:
+        """Each currency's total, largest first, joined: never one sum of two currencies."""
+        return " and ".join(shown.money(amount, currency, short=True) for currency, amount
+                            in sorted(self.by_currency.items(), key=lambda each: -each[1]))
+
+    @property
+    def said(self) -> str:
+        dates = f"{self.dates} date{'s' if self.dates != 1 else ''}"
+        if not self.by_currency:
+            return f"{dates} at risk; none of them says what a miss would cost."
+        text = f"{self.money} a month at risk across {dates}"
+        if self.unpriced:
+            text += f" ({self.unpriced} of them not priced)"
+        return text + "."
 
 
 @dataclass
@@ -212,10 +271,11 @@ def at_risk(brands: Iterable[Brand] | Brand, *, near: timedelta = NEAR, limit: i
 
 
 def _at_risk_dates(brands: list[Brand], nows: dict, near: timedelta):
-    near_enough = Q()  # each world's dates near its own now
+    near_enough, worlds = Q(), Q()  # each world's dates near its own now
     for world, now in nows.items():
         near_enough |= Q(test_clock_id=world, late_from__lte=now + near)
-    return _open_dates(Q(brand__in=brands)).filter(
+        worlds |= Q(test_clock_id=world)
+    return _open_dates(Q(brand__in=brands)).filter(worlds).filter(
         Q(status=Occurrence.Status.LAPSED) | Q(hard=True) | near_enough)
 
 

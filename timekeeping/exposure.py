@@ -51,6 +51,33 @@ class Price:
         return self.amount
 
 
+RULES = {"per_month_late": "for each month it is late (a month once started counts in full)",
+         "per_day_late": "for each day it is late", "once": "once, when it is missed"}
+
+
+def rule_text(price: Price, title: str) -> str:
+    """The rule behind a price, for the breakdown a page opens (issue 27)."""
+    return (f"Your manifest prices a miss of \u201c{title}\u201d at "
+            f"{shown.money(price.amount, price.currency, short=True)} {RULES[price.form]}; "
+            f"a month late is {shown.money(price.monthly, price.currency, short=True)}, "
+            "the figure dates are sorted and added up by.")
+
+
+def guarantee_text(spec: dict | None) -> str:
+    """A date sold as a promise, in words: "You promised to cover penalties on it, up to
+    $5,000." ("" for none)."""
+    cap = spec.get("up_to") if isinstance(spec, dict) else None
+    if not (isinstance(cap, dict) and type(cap.get("amount")) is int
+            and isinstance(cap.get("currency"), str)):
+        return ""
+    covers = [each for each in spec.get("covers", []) if isinstance(each, str)][:5] \
+        if isinstance(spec.get("covers"), list) else []
+    what = " and ".join(covers) if covers else "penalties"
+    return (f"You promised to cover {what} on it, up to "
+            f"{shown.money(cap['amount'], cap['currency'], short=True)}: a notice you "
+            "record is paid from your side, not the customer's.")
+
+
 def price(spec: dict | None) -> Price | None:
     """The price of a miss from a clock's `exposure`, or None when it gives none."""
     if not isinstance(spec, dict):

@@ -20,8 +20,11 @@ OWNER_FORM = _page(403, 404, owner_a=400)
 
 DOORS: list[Endpoint] = [
     Endpoint("console at risk", "get", "/console/{brand}/", READ),
-    Endpoint("console next 30 days on a test clock", "get", "/console/{brand}/", READ,
-             query="world={test_clock}&risk=2"),
+    # Test mode on (kept in the session: the next door turns it off again).
+    Endpoint("console in test mode", "get", "/console/{brand}/", READ,
+             query="test={test_clock}&risk=2"),
+    Endpoint("console test mode off", "get", "/console/{brand}/", READ, query="test=off"),
+    Endpoint("console what a miss costs", "get", "/console/{brand}/help/money", READ),
     *[Endpoint(f"console {verb}", "post", f"/console/{{brand}}/clocks/{{clock}}/{verb}",
                CONTROL) for verb in ("done", "choose", "acknowledge", "assign")],
     Endpoint("console why", "get", "/console/{brand}/why", READ, query="q={clock}"),

@@ -12,6 +12,7 @@ urlpatterns = [
     *[path(f"<pid:brand_id>/clocks/<pid:clock_id>/{verb}", controls.control,
            {"verb": verb}, name=verb) for verb in controls.CONTROLS],
     path("<pid:brand_id>/why", views.why_page, name="why"),
+    path("<pid:brand_id>/help/money", views.help_money, name="help-money"),
     path("<pid:brand_id>/subjects/", subjects.subject_list, name="subjects"),
     path("<pid:brand_id>/subjects/<pid:subject_id>/", subjects.subject_page, name="subject"),
     path("<pid:brand_id>/subjects/<pid:subject_id>/feed", subjects.rotate_feed,

@@ -13,52 +13,57 @@ from timekeeping import ahead, attention, clock, dates, money_at_risk, why
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.chart import chart
 from timekeeping.console.controls import members
+from timekeeping.console import overview, test_mode
 from timekeeping.console.shown import face_of
-from timekeeping.models import TestClock, brands_kept_by
+from timekeeping.models import brands_kept_by
 from timekeeping.schedules import operate
 
 AT_RISK_PAGE = 25
-WORLDS_SHOWN = 50
 STATES = ("lapsed", "late", "near", "ahead")
 
 
 @login_required
 def index(request):
-    """The first brand the person keeps (the header switches between them)."""
-    first = brands_kept_by(request.user).order_by("name").first()
-    if first is None:
+    """One brand: its home. Several: each at a glance, with a link in (issue 27)."""
+    kept = list(brands_kept_by(request.user).select_related("calendar")
+                .order_by("name")[:overview.SHOWN + 1])
+    if not kept:
         raise Http404("you keep no brand")
-    return redirect("console:home", brand_id=first.pk)
+    if len(kept) == 1:
+        return redirect("console:home", brand_id=kept[0].pk)
+    now = clock.wall_now()
+    return render(request, "console/overview.html", {
+        "glances": [overview.glance(brand, now=now) for brand in kept[:overview.SHOWN]],
+        "more": len(kept) > overview.SHOWN})
 
 
 @login_required
 def home(request, brand_id: str):
     brand = brand_of(request, brand_id)
-    now = clock.wall_now()
-    worlds = list(TestClock.objects.filter(brand=brand).order_by("name")[:WORLDS_SHOWN])
-    world = next((each for each in worlds if each.pk == request.GET.get("world")), None)
+    now, world = clock.wall_now(), test_mode.world_of(request, brand)
+    here = world.frozen_time if world is not None else now  # the world's own now
     state, assignee = request.GET.get("state", ""), request.GET.get("assignee", "")
-    coming, face = ahead.ahead(brand, now=now, test_clock=world), face_of(brand, now)
-    needs, work = attention.attention(brand, now=now), attention.work_at_risk(brand, now=now)
-    nows = {each.pk: each.frozen_time for each in worlds}  # an item's time, of its own world
+    coming, face = ahead.ahead(brand, now=now, test_clock=world), face_of(brand, here)
+    needs = attention.attention(brand, now=now, world=world)
+    work = attention.work_at_risk(brand, now=now, world=world)
+    listed = dates.AtRisk(brand, state=state if state in STATES else "", assignee=assignee,
+                          world=world)
+    everything = dates.AtRisk(brand, world=world)
     return render(request, "console/home.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"),
         "stopped": operate.ticks_stopped(now),
-        "at_risk": dates.AtRisk(brand, state=state if state in STATES else "",
-                                assignee=assignee).page(_number(request.GET.get("risk")),
-                                                        AT_RISK_PAGE),
+        "at_risk": listed.page(_number(request.GET.get("risk")), AT_RISK_PAGE),
+        "totals": listed.totals(),
         "states": [(each, dates.STATES_SAID[each]) for each in STATES],
         "state": state, "assignee": assignee, "members": members(brand),
-        "attention": [{"item": item, "at": face.at(item.at, now=nows.get(item.test_clock))}
-                      for item in needs.items],
+        "attention": [{"item": item, "at": face.at(item.at)} for item in needs.items],
         "attention_more": needs.more,
-        "work": [{"item": item, "at": face.at(item.at, now=nows.get(item.test_clock))}
-                 for item in work.items],
+        "work": [{"item": item, "at": face.at(item.at)} for item in work.items],
         "work_more": work.more,
         "money": money_at_risk.at_risk(brand, now=now, test_clock=world),
-        "ahead": coming, "chart": chart(coming), "worlds": worlds, "world": world,
+        "ahead": coming, "chart": chart(coming), "world": world,
         # The tab's title counts what needs the reader, whatever the filters (issue 27).
-        "risk_count": dates.AtRisk(brand).count(),
+        "risk_count": everything.count(),
         "next": request.get_full_path()})
 
 
@@ -74,3 +79,9 @@ def why_page(request, brand_id: str):
     return render(request, "console/why.html", {
         "brand": brand, "asked": asked,
         "answer": why.why(brand, asked, now=clock.wall_now()) if asked else []})
+
+
+@login_required
+def help_money(request, brand_id: str):
+    """How the cost of a miss is worked out: the page each figure's breakdown links to."""
+    return render(request, "console/help_money.html", {"brand": brand_of(request, brand_id)})

@@ -13,12 +13,21 @@ import pytest
 from django.test import Client
 
 from timekeeping import clocks, manifests, test_clocks
+from timekeeping.console import test_mode
 from timekeeping.models import Brand, Job, Member, Subject, TestClock
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "timekeeping" / "manifests" / "examples"
 TAX = json.loads((EXAMPLES / "tax.json").read_text())
 OPENED = datetime(2028, 2, 1, 14, tzinfo=UTC)
 START = datetime(2028, 4, 10, 14, tzinfo=UTC)  # 10:00 in New York
+
+
+class Browser(Client):
+    """A person at a browser: follows redirects on a GET, as the console's test mode sends a
+    page asked for without its world to the same page with it."""
+
+    def get(self, path, data=None, follow=True, **extra):
+        return super().get(path, data, follow=follow, **extra)
 
 
 @dataclass
@@ -60,6 +69,15 @@ def desk(brand, actors) -> Desk:
     found = Desk(brand, other, spring, subject, job, manager, viewer)
     for name, user in (("owner", actors["owner"]), ("manager", actors["staff"]),
                        ("viewer", actors["member"]), ("stranger", actors["outsider"])):
-        found.clients[name] = Client()
+        found.clients[name] = Browser()
         found.clients[name].force_login(user)
+        if name != "stranger":  # the brand's people look at the desk's test world
+            _in_test_mode(found.clients[name], brand, spring)
     return found
+
+
+def _in_test_mode(client: Client, brand: Brand, world: TestClock) -> None:
+    """As if the person had switched the brand's pages to the test world (docs/console.md)."""
+    session = client.session
+    session[test_mode.SESSION_KEY + brand.pk] = world.pk
+    session.save()

@@ -58,11 +58,12 @@ def test_dates_passed_unkept_are_late_already(brand, world):
 def test_the_console_shows_it_in_the_world_chosen(brand, world, actors):
     owner = Client()
     owner.force_login(actors["owner"])
-    page = owner.get(f"/console/{brand.pk}/?world={world.pk}").content.decode()
+    page = owner.get(f"/console/{brand.pk}/?test={world.pk}").content.decode()
     assert "Money at risk" in page and "from Mon 17 Apr" in page and "$972" in page
     assert "<th scope=\"row\">later</th>" in page
-    # The real clock's world has no priced date: the section is left out.
-    assert "Money at risk" not in owner.get(f"/console/{brand.pk}/").content.decode()
+    # Live (test mode off), the real clock's world has no priced date: no section.
+    live = owner.get(f"/console/{brand.pk}/?test=off")
+    assert live.status_code == 200 and "Money at risk" not in live.content.decode()
 
 
 @pytest.mark.parametrize(("typed", "currency", "minor"), [

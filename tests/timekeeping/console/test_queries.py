@@ -120,7 +120,9 @@ def _pages(brand: Brand, subject: Subject, test_clock: TestClock) -> dict[str, s
     row = subject.clocks.get(name="file")
     timer = Timer.objects.filter(owner_id__startswith=row.pk).first()
     return {
-        "home": base, "home, a test clock's 30 days": f"{base}?world={test_clock.pk}",
+        # Test mode on, then off again (the session keeps it: the pages after are live).
+        "home": base, "home, in test mode": f"{base}?test={test_clock.pk}",
+        "home, test mode off": f"{base}?test=off",
         "subjects": f"{base}subjects/",
         "subjects, searched": f"{base}subjects/?q=Subject+00&kind=taxpayer&page=2",
         "a subject": f"{base}subjects/{subject.pk}/",
