@@ -10,10 +10,10 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 
 from timekeeping import ahead, attention, clock, dates, money_at_risk, why
+from timekeeping.console import overview, test_mode
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.chart import chart
 from timekeeping.console.controls import members
-from timekeeping.console import overview, test_mode
 from timekeeping.console.shown import face_of
 from timekeeping.models import brands_kept_by
 from timekeeping.schedules import operate
