@@ -32,7 +32,7 @@ class DigestForm(forms.Form):
     weekday = forms.TypedChoiceField(choices=WEEKDAYS, coerce=int, initial=0,
                                      label="On (a weekly digest)")
     zone = forms.CharField(max_length=64, required=False, label="Time zone",
-                           help_text="A zone such as Europe/London or America/New_York. Leave "
+                           help_text="A zone such as Europe/London or America/Chicago. Leave "
                                      "it empty for the brand's.")
 
     def clean_zone(self) -> str:
@@ -43,7 +43,7 @@ class DigestForm(forms.Form):
             except ValueError:
                 raise forms.ValidationError(
                     f"We don't know the time zone '{zone}': write it as a place, such as "
-                    "Europe/London or America/New_York.") from None
+                    "Europe/London or America/Chicago.") from None
         return zone
 
 

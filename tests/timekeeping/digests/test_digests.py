@@ -236,3 +236,33 @@ def test_the_next_send_is_computed_from_the_choice_in_its_zone():
     assert periods.next_after(at - timedelta(days=1), period="weekly",
                               zone="America/New_York", hour=7, weekday=6) == \
         datetime(2028, 11, 5, 12, tzinfo=UTC)
+
+
+def test_a_person_turns_their_digest_on_from_the_console_and_a_bad_zone_is_named(
+        brand, actors, live):
+    Member.objects.create(brand=brand, user=actors["member"], role="viewer")
+    page = Client()
+    page.force_login(actors["member"])  # a viewer chooses their own email too
+    path = f"/console/{brand.pk}/digest"
+    assert "Your digest of Northwind Filing is off." in page.get(path).content.decode()
+    refused = page.post(path, {"period": "weekly", "hour": "8", "weekday": "4",
+                               "zone": "Mars/Olympus"})
+    assert refused.status_code == 400
+    assert "We don&#x27;t know the time zone &#x27;Mars/Olympus&#x27;" in refused.content.decode()
+    assert not Digest.objects.filter(user=actors["member"]).exists()
+    with clock.fixed(datetime(2028, 3, 6, 12, tzinfo=UTC)):  # a Monday
+        saved = page.post(path, {"period": "weekly", "hour": "8", "weekday": "4",
+                                 "zone": "Europe/London"}, follow=True)
+    assert "the next one Fri 10 Mar 2028, 08:00 GMT" in saved.content.decode()
+    assert engine_words(visible_text(saved.content.decode())) == []
+    digest = Digest.objects.get(user=actors["member"], brand=brand)
+    assert (digest.period, digest.hour, digest.weekday) == ("weekly", 8, 4)
+
+
+def test_a_stranger_hears_404_from_a_brands_digest_page(brand, actors):
+    stranger = Client()
+    stranger.force_login(actors["outsider"])
+    assert stranger.get(f"/console/{brand.pk}/digest").status_code == 404
+    assert stranger.post(f"/console/{brand.pk}/digest", {"period": "daily", "hour": "7",
+                                                         "weekday": "0"}).status_code == 404
+    assert not Digest.objects.exists()
