@@ -16,6 +16,7 @@ from calendars.moments import zone_of as iana_zone
 from timekeeping.digests import periods
 from timekeeping.models import Brand, Digest
 
+
 def brand_zone(brand: Brand) -> str:
     return brand.calendar_rules().zone_name
 
