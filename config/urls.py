@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from timekeeping.api import strict  # noqa: F401 - registers the path converters
 from timekeeping.api.docs import RedocPage
 from timekeeping.api.services import SubjectFeed
+from timekeeping.console.digest import unsubscribe
 from timekeeping.observe import health_view, metrics_view, tick_health_view
 from timekeeping.pages import home
 from timekeeping.portals import asked
@@ -19,6 +20,7 @@ urlpatterns = [
     path("delivery/", include("timekeeping.delivery.urls")),
     path("accounts/", include("timekeeping.portals.accounts")),
     path("ask/<token:token>/", asked.ask, name="ask"),
+    path("digest/unsubscribe/<str:token>", unsubscribe, name="digest-unsubscribe"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -108,6 +108,12 @@ TICK_CROSSING = {
         r'\(U0\."brand_id" = U1\."id"\)',
         "at most hourly, by the partial index of unfinished runs; the run is joined to its "
         "brand on the brand"),
+    "the digests due": _crossing(
+        r'FROM "timekeeping_digest" INNER JOIN "timekeeping_brand" ON '
+        r'\("timekeeping_digest"\."brand_id" = "timekeeping_brand"\."id"\).* WHERE '
+        r'"timekeeping_digest"\."next_due" <= ',
+        "once per tick, at most 500 by the partial index of digests on (digest_due), joined "
+        "on the brand; each is then claimed by its key and read by its brand"),
     "the test clocks' walks under way": _crossing(
         r'FROM "timekeeping_walk" INNER JOIN "timekeeping_brand" ON '
         r'\("timekeeping_walk"\."brand_id" = "timekeeping_brand"\."id"\) WHERE '

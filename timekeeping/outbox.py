@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from email.utils import make_msgid
 
 from django.conf import settings
-from django.core.mail import EmailMessage
+from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.db.models import F, Q
 
@@ -32,8 +32,16 @@ MAX_ATTEMPTS = 10
 WEBHOOK_TIMEOUT_S = 10
 
 
-def enqueue_email(*, brand: Brand, to: list[str], subject: str, body: str, key: str) -> None:
-    _enqueue(brand, Delivery.Channel.EMAIL, {"to": to, "subject": subject, "body": body}, key)
+def enqueue_email(*, brand: Brand, to: list[str], subject: str, body: str, key: str,
+                  html: str = "", headers: dict[str, str] | None = None) -> None:
+    """An email: plain text, and with `html` an HTML part beside it; `headers` are added to
+    the sender's own (a digest's List-Unsubscribe)."""
+    payload = {"to": to, "subject": subject, "body": body}
+    if html:
+        payload["html"] = html
+    if headers:
+        payload["headers"] = headers
+    _enqueue(brand, Delivery.Channel.EMAIL, payload, key)
 
 
 def tell(*, brand: Brand, test_clock_id: str | None, to: list[str], subject: str, body: str,
@@ -112,12 +120,15 @@ def _claim(now: datetime, limit: int) -> list[Delivery]:
 def _send(delivery: Delivery) -> None:
     payload = delivery.payload
     if delivery.channel == Delivery.Channel.EMAIL:
-        message = EmailMessage(
+        message = EmailMultiAlternatives(
             subject=payload["subject"], body=payload["body"], to=payload["to"],
             from_email=settings.DEFAULT_FROM_EMAIL,
-            headers={"Idempotency-Key": delivery.idempotency_key,
+            headers={**payload.get("headers", {}),
+                     "Idempotency-Key": delivery.idempotency_key,
                      "Message-ID": make_msgid(idstring=delivery.pk, domain="keeping-time")},
         )
+        if payload.get("html"):
+            message.attach_alternative(payload["html"], "text/html")
         message.send(fail_silently=False)
         return
     request = urllib.request.Request(

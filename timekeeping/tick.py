@@ -44,6 +44,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Exists, F, Min, OuterRef
 
 from timekeeping import clock, housekeeping, instants, leases, outbox, records
+from timekeeping.digests import send as digests
 from timekeeping.faults import Faults, database_gone
 from timekeeping.firing import Firing, TraceRow, flush_all
 from timekeeping.models import (
@@ -179,6 +180,7 @@ class TickResult:
     rows_set_aside: int = 0
     moves_unreached: Sample[str] = field(default_factory=Sample)
     walks: object | None = None  # test_clocks.WalksResult, when the walks phase ran
+    digests: digests.Sent | None = None
     sweep: outbox.SweepResult | None = None
     housekeeping: housekeeping.Pass | None = None
     faults: list[Fault] = field(default_factory=list)
@@ -225,6 +227,8 @@ class TickResult:
             parts.append(f"{len(self.moves_unreached)} connection(s) left for the next tick "
                          "(budget)")
         parts += self.walk_parts()
+        if self.digests is not None and self.digests.written:
+            parts.append(f"{self.digests.written} digest(s) written")
         if self.sweep is not None:
             parts.append(f"outbox {self.sweep.sent} sent, {self.sweep.retried} retried, "
                          f"{self.sweep.failed} failed")
@@ -265,6 +269,7 @@ class TickResult:
                        "reached": instants.z(done.walk.reached), "instants": done.instants,
                        "done": done.done, "fired": done.ticked.run.fired}
                       for done in (self.walks.slices if self.walks is not None else [])],
+            "digests_written": self.digests.written if self.digests is not None else 0,
             "outbox": ({"sent": self.sweep.sent, "retried": self.sweep.retried,
                         "failed": self.sweep.failed} if self.sweep is not None else None),
             "housekeeping_deleted": dict(self.housekeeping.deleted)
@@ -829,8 +834,10 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
     2. schedules: the due ones and those asked for by hand, side by side;
     3. timed moves: each connection's minute;
     4. test clocks' walks (`timekeeping.test_clocks`), in slices;
-    5. the outbox sweep;
-    6. runs whose lease expired, and housekeeping (at most hourly).
+    5. digests: each person's digest due, written to the outbox once per period
+       (`timekeeping.digests.send`);
+    6. the outbox sweep;
+    7. runs whose lease expired, and housekeeping (at most hourly).
 
     It holds one batch of timers at a time (issue 16): the result keeps counts and bounded
     samples, and with `trace`, each batch's trace rows are handed to it as they are made.
@@ -880,6 +887,8 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
     if phases and time.monotonic() < deadline:
         result.walks = walk_test_clocks(faults, deadline=deadline, holder=holder,
                                         batch_size=batch_size)
+    if phases and time.monotonic() < deadline:
+        result.digests = send_digests(faults, instant, deadline)
     if sweep and time.monotonic() < deadline:
         with faults.guard(Fault.Phase.OUTBOX, where="outbox"):
             result.sweep = outbox.sweep()
@@ -891,6 +900,14 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
         beat(instant, result.lateness)
     result.faults = faults.raised
     return result
+
+
+def send_digests(faults: Faults, instant: datetime, deadline: float) -> digests.Sent:
+    """The digests phase: each digest in its own guard, its brand's owner told of a fault."""
+    def guard(digest):
+        return faults.guard(Fault.Phase.DIGESTS, where=digest.pk, brand=digest.brand)
+
+    return digests.run_due(now=instant, deadline=deadline, guard=guard)
 
 
 def walk_test_clocks(faults: Faults, *, deadline: float, holder: str,

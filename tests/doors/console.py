@@ -54,6 +54,9 @@ DOORS: list[Endpoint] = [
     Endpoint("console test clock", "get", "/console/{brand}/test-clocks/{test_clock}/", READ),
     Endpoint("console test clock advance", "post",
              "/console/{brand}/test-clocks/{test_clock}/advance", FORM),
+    # Each of the brand's people chooses their own digest: a viewer's post is theirs to make.
+    Endpoint("console digest", "get", "/console/{brand}/digest", READ),
+    Endpoint("console digest save", "post", "/console/{brand}/digest", _page(400, 404)),
     Endpoint("console keys", "get", "/console/{brand}/keys/", OWNER_READ),
     Endpoint("console key make", "post", "/console/{brand}/keys/add", OWNER_FORM),
     Endpoint("console key revoke", "post", "/console/{brand}/keys/{key}/revoke",

@@ -36,6 +36,11 @@ DOORS = [
     Endpoint("health", "get", "/health/", EVERYONE_200),
     Endpoint("health of the tick", "get", "/health/tick", dict.fromkeys(ACTORS, 503)),
     Endpoint("metrics", "get", "/metrics", dict.fromkeys(ACTORS, 404)),
+    # A digest's unsubscribe link needs no sign-in: a token we did not sign opens nothing.
+    Endpoint("digest unsubscribe, a token not ours", "get",
+             "/digest/unsubscribe/ImRnc19Ob3RPdXJzIg:1xZ6hP:forged", dict.fromkeys(ACTORS, 404)),
+    Endpoint("digest unsubscribe post, a token not ours", "post",
+             "/digest/unsubscribe/ImRnc19Ob3RPdXJzIg:1xZ6hP:forged", dict.fromkeys(ACTORS, 404)),
     *_lists("subjects", "/api/subjects"),
     Endpoint("subject read", "get", "/api/subjects/{subject}", _as(200, 404)),
     *_lists("jobs", "/api/jobs"),

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from timekeeping.api import strict  # noqa: F401 - the path converters
-from timekeeping.console import controls, operations, owner, subjects, views
+from timekeeping.console import controls, digest, operations, owner, subjects, views
 
 app_name = "console"
 urlpatterns = [
@@ -39,6 +39,7 @@ urlpatterns = [
          name="test-clock"),
     path("<pid:brand_id>/test-clocks/<pid:clock_id>/advance", operations.test_clock_advance,
          name="test-clock-advance"),
+    path("<pid:brand_id>/digest", digest.digest_page, name="digest"),
     path("<pid:brand_id>/keys/", owner.key_list, name="keys"),
     path("<pid:brand_id>/keys/add", owner.key_make, name="key-add"),
     path("<pid:brand_id>/keys/<pid:key_id>/revoke", owner.key_revoke, name="key-revoke"),

@@ -1,4 +1,5 @@
 from timekeeping.models.brand import Brand, TestClock, Walk, WalkLine, brands_kept_by
+from timekeeping.models.digest import Digest
 from timekeeping.models.fault import Fault
 from timekeeping.models.keys import ApiKey
 from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow, SetAside
@@ -14,7 +15,8 @@ from timekeeping.models.work import Ask, Deadline, Grant, Standby, Task
 __all__ = [
     "Allowance", "ApiKey", "Ask", "Brand", "BrandTable", "Clock", "Connection", "Customer",
     "CustomerSubject",
-    "Deadline", "Delivery", "Fault", "Grant", "Heartbeat", "Invitation", "Job", "Manifest",
+    "Deadline", "Delivery", "Digest", "Fault", "Grant", "Heartbeat", "Invitation", "Job",
+    "Manifest",
     "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
     "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",
     "TickRun", "Timer", "Walk", "WalkLine",

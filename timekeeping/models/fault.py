@@ -19,6 +19,7 @@ class Fault(models.Model):
         SCHEDULES = "schedules", "schedules"
         MOVES = "moves", "timed moves"
         WALKS = "walks", "test clock walks"
+        DIGESTS = "digests", "digests"
         OUTBOX = "outbox", "outbox sweep"
         HOUSEKEEPING = "housekeeping", "housekeeping"
 
