@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Count, Q, Sum
+from django.db.models import Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 
@@ -86,29 +86,15 @@ def _date_line(line: dates.DateLine) -> Line:
 def owner_content(digest: Digest, *, now: datetime, since: datetime) -> Content:
     brand = digest.brand
     found = _base(digest, now, True, reverse("console:home", args=[brand.pk]))
-    risk = dates.AtRisk(brand)
-    # Live dates only: a test clock's world is a rehearsal (issue 27, "test and live apart").
-    risk.found = risk.found.filter(test_clock__isnull=True)
+    risk = dates.AtRisk(brand)  # live dates only: a test world is a rehearsal (issue 27)
     lines = risk[:LIMIT + 1]
     found.dates = [_date_line(line) for line in lines[:LIMIT]]
     count = risk.count() if len(lines) > LIMIT else len(lines)
     found.dates_more = count - len(found.dates)
-    found.totals = _totals(risk.found, count)
+    found.totals = [risk.totals().said] if count else []
     found.changes, found.changes_more = _changes(digest, now, since)
     found.since = shown.moment(since, zone_of(digest))
     return found
-
-
-def _totals(at_risk, count: int) -> list[str]:
-    """What the dates at risk would cost a month late, one line per currency, from the sums
-    kept on the dates (`Occurrence.miss_cost`): one query."""
-    sums = at_risk.order_by().filter(miss_cost__gt=0).values("miss_currency").annotate(
-        total=Sum("miss_cost"), n=Count("pk")).order_by("miss_currency")
-    counted = "1 date" if count == 1 else f"{count} dates"
-    return [f"{shown.money(row['total'], row['miss_currency'], short=True)} a month at risk "
-            f"across {'1 date' if row['n'] == 1 else str(row['n']) + ' dates'}"
-            + (f" (of {counted})" if row["n"] != count else "")
-            for row in sums if row["miss_currency"]]
 
 
 def _changes(digest: Digest, now: datetime, since: datetime) -> tuple[list, int]:
