@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from timekeeping import shown
+from timekeeping import settling, shown
 from timekeeping.models import (
     Ask,
     Brand,
@@ -64,6 +64,15 @@ class Item:
     details: str = ""  # the engine's own words: ids, codes, errors (the page's Details)
     job: str = ""  # the job it is about: `_named` puts the job's name before the text
     test_clock: str | None = None  # the test world it happened in: `at` is of its time
+    row: str = ""  # the row the item's actions act on (settling.ACTIONS), or ""
+    subject: str = ""  # the subject whose page settles it, or ""
+
+    @property
+    def actions(self) -> tuple[tuple[str, str], ...]:
+        """What settles it (`settling.ACTIONS`): a failed delivery is sent again, a warning
+        dismissed with a reason; none for an item its subject's page settles."""
+        actions = settling.ACTIONS.get(self.kind, ()) if self.row else ()
+        return tuple(each for each in actions if each[0] != "retry" or self.failure)
 
     @property
     def said(self) -> str:
@@ -120,7 +129,8 @@ def _sources(brand: Brand, now: datetime,
                                                attempts__gt=0, **on)
          .order_by("-attempts", "owed"), _failed_timer),
         ("runaways", TickRun.objects.filter(brand=brand, runaway=True, started__gte=since,
-                                            **on).order_by("-started"), _runaway),
+                                            **on)
+         .exclude(pk__in=settling.dismissed(brand, "runaway")).order_by("-started"), _runaway),
         # A job's own time (S6-S10, S23): lapses on the record, deadlines at risk or late,
         # links about to expire, holds about to end.
         ("lapses", Record.objects.filter(_since(brand, "instant", now, RECENT),
@@ -153,18 +163,29 @@ def _live(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..., 
         ("schedule runs", ScheduleRun.objects.filter(
             schedule__brand_id=brand.pk, tick__gte=since,
             outcome__in=[ScheduleRun.Outcome.FAILED, ScheduleRun.Outcome.SKIPPED])
+         .exclude(pk__in=_runs_dismissed(brand, since))
          .select_related("schedule").order_by("outcome", "-tick"), _run),
         ("deliveries", Delivery.objects.filter(brand=brand).filter(
             Q(state=Delivery.State.FAILED)
             | Q(state=Delivery.State.PENDING, created__lt=now - STUCK))
+         .exclude(pk__in=settling.dismissed(brand, "undelivered"))
          .order_by("state", "-created"), _delivery),
         ("set-aside rows", SetAside.objects.filter(brand=brand, until__gt=now)
          .order_by("-created"), _set_aside),
         # Late on the real clock only: a test clock's time jumps, and nothing there is late.
         ("late timers", Timer.objects.filter(brand=brand, test_clock__isnull=True,
                                              state=Timer.State.FIRED, fired__gte=since,
-                                             late_by__gt=LATE).order_by("-fired"), _late),
+                                             late_by__gt=LATE)
+         .exclude(pk__in=settling.dismissed(brand, "late")).order_by("-fired"), _late),
     ]
+
+
+def _runs_dismissed(brand: Brand, since: datetime) -> list[str]:
+    """The schedule runs dismissed since `since` (runs may live in another database, so read
+    as a list: a run shown is no older than `since`, and so is its dismissal)."""
+    return [row for kind in ("failed run", "skipped run")
+            for row in settling.dismissed(brand, kind, since=since).values_list("row",
+                                                                                flat=True)]
 
 
 def work_at_risk(brand: Brand, *, now: datetime,
@@ -192,10 +213,11 @@ def _named(found: Attention) -> Attention:
     jobs = {item.job for item in found.items if item.job}
     if not jobs:
         return found
-    names = {job.pk: job_name(job) for job in Job.objects.filter(pk__in=jobs)
+    named = {job.pk: job for job in Job.objects.filter(pk__in=jobs)
              .select_related("subject").only("pk", "service", "period", "subject__name")}
-    found.items = [replace(item, text=f"{names[item.job]}: {_joined(item.text)}")
-                   if item.job in names else item for item in found.items]
+    found.items = [replace(item, text=f"{job_name(named[item.job])}: {_joined(item.text)}",
+                           subject=item.subject or named[item.job].subject_id)
+                   if item.job in named else item for item in found.items]
     return found
 
 
@@ -254,7 +276,7 @@ def _lapse(record: Record) -> Item:
                               "date, so nothing is charged"}
     ref = data.get("clock", record.job) if record.kind == "clock.lapsed" else record.job
     return Item("lapse", True, record.instant, said[record.kind], ref=ref, job=record.job or "",
-                test_clock=record.test_clock_id,
+                test_clock=record.test_clock_id, subject=record.subject,
                 details=f"{record.kind} · job {record.job}{_world(record)}")
 
 
@@ -275,7 +297,7 @@ def _frozen(subscription: Subscription) -> Item:
                 f"{subscription.subject.name}'s {subscription.service} plan is on hold: its "
                 f"renewal is still unpaid after the reminders, so its allowances are paused "
                 f"and new work waits until it is paid ({waiting})", ref=subscription.pk,
-                test_clock=subscription.test_clock_id,
+                test_clock=subscription.test_clock_id, subject=subscription.subject_id,
                 details=f"subscription {subscription.pk} frozen{_world(subscription)}")
 
 
@@ -322,7 +344,7 @@ def _fault(fault: Fault) -> Item:
     times = "once" if fault.count == 1 else f"{fault.count} times"
     return Item("fault", True, fault.last_seen,
                 f"The {fault.get_phase_display()} failed {times} and has not worked since; "
-                "the rest of your brand's work goes on",
+                "the rest of your brand's work goes on", row=fault.pk,
                 details=f"{fault.where}: {_last_line(fault.error)}")
 
 
@@ -343,6 +365,7 @@ def _runaway(run: TickRun) -> Item:
     return Item("runaway", True, run.started,
                 f"Scheduled work kept setting off more work at one moment, so it was stopped "
                 f"after {run.passes} rounds ({run.fired} done)", test_clock=run.test_clock_id,
+                row=run.pk,
                 details=f"tick run {run.pk} on {world}: runaway after {run.passes} passes")
 
 
@@ -351,7 +374,7 @@ def _run(run: ScheduleRun) -> Item:
     return Item("failed run" if failed else "skipped run", failed, run.tick,
                 f"The {run.schedule.name} schedule {'failed' if failed else 'was skipped'}"
                 f"{' (run by hand)' if run.by_hand else ''}",
-                ref=run.schedule_id,
+                ref=run.schedule_id, row=run.pk,
                 details=f"{run.schedule_id}: {(run.reason or 'no reason kept').rstrip('.')}")
 
 
@@ -360,17 +383,18 @@ def _delivery(delivery: Delivery) -> Item:
     if delivery.state == Delivery.State.FAILED:
         return Item("undelivered", True, delivery.created,
                     f"The {delivery.channel} '{what}' could not be sent after "
-                    f"{delivery.attempts} tries",
+                    f"{delivery.attempts} tries", row=delivery.pk,
                     details=f"{delivery.id}: {_last_line(delivery.last_error)}")
     return Item("undelivered", False, delivery.created,
                 f"The {delivery.channel} '{what}' is still waiting to be sent "
-                f"({delivery.attempts} tries so far)", details=delivery.id)
+                f"({delivery.attempts} tries so far)", row=delivery.pk, details=delivery.id)
 
 
 def _late(timer: Timer) -> Item:
     return Item("late", False, timer.fired,
                 f"A scheduled {shown.kind(timer.kind)} ran "
                 f"{span_text(timer.late_by)} late: no tick ran in the meantime", ref=timer.id,
+                row=timer.pk,
                 details=f"{_on(timer)} fired {span_text(timer.late_by)} late")
 
 
@@ -388,5 +412,5 @@ def _set_aside(row: SetAside) -> Item:
                 f"Row {row.row} of {row.table} could not move on by itself: "
                 f"{REFUSALS.get(code, 'the move was refused')}. It is tried again after the "
                 "hour, or you can move it by hand",
-                ref=f"{row.table}:{row.row}",
+                ref=f"{row.table}:{row.row}", row=str(row.pk),
                 details=f"{row.table}:{row.row} · timed move {row.rule} · {row.code}")

@@ -25,6 +25,8 @@ DOORS: list[Endpoint] = [
              query="test={test_clock}&risk=2"),
     Endpoint("console test mode off", "get", "/console/{brand}/", READ, query="test=off"),
     Endpoint("console what a miss costs", "get", "/console/{brand}/help/money", READ),
+    Endpoint("console settle what needs attention", "post", "/console/{brand}/attention/settle",
+             CONTROL),
     *[Endpoint(f"console {verb}", "post", f"/console/{{brand}}/clocks/{{clock}}/{verb}",
                CONTROL) for verb in ("done", "choose", "acknowledge", "assign")],
     Endpoint("console why", "get", "/console/{brand}/why", READ, query="q={clock}"),

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from timekeeping.api import strict  # noqa: F401 - the path converters
-from timekeeping.console import controls, digest, operations, owner, subjects, views
+from timekeeping.console import controls, digest, operations, owner, settle, subjects, views
 
 app_name = "console"
 urlpatterns = [
@@ -13,6 +13,7 @@ urlpatterns = [
            {"verb": verb}, name=verb) for verb in controls.CONTROLS],
     path("<pid:brand_id>/why", views.why_page, name="why"),
     path("<pid:brand_id>/help/money", views.help_money, name="help-money"),
+    path("<pid:brand_id>/attention/settle", settle.settle, name="settle"),
     path("<pid:brand_id>/subjects/", subjects.subject_list, name="subjects"),
     path("<pid:brand_id>/subjects/<pid:subject_id>/", subjects.subject_page, name="subject"),
     path("<pid:brand_id>/subjects/<pid:subject_id>/feed", subjects.rotate_feed,

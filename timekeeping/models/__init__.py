@@ -1,5 +1,6 @@
 from timekeeping.models.brand import Brand, TestClock, Walk, WalkLine, brands_kept_by
 from timekeeping.models.digest import Digest
+from timekeeping.models.dismissal import Dismissal
 from timekeeping.models.fault import Fault
 from timekeeping.models.keys import ApiKey
 from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow, SetAside
@@ -15,7 +16,7 @@ from timekeeping.models.work import Ask, Deadline, Grant, Standby, Task
 __all__ = [
     "Allowance", "ApiKey", "Ask", "Brand", "BrandTable", "Clock", "Connection", "Customer",
     "CustomerSubject",
-    "Deadline", "Delivery", "Digest", "Fault", "Grant", "Heartbeat", "Invitation", "Job",
+    "Deadline", "Delivery", "Digest", "Dismissal", "Fault", "Grant", "Heartbeat", "Invitation", "Job",
     "Manifest",
     "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
     "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",
