@@ -4,6 +4,7 @@
     subscribe(subject=…, service=…, anchor=None, by=…)   the subscription, its timers armed
     allowances(subscription, at=…)                       used, left and when they reset
     cancel_at_cycle_end(subscription, by=…)
+    resume(subscription, by=…)                           undo the cancel before the cycle ends
 
 A subscription renews on its cycle dates counted from its anchor (`periods.cycle_date`, so
 an anchor on the 31st renews on each month's last day and never drifts), at the calendar's
@@ -175,6 +176,36 @@ def cancel_at_cycle_end(subscription: Subscription, *, by: str) -> Subscription:
         _record(subscription, "subscription.cancelling", {
             "by": by, "ends": renews_on(subscription, subscription.cycle + 1)},
             at=now_for(subscription.brand, subscription.test_clock))
+    return subscription
+
+
+def ends_at(subscription: Subscription) -> datetime | None:
+    """The instant a subscription cancelled at its cycle's end stops: the renewal it will not
+    make (None when it is not cancelled)."""
+    if subscription.ends_after is None:
+        return None
+    return _calendar(subscription).rings(renews_on(subscription, subscription.ends_after + 1))
+
+
+def resume(subscription: Subscription, *, by: str) -> Subscription:
+    """Undo `cancel_at_cycle_end` while the cycle lasts: the subscription renews again as
+    before (its renewal and mints stayed armed). Refused, naming `subscription`, when it is
+    not cancelled or its last cycle has ended."""
+    with transaction.atomic():
+        subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
+            "brand", "test_clock", "subject").get(pk=subscription.pk)
+        now = now_for(subscription.brand, subscription.test_clock)
+        ends = ends_at(subscription)
+        if subscription.state != Subscription.State.ACTIVE or (ends and now >= ends):
+            raise clocks.OrderRefused("subscription", "its last cycle has ended, so there is "
+                                                      "nothing to resume: subscribe again")
+        if ends is None:
+            raise clocks.OrderRefused("subscription", "it is not cancelled, so there is "
+                                                      "nothing to resume")
+        subscription.ends_after = None
+        subscription.save(update_fields=["ends_after"])
+        _record(subscription, "subscription.resumed", {
+            "by": by, "renews": renews_on(subscription, subscription.cycle + 1)}, at=now)
     return subscription
 
 
