@@ -48,6 +48,11 @@ def _calendar(subscription: Subscription):
     return clocks.calendar_for(subscription.subject)
 
 
+def zone_of(subscription: Subscription) -> str:
+    """The zone its cycles turn in: the subject's."""
+    return _calendar(subscription).zone_name
+
+
 def _record(subscription: Subscription, kind: str, data: dict, *, at: datetime,
             job: str = "") -> None:
     records.write(kind, brand=subscription.brand, instant=at,
@@ -234,13 +239,19 @@ def use(subscription: Subscription, service: str, at: datetime) -> tuple[int, in
     return cycle, row.used + 1, plan_of(subscription).includes.get(service, 0)
 
 
-def allowances(subscription: Subscription, *, at: datetime) -> list[dict]:
-    """Each included service: used and left in the cycle holding `at`, and when it resets."""
+def allowances(subscription: Subscription, *, at: datetime,
+               used_by_cycle: dict[int, dict[str, int]] | None = None) -> list[dict]:
+    """Each included service: used and left in the cycle holding `at`, and when it resets.
+    `used_by_cycle` (cycle → service → used), when given, is what a page read already for
+    many subscriptions at once; without it, the cycle's use is read here."""
     day = day_in_zone(at, _calendar(subscription).zone_name)
     cycle = cycle_on(subscription, day)
-    used = dict(Allowance.objects.filter(brand_id=subscription.brand_id,
-                                         subscription=subscription, cycle=cycle)
-                .values_list("service", "used"))
+    if used_by_cycle is not None:
+        used = used_by_cycle.get(cycle, {})
+    else:
+        used = dict(Allowance.objects.filter(brand_id=subscription.brand_id,
+                                             subscription=subscription, cycle=cycle)
+                    .values_list("service", "used"))
     resets = renews_on(subscription, cycle + 1)
     return [{"service": service, "included": count, "used": used.get(service, 0),
              "left": max(count - used.get(service, 0), 0), "cycle": cycle, "resets_on": resets}
