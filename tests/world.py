@@ -65,6 +65,7 @@ class World:
     task: object = None  # A's `prepare` task, open in the pool (the task doors)
     date: object = None  # A's refund-window date, assigned to staff_a (the delivery doors)
     link: str = ""  # the key of a party's link on A's job, open (the link doors)
+    ask: str = ""  # that link's ask (the portal's ask page)
     endings: list = field(default_factory=list)  # one open job of A per caller, to end
     subscription: object = None  # A's subject on A's plan
     outcome: object = None  # the outcome of A's recovery job, waiting
@@ -115,9 +116,9 @@ def world() -> World:
     # the organizer, open, whose answer commits that step again.
     gate.propose(job=job, step="organizer", by="the world")
     found.task = Task.objects.get(job=job, step="prepare")
-    found.link = asks.open_ask(job, now=clock.wall_now(), step="organizer",
-                               spec=services_of(job.bundle)[job.service].work
-                               .deliver["organizer"]).token
+    opened = asks.open_ask(job, now=clock.wall_now(), step="organizer",
+                           spec=services_of(job.bundle)[job.service].work.deliver["organizer"])
+    found.link, found.ask = opened.token, opened.ask.pk
     found.subscription = plans.subscribe(subject=subject, service="tax-plan", by="the world")
     found.outcome = clocks.order(brand=brand, service="recovery", subject=subject,
                                  period="2027").outcome

@@ -196,6 +196,11 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                      "new work waits until it is paid.",
     "subscription.paid": lambda d: f"A payment of {_money(d, 'amount')} was recorded on the "
                                    f"{_plan(d)}" + _by(d) + ".",
+    "subscription.cancelling": lambda d: f"The {_plan(d)} was cancelled at its cycle's "
+                                         f"end{_by(d)}: it stops on "
+                                         f"{shown.day_of(d.get('ends'))}.",
+    "subscription.resumed": lambda d: f"The {_plan(d)} was resumed{_by(d)}: it renews on "
+                                      f"{shown.day_of(d.get('renews'))}.",
     "subscription.unfrozen": lambda d: f"The {_plan(d)} is paid up: its allowances are back "
                                        "and the work it held has started.",
     "charge.released": lambda d: f"The charge was released: {_money(d, 'amount')}"

@@ -4,6 +4,7 @@ from tests.doors import EVERYONE_200, Endpoint, _as, _writes
 from tests.world import ACTORS, manifest
 from timekeeping import test_clocks
 from timekeeping.models import Member
+from timekeeping.recurring import plans
 
 
 def _manager(world) -> str:
@@ -16,6 +17,13 @@ def _walked(world, body: dict) -> dict:
     if walk is not None:
         test_clocks.drive(walk)
     return body
+
+
+def _cancelled(world) -> dict:
+    """Each caller finds A's plan cancelled at its cycle's end, so a writer's resume has
+    something to undo; it is left cancelled for the doors after it."""
+    plans.cancel_at_cycle_end(world.subscription, by="the world")
+    return {}
 
 
 DOORS = [
@@ -126,6 +134,8 @@ DOORS = [
     Endpoint("subscription", "get", "/api/subscriptions/{subscription}", _as(200, 404)),
     Endpoint("subscription cancel", "post", "/api/subscriptions/{subscription}/cancel",
              _writes(200, 404)),
+    Endpoint("subscription resume", "post", "/api/subscriptions/{subscription}/resume",
+             _writes(200, 404), body=lambda w, n: _cancelled(w)),
     Endpoint("subscription payment", "post", "/api/subscriptions/{subscription}/payments",
              _writes(201, 404), body={"amount": 100, "currency": "USD"}),
     # Outcomes (docs/money.md): each caller pays its own invoice of A's outcome (collected

@@ -8,6 +8,14 @@ for (owner `of_record`): its customer sees it and may not act on it (403)."""
 
 from tests.doors import EVERYONE_200, Endpoint
 from tests.world import ACTORS
+from timekeeping.recurring import plans
+
+
+def _cancelled(world) -> dict:
+    """A's plan cancelled at its cycle's end, before the caller asks."""
+    plans.cancel_at_cycle_end(world.subscription, by="the world")
+    return {}
+
 
 NO_SUCH_INVITATION = "NoSuchInvitation" + "0" * 27  # an invitation token's length, unknown
 
@@ -44,7 +52,12 @@ DOORS = [
              EVERYONE_200),
     Endpoint("password reset complete", "get", "/accounts/reset/done/", EVERYONE_200),
     Endpoint("portal cancel a plan at its cycle's end", "post",
-             "/portal/plans/{subscription}/cancel", _customer(302)),  # cancelled: nothing to ask
+             "/portal/plans/{subscription}/cancel", _customer(302),
+             body=lambda w, n: _cancelled(w)),  # cancelled: nothing to ask
+    # Each caller finds the plan cancelled: A's customer resumes it (and is sent back).
+    Endpoint("portal resume a plan", "post", "/portal/plans/{subscription}/resume",
+             _customer(302), body=lambda w, n: _cancelled(w)),
+    Endpoint("portal ask page", "get", "/portal/asks/{ask}/", _customer(200)),
     # Last: it gives the subject a new feed token, which the feed doors above already used.
     Endpoint("portal new feed link", "post", "/portal/subjects/{subject}/calendar/token",
              _customer(200)),  # asked first

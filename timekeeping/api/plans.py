@@ -1,6 +1,7 @@
 """Subscriptions in the API (S19, T2): subscribe a subject to a plan, read it with its
-allowances (used, left, when they reset) and its next renewal, and cancel it at its cycle's
-end. Each goes through `timekeeping.recurring.plans`, as the pages do."""
+allowances (used, left, when they reset) and its next renewal, cancel it at its cycle's end,
+and resume it before that end. Each goes through `timekeeping.recurring.plans`, as the pages
+do."""
 
 from __future__ import annotations
 
@@ -98,6 +99,19 @@ class SubscriptionCancel(APIView):
         found = kept(request, Subscription.objects.select_related("test_clock", "subject"),
                      subscription_id, "subscription")
         return Response(SubscriptionOut(plans.cancel_at_cycle_end(found, by=who(request))).data)
+
+
+class SubscriptionResume(APIView):
+    @extend_schema(request=None, responses=SubscriptionOut,
+                   summary="Resume a subscription cancelled at its cycle's end, before it ends")
+    def post(self, request, subscription_id: str):
+        found = kept(request, Subscription.objects.select_related("test_clock", "subject"),
+                     subscription_id, "subscription")
+        try:
+            resumed = plans.resume(found, by=who(request))
+        except clocks.OrderRefused as refused:
+            raise ValidationError({refused.field: [refused.message]}) from None
+        return Response(SubscriptionOut(resumed).data)
 
 
 class PaymentIn(StrictSerializer):

@@ -64,6 +64,8 @@ urlpatterns = [
          name="subscription"),
     path("subscriptions/<pid:subscription_id>/cancel", plans.SubscriptionCancel.as_view(),
          name="subscription-cancel"),
+    path("subscriptions/<pid:subscription_id>/resume", plans.SubscriptionResume.as_view(),
+         name="subscription-resume"),
     path("subscriptions/<pid:subscription_id>/payments", plans.SubscriptionPayments.as_view(),
          name="subscription-payments"),
     path("outcomes/<pid:outcome_id>", outcomes.OutcomeDetail.as_view(), name="outcome"),

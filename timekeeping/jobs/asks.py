@@ -4,6 +4,7 @@ its expiry. Place 3 of the tick.
     open_ask(job, step=…, spec=…, now=…)        the ask, its link emailed, its timers armed
     by_token(token)                             the ask a link names, or None
     answer(token, by=…)                         the party answers through the link
+    answer_ask(ask, by=…)                       the same, for an ask found another way
     close(job, why)                             the job ended: its asks close
 
 The expiry is data: the link's page and its answer compare it with the operation's clock, so
@@ -135,6 +136,11 @@ def answer(token: str, *, by: str = "") -> gate.Outcome | None:
     ask = by_token(token)
     if ask is None:
         raise AskRefused("link_unknown", "no such link")
+    return answer_ask(ask, by=by)
+
+
+def answer_ask(ask: Ask, *, by: str = "") -> gate.Outcome | None:
+    """Answer `ask` as its link would (the portal's signed-in customer answers their own)."""
     job = ask.job
     with transaction.atomic():
         ask = Ask.objects.select_for_update(of=("self",)).get(pk=ask.pk)

@@ -8,24 +8,45 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import render
 
 from timekeeping import clocks
 from timekeeping.jobs import asks
 from timekeeping.jobs.common import now_of
+from timekeeping.models import Ask
+from timekeeping.portals.access import subjects_of, who
 
 
 def ask(request, token: str):
     found = asks.by_token(token)
     if found is None:
         raise Http404("no such link")
+    return _page(request, found, lambda: asks.answer(token))
+
+
+@login_required
+def mine(request, ask_id: str):
+    found = Ask.objects.filter(pk=ask_id, subject__in=subjects_of(request)).select_related(
+        "job__brand__owner", "job__subject", "job__test_clock", "brand").first()
+    if found is None:
+        raise Http404("no such ask")
+    yours = not found.email or found.email.lower() == found.job.subject.contact_email.lower()
+    if request.method == "POST" and not yours:
+        raise PermissionDenied("this is asked of someone else; their link answers it")
+    return _page(request, found, lambda: asks.answer_ask(found, by=who(request)),
+                 yours=yours)
+
+
+def _page(request, found: Ask, answer, *, yours: bool = True):
     job = found.job
     zone = ZoneInfo(clocks.calendar_for(job.subject).zone_name)
     said, status = None, 200
     if request.method == "POST":
         try:
-            asks.answer(token)
+            answer()
         except asks.AskRefused as refused:
             said = refused
         found.refresh_from_db()
@@ -35,5 +56,5 @@ def ask(request, token: str):
     return render(request, "portal/ask.html", {
         "ask": found, "job": job, "zone": zone.key, "refused": refused,
         "answered_now": request.method == "POST" and not said,
-        "moment": refused.moment if refused else None,
+        "moment": refused.moment if refused else None, "yours": yours,
     }, status=status)

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from timekeeping.api import strict  # noqa: F401 - the path converters
-from timekeeping.portals import views
+from timekeeping.portals import asked, views
 
 app_name = "portal"
 urlpatterns = [
@@ -15,4 +15,6 @@ urlpatterns = [
     path("clocks/<pid:clock_id>/done", views.done, name="done"),
     path("clocks/<pid:clock_id>/choose", views.choose, name="choose"),
     path("plans/<pid:subscription_id>/cancel", views.cancel_plan, name="cancel_plan"),
+    path("plans/<pid:subscription_id>/resume", views.resume_plan, name="resume_plan"),
+    path("asks/<pid:ask_id>/", asked.mine, name="ask"),
 ]

@@ -16,10 +16,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from calendars.moments import day_in_zone
-from timekeeping import clock, shown, subject_calendar
+from timekeeping import clock, clocks, shown, subject_calendar
 from timekeeping.models import Ask, Occurrence, Subscription
 from timekeeping.pages import ask_first, confirmed
-from timekeeping.portals import controls, record, rows
+from timekeeping.portals import controls, paying, record, rows, serving
 from timekeeping.portals.access import customer_only, date_of, subject_of, subjects_of, who
 from timekeeping.portals.subscribe import feed_of
 from timekeeping.recurring import plans
@@ -36,10 +36,15 @@ ASKED_SHOWN = 20
 
 @login_required
 def home(request):
+    """What the customer's subjects need from them and what is done for them: live first,
+    then what lives on a practice clock, under its banner (`serving.home`)."""
     customer_only(request)
-    subjects = list(subjects_of(request))
-    shown = Paginator(rows.coming_up(subjects), ROWS_PER_PAGE).get_page(request.GET.get("page"))
-    return render(request, "portal/home.html", {"subjects": subjects, "page": shown})
+    subjects = list(subjects_of(request).select_related("test_clock").order_by("name", "pk"))
+    worlds = serving.home(subjects)
+    for world in worlds:
+        world.page = Paginator(world.rows, ROWS_PER_PAGE).get_page(
+            request.GET.get("practice_page" if world.practice else "page"))
+    return render(request, "portal/home.html", {"subjects": subjects, "worlds": worlds})
 
 
 @login_required
@@ -72,28 +77,78 @@ def calendar(request, subject_id: str):
         "Content-Disposition": f'attachment; filename="{found.pk}.ics"'})
 
 
+def _plan_of(request, subscription_id: str) -> Subscription:
+    """A plan of the customer's subjects, or 404 (another's answers as one that is not)."""
+    found = Subscription.objects.filter(
+        pk=subscription_id, subject__in=subjects_of(request)).select_related(
+        "brand", "test_clock", "subject__brand__calendar", "subject__test_clock").first()
+    if found is None:
+        raise Http404("no such plan")
+    return found
+
+
+def stops_said(plan: Subscription) -> str:
+    ends = shown.day(plans.renews_on(plan, (plan.ends_after or plan.cycle) + 1))
+    return (f"Your {plan.service} plan stops on {ends}; you keep it until then; you can "
+            "resume it until then.")
+
+
 @login_required
 @require_POST
 def cancel_plan(request, subscription_id: str):
     """Cancel a plan at the end of its cycle, through the function the API calls."""
-    found = Subscription.objects.filter(
-        pk=subscription_id, subject__in=subjects_of(request)).select_related("brand",
-                                                                            "test_clock").first()
-    if found is None:
-        raise Http404("no such plan")
+    found = _plan_of(request, subscription_id)
     if found.ends_after is None and not confirmed(request):
         return ask_first(
             request, question=f"Cancel {found.service} at the end of this cycle?",
             consequence=f"It ends on {shown.day(plans.renews_on(found, found.cycle + 1))} and "
                         "does not renew: no new cycle is charged, and the work it would have "
-                        "started does not start.", yes="Yes, cancel at the cycle's end",
-            back=reverse("portal:subject", args=[found.subject_id]))
+                        "started does not start. You keep it until then, and you can resume "
+                        "it until then.", yes="Yes, cancel at the cycle's end",
+            back=_back(request, reverse("portal:subject", args=[found.subject_id])))
     if found.ends_after is None:
-        plans.cancel_at_cycle_end(found, by=who(request))
-    ends = plans.renews_on(found, (found.ends_after or found.cycle) + 1)
-    messages.success(request, f"Cancelled at the cycle's end: {found.service} ends on "
-                              f"{shown.day(ends)} and does not renew.")
-    return redirect("portal:subject", subject_id=found.subject_id)
+        found = plans.cancel_at_cycle_end(found, by=who(request))
+    return _plan_answer(request, found, controls.Said(True, stops_said(found)))
+
+
+@login_required
+@require_POST
+def resume_plan(request, subscription_id: str):
+    """Undo a cancel at the cycle's end, before the cycle ends (`plans.resume`, as the API)."""
+    found = _plan_of(request, subscription_id)
+    try:
+        found = plans.resume(found, by=who(request))
+    except clocks.OrderRefused as refused:
+        said = controls.Said(False, f"Not resumed: {refused.message}.")
+        return _plan_answer(request, found, said)
+    return _plan_answer(request, found, controls.Said(True, resumed_said(found)))
+
+
+def resumed_said(plan: Subscription) -> str:
+    spec = plans.plan_of(plan)
+    renews = shown.day(plans.renews_on(plan, plan.cycle + 1))
+    charge = (f"; the next charge is {shown.money(spec.amount, spec.currency)} on {renews}"
+              if spec.amount else "")
+    return f"Resumed: your {plan.service} plan renews on {renews}{charge}."
+
+
+def _plan_answer(request, plan: Subscription, said: controls.Said):
+    if request.htmx:
+        found = paying.plans_of([plan.subject]).get(plan.subject_id, [])
+        return render(request, "portal/_plan.html", {
+            "plan": next((each for each in found if each.subscription.pk == plan.pk), None),
+            "gone": plan, "said": said})
+    (messages.success if said.ok else messages.error)(request, said.text)
+    return redirect(_back(request, reverse("portal:subject", args=[plan.subject_id])))
+
+
+def _back(request, default: str) -> str:
+    """The page a form came from (`next`), when it is this site's; else `default`."""
+    back = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                       require_https=request.is_secure()):
+        return back
+    return default
 
 
 @login_required
@@ -143,8 +198,5 @@ def _answer(request, occurrence: Occurrence, said: controls.Said):
         return render(request, "portal/_row.html", {"row": rows.row_of(occurrence),
                                                     "gone": occurrence, "said": said})
     (messages.success if said.ok else messages.error)(request, said.text)
-    back = request.POST.get("next", "")
-    if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                       require_https=request.is_secure()):
-        return redirect(back)
-    return redirect("portal:subject", subject_id=occurrence.clock.subject_id)
+    return redirect(_back(request, reverse("portal:subject",
+                                           args=[occurrence.clock.subject_id])))

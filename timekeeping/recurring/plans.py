@@ -4,6 +4,7 @@
     subscribe(subject=…, service=…, anchor=None, by=…)   the subscription, its timers armed
     allowances(subscription, at=…)                       used, left and when they reset
     cancel_at_cycle_end(subscription, by=…)
+    resume(subscription, by=…)                           undo the cancel before the cycle ends
 
 A subscription renews on its cycle dates counted from its anchor (`periods.cycle_date`, so
 an anchor on the 31st renews on each month's last day and never drifts), at the calendar's
@@ -45,6 +46,11 @@ def plan_of(subscription: Subscription) -> PlanSpec:
 
 def _calendar(subscription: Subscription):
     return clocks.calendar_for(subscription.subject)
+
+
+def zone_of(subscription: Subscription) -> str:
+    """The zone its cycles turn in: the subject's."""
+    return _calendar(subscription).zone_name
 
 
 def _record(subscription: Subscription, kind: str, data: dict, *, at: datetime,
@@ -178,6 +184,36 @@ def cancel_at_cycle_end(subscription: Subscription, *, by: str) -> Subscription:
     return subscription
 
 
+def ends_at(subscription: Subscription) -> datetime | None:
+    """The instant a subscription cancelled at its cycle's end stops: the renewal it will not
+    make (None when it is not cancelled)."""
+    if subscription.ends_after is None:
+        return None
+    return _calendar(subscription).rings(renews_on(subscription, subscription.ends_after + 1))
+
+
+def resume(subscription: Subscription, *, by: str) -> Subscription:
+    """Undo `cancel_at_cycle_end` while the cycle lasts: the subscription renews again as
+    before (its renewal and mints stayed armed). Refused, naming `subscription`, when it is
+    not cancelled or its last cycle has ended."""
+    with transaction.atomic():
+        subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
+            "brand", "test_clock", "subject").get(pk=subscription.pk)
+        now = now_for(subscription.brand, subscription.test_clock)
+        ends = ends_at(subscription)
+        if subscription.state != Subscription.State.ACTIVE or (ends and now >= ends):
+            raise clocks.OrderRefused("subscription", "its last cycle has ended, so there is "
+                                                      "nothing to resume: subscribe again")
+        if ends is None:
+            raise clocks.OrderRefused("subscription", "it is not cancelled, so there is "
+                                                      "nothing to resume")
+        subscription.ends_after = None
+        subscription.save(update_fields=["ends_after"])
+        _record(subscription, "subscription.resumed", {
+            "by": by, "renews": renews_on(subscription, subscription.cycle + 1)}, at=now)
+    return subscription
+
+
 # -- allowances (T2) --------------------------------------------------------------------------
 
 def cycle_on(subscription: Subscription, day: date) -> int:
@@ -203,13 +239,19 @@ def use(subscription: Subscription, service: str, at: datetime) -> tuple[int, in
     return cycle, row.used + 1, plan_of(subscription).includes.get(service, 0)
 
 
-def allowances(subscription: Subscription, *, at: datetime) -> list[dict]:
-    """Each included service: used and left in the cycle holding `at`, and when it resets."""
+def allowances(subscription: Subscription, *, at: datetime,
+               used_by_cycle: dict[int, dict[str, int]] | None = None) -> list[dict]:
+    """Each included service: used and left in the cycle holding `at`, and when it resets.
+    `used_by_cycle` (cycle → service → used), when given, is what a page read already for
+    many subscriptions at once; without it, the cycle's use is read here."""
     day = day_in_zone(at, _calendar(subscription).zone_name)
     cycle = cycle_on(subscription, day)
-    used = dict(Allowance.objects.filter(brand_id=subscription.brand_id,
-                                         subscription=subscription, cycle=cycle)
-                .values_list("service", "used"))
+    if used_by_cycle is not None:
+        used = used_by_cycle.get(cycle, {})
+    else:
+        used = dict(Allowance.objects.filter(brand_id=subscription.brand_id,
+                                             subscription=subscription, cycle=cycle)
+                    .values_list("service", "used"))
     resets = renews_on(subscription, cycle + 1)
     return [{"service": service, "included": count, "used": used.get(service, 0),
              "left": max(count - used.get(service, 0), 0), "cycle": cycle, "resets_on": resets}

@@ -48,7 +48,8 @@ def test_a_customer_sees_their_plan_and_cancels_it_at_the_cycles_end(brand, acto
     assert Subscription.objects.get(pk=subscription.pk).ends_after == 1
     with clock.fixed(datetime(2027, 2, 3, 15, tzinfo=UTC)):
         page = _text(buyer.get(f"/portal/subjects/{subject.pk}/"))
-    assert "Cancelled at the cycle's end: plan ends on Mon 15 Feb 2027 and does not renew." in page
+    assert ("Your plan plan stops on Mon 15 Feb 2027; you keep it until then; you can resume it "
+            "until then.") in page
     assert "ends on Mon 15 Feb 2027: you cancelled it at the cycle's end" in page
     stranger = Client()
     stranger.force_login(actors["outsider"])
