@@ -16,8 +16,8 @@ from timekeeping.models.work import Ask, Deadline, Grant, Standby, Task
 __all__ = [
     "Allowance", "ApiKey", "Ask", "Brand", "BrandTable", "Clock", "Connection", "Customer",
     "CustomerSubject",
-    "Deadline", "Delivery", "Digest", "Dismissal", "Fault", "Grant", "Heartbeat", "Invitation", "Job",
-    "Manifest",
+    "Deadline", "Delivery", "Digest", "Dismissal", "Fault", "Grant", "Heartbeat", "Invitation",
+    "Job", "Manifest",
     "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
     "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",
     "TickRun", "Timer", "Walk", "WalkLine",
