@@ -3,7 +3,7 @@
 from django.urls import path
 
 from timekeeping.api import strict  # noqa: F401 - the path converters
-from timekeeping.console import controls, operations, owner, subjects, views
+from timekeeping.console import brand_settings, controls, operations, owner, subjects, views
 
 app_name = "console"
 urlpatterns = [
@@ -38,6 +38,8 @@ urlpatterns = [
          name="test-clock"),
     path("<pid:brand_id>/test-clocks/<pid:clock_id>/advance", operations.test_clock_advance,
          name="test-clock-advance"),
+    path("<pid:brand_id>/settings", brand_settings.settings_page, name="settings"),
+    path("<pid:brand_id>/emails/", brand_settings.sent_emails, name="emails"),
     path("<pid:brand_id>/keys/", owner.key_list, name="keys"),
     path("<pid:brand_id>/keys/add", owner.key_make, name="key-add"),
     path("<pid:brand_id>/keys/<pid:key_id>/revoke", owner.key_revoke, name="key-revoke"),
