@@ -147,7 +147,7 @@ def offer(task: Task, now: datetime) -> None:
                     body=f"You are on standby: the task {task.title} for {task.subject.name} "
                          f"is yours to take before anyone else until "
                          f"{shown.moment(task.offered_until, _zone(task.brand))}. Take it "
-                         f"on your tasks page:\n\n{settings.SITE_URL}/delivery/\n",
+                         f"on the Your work page:\n\n{settings.SITE_URL}/delivery/\n",
                     key=f"{task.pk}:offered:{season.pk}")
 
 
