@@ -22,7 +22,18 @@ from django.db import IntegrityError, transaction
 from calendars import rules
 from calendars.models import Calendar, Postponement
 from calendars.moments import day_in_zone
-from timekeeping import date_emails, dues, exposure, firing, gate, instants, outbox, records, tiers, timers
+from timekeeping import (
+    date_emails,
+    dues,
+    exposure,
+    firing,
+    gate,
+    instants,
+    outbox,
+    records,
+    tiers,
+    timers,
+)
 from timekeeping.manifests import services_of
 from timekeeping.manifests.spec import ClockSpec, ServiceSpec, parse_every
 from timekeeping.models import (

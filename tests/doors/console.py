@@ -1,6 +1,7 @@
 """The console doors of the authorization matrix (docs/console.md).
 
-A brand's people read every page (the owner alone the API keys; a viewer not the sent emails); a viewer's post answers 403;
+A brand's people read every page (the owner alone the API keys; a viewer not the sent
+emails); a viewer's post answers 403;
 strangers (another brand's owner, a person of no brand, a customer) hear 404, for another
 brand's id exactly as for a missing one; a caller with no session is sent to sign in.
 

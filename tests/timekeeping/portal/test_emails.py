@@ -1,6 +1,7 @@
 """The emails a date sends link to the page where their reader acts: the portal's subject
 page for the customer's own dates, the console's subject page for the brand's people. Emails
-about a test clock's world say "Practice run:" in their subject line and go only to the brand's owner."""
+about a test clock's world say "Practice run:" in their subject line and go only to the
+brand's owner."""
 
 from datetime import UTC, datetime, timedelta
 
