@@ -6,6 +6,7 @@ defaults are the secure ones; each can be turned off by its own variable for a d
 behind a proxy that does the same job.
 """
 
+import os
 from pathlib import Path
 
 import environ
@@ -116,6 +117,10 @@ DATABASE_ROUTERS = ["config.routers.ScheduleStoreRouter"]
 
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
+if "EMAIL_URL" not in os.environ:
+    # No mail set up (development, the demo): one line per email on the terminal; the
+    # console's Sent emails page shows each in full (timekeeping/mail.py).
+    EMAIL_BACKEND = "timekeeping.mail.OneLineBackend"
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="keeping-time@localhost")
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -18,16 +18,18 @@ from django.test import Client
 
 from tests.words import crawl, engine_words, visible_text
 from timekeeping import clock, tick
-from timekeeping.demo import CUSTOMER_USERNAME, DEMO_USERNAME, VENUE_USERNAME
+from timekeeping.demo import CUSTOMER_USERNAME, DEMO_USERNAME, MEMBER_USERNAME, VENUE_USERNAME
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
 # New York's spring-forward morning (02:00 EST is 03:00 EDT): the demo's tax practice keeps
 # New York's time, and its dates are judged on both sides of the change.
 LOADED = datetime(2027, 3, 14, 6, 30, tzinfo=UTC)
-SPOKEN = (re.compile(r"^/portal/"), re.compile(r"^/console/brd_\w+/(\?.*)?$"))
+SPOKEN = (re.compile(r"^/portal/"), re.compile(r"^/console/brd_\w+/(\?.*)?$"),
+          re.compile(r"^/delivery/"))
 WITHIN = ("/console/", "/portal/", "/delivery/")
-PEOPLE = {DEMO_USERNAME: "/console/", VENUE_USERNAME: "/console/", CUSTOMER_USERNAME: "/portal/"}
+PEOPLE = {DEMO_USERNAME: "/console/", VENUE_USERNAME: "/console/", CUSTOMER_USERNAME: "/portal/",
+          MEMBER_USERNAME: "/delivery/"}
 
 
 @pytest.fixture
@@ -59,7 +61,8 @@ def test_every_page_a_person_reads_names_things_and_hides_the_engine(demo, perso
     found = _spoken(person)
     # Not a vacuous pass: the owner reads three brands' homes and their test worlds, the
     # venue's owner one home, the customer the portal and their subject's page.
-    assert len(found) >= {DEMO_USERNAME: 5, VENUE_USERNAME: 1, CUSTOMER_USERNAME: 2}[person]
+    assert len(found) >= {DEMO_USERNAME: 5, VENUE_USERNAME: 1, CUSTOMER_USERNAME: 2,
+                          MEMBER_USERNAME: 1}[person]
     assert {path: words for path, words in found.items() if words} == {}
 
 

@@ -22,7 +22,18 @@ from django.db import IntegrityError, transaction
 from calendars import rules
 from calendars.models import Calendar, Postponement
 from calendars.moments import day_in_zone
-from timekeeping import dues, exposure, firing, gate, instants, outbox, records, tiers, timers
+from timekeeping import (
+    date_emails,
+    dues,
+    exposure,
+    firing,
+    gate,
+    instants,
+    outbox,
+    records,
+    tiers,
+    timers,
+)
 from timekeeping.manifests import services_of
 from timekeeping.manifests.spec import ClockSpec, ServiceSpec, parse_every
 from timekeeping.models import (
@@ -38,7 +49,7 @@ from timekeeping.models import (
 )
 
 KIND = "clock"
-ACK_ASKED = "ack asked"  # the rung an `ack daily` rung notices with (kinds/clock.py)
+ACK_ASKED = date_emails.ACK_ASKED  # the rung an `ack daily` rung notices with (kinds/clock.py)
 
 
 class PeriodTaken(Exception):
@@ -460,18 +471,8 @@ def lapse(occurrence: Occurrence, at: datetime) -> str:
     spec = spec_of(occurrence.clock)
     _record(occurrence, "clock.lapsed", {"due": occurrence.due, "hard": spec.hard,
                                          "bars": list(spec.bars), "choices": list(spec.choices)})
-    _tell_owner(occurrence, f"{occurrence.clock.title} passed unkept",
-                _lapse_body(occurrence, spec.choices), key="lapsed")
+    _tell_owner(occurrence, *date_emails.missed(occurrence, spec.choices), key="lapsed")
     return "lapsed · a choice put to its owner"
-
-
-def _lapse_body(occurrence: Occurrence, choices: tuple[str, ...]) -> str:
-    what = occurrence.clock.title + (f", {occurrence.item}" if occurrence.item else "")
-    said = f"The date {occurrence.due} for {what} passed unkept."
-    if not choices:
-        return f"{said} See it on its page:"
-    listed = "".join(f"\n- {choice}" for choice in choices)
-    return f"{said} Choose what to do next:{listed}\n\nChoose on its page:"
 
 
 def end_job(job: Job, *, state: str = Job.State.ENDED, by: str = "",
@@ -808,8 +809,7 @@ def _tell_owner(occurrence: Occurrence, subject: str, body: str, *, key: str,
     if not to:
         return
     row = occurrence.clock
-    if row.test_clock_id:
-        subject = f"[test clock {row.test_clock_id}] {subject}"
+    subject = outbox.practice(subject, row.test_clock_id)
     body += f"\n\n{act_link(occurrence, customer=customer)}\n"
     instant = now_for(row.brand, row.test_clock)
     outbox.enqueue_email(brand=row.brand, to=[to], subject=subject, body=body,
@@ -821,16 +821,7 @@ def notice(occurrence: Occurrence, rung: str, *, escalate: bool = False) -> None
     for the acknowledgement, and its email says where to give it."""
     kind = "clock.escalated" if escalate else "clock.notice"
     _record(occurrence, kind, {"rung": rung, "due": occurrence.due})
-    title = occurrence.clock.title
-    said = (f"{title}{', ' + occurrence.item if occurrence.item else ''} is due "
-            f"{occurrence.due} (late from {occurrence.late_from:%Y-%m-%d %H:%MZ}).")
-    if rung == ACK_ASKED:
-        _tell_owner(occurrence, f"{title}: due {occurrence.due}, please acknowledge",
-                    f"{said} Acknowledge it on its page (asked once a day until you do):",
-                    key=rung, escalate=escalate)
-        return
-    _tell_owner(occurrence, f"{title}: due {occurrence.due}", f"{said} See it on its page:",
-                key=rung, escalate=escalate)
+    _tell_owner(occurrence, *date_emails.notice(occurrence, rung), key=rung, escalate=escalate)
 
 
 # -- what the gate asks of the clocks ---------------------------------------------------------

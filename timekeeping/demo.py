@@ -1,8 +1,9 @@
 """The demo world that `make demo` loads. Idempotent: loading twice changes nothing new.
 
 Later features add their own examples here, each in its own function called by `demo_load`.
-It prints three sign-ins (all with DEMO_PASSWORD): the owner of the demo brand and the tax
+It prints four sign-ins (all with DEMO_PASSWORD): the owner of the demo brand and the tax
 practice (a superuser, so the admin too), a customer of the tax subject `sbj_7Hq2` (the
+portal), a member of the tax practice with a task held and dates assigned to her (the delivery
 portal), and the venue's owner, who keeps that brand alone (the console's scoping). On first
 load the console shows a priced date at risk (a test clock advanced to a week before a filing
 date), a timer that fired late (a note owed an hour before the load, fired by the first tick)
@@ -20,14 +21,25 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from timekeeping import clock, clocks, delays, gate, invitations, manifests, test_clocks
-from timekeeping.jobs import lifecycle
-from timekeeping.models import Brand, Customer, Job, Subject, Subscription, TestClock
+from timekeeping.jobs import lifecycle, tasks
+from timekeeping.models import (
+    Brand,
+    Customer,
+    Job,
+    Member,
+    Occurrence,
+    Subject,
+    Subscription,
+    Task,
+    TestClock,
+)
 from timekeeping.recurring import plans
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeping-time-demo"
 CUSTOMER_USERNAME = "finance@harbor.example"  # the tax subject's contact, by invitation
 VENUE_USERNAME = "venue"
+MEMBER_USERNAME = "ada"  # a member of the tax practice: the delivery portal
 
 
 class DemoRefused(Exception):
@@ -67,12 +79,15 @@ def demo_load() -> DemoLogin:
     subject = Subject.objects.select_related("brand").get(pk=TAX_SUBJECT)
     demo_customer(subject, by=login.brand.owner)
     demo_near(subject.brand)
+    demo_member(subject.brand)
     demo_late(subject.brand)
     return DemoLogin(login.username, login.password, login.brand, sign_ins=(
         SignIn(DEMO_USERNAME, DEMO_PASSWORD, "the owner of Demo brand and Demo tax practice: "
                                              "the console (a superuser: the admin too)"),
         SignIn(CUSTOMER_USERNAME, DEMO_PASSWORD, f"a customer of Harbor Robotics ({TAX_SUBJECT})"
                                                  ": the portal"),
+        SignIn(MEMBER_USERNAME, DEMO_PASSWORD, "Ada Park, a member of Demo tax practice: your "
+                                               "tasks, a task held and dates assigned to you"),
         SignIn(VENUE_USERNAME, DEMO_PASSWORD, "the owner of Demo venue alone: its console, and "
                                               "404 for the other brands"),
     ))
@@ -298,6 +313,25 @@ def demo_near(brand: Brand) -> None:
                                        "earliest_credit_expiry": "2031-06-30"})
     if test_clock.frozen_time < NEAR_AT:
         test_clocks.advance(test_clock, to=NEAR_AT)
+
+
+def demo_member(brand: Brand) -> None:
+    """A member of the tax practice with work of her own (the delivery portal): Juniper Labs'
+    organizer is answered, so its "prepare the return" task opens and she holds it, and its
+    filing dates are assigned to her. Loading again changes nothing."""
+    user = _person(MEMBER_USERNAME, "ada@keeping-time.example", first_name="Ada",
+                   last_name="Park")
+    member, _ = Member.objects.get_or_create(brand=brand, user=user,
+                                             defaults={"role": Member.Role.MANAGER})
+    job = Job.objects.select_related("subject", "brand", "test_clock").get(
+        subject_id=NEAR_SUBJECT, service="annual-return", period="2027")
+    if not Task.objects.filter(job=job).exists():
+        gate.propose(job=job, step="organizer", by="Sam Reyes")
+    for task in Task.objects.filter(job=job, state=Task.State.OPEN):
+        tasks.take(task, member)
+    for occurrence in Occurrence.objects.filter(clock__job=job, clock__name="file",
+                                                assignee__isnull=True).select_related("clock"):
+        clocks.assign(occurrence, member, by="the demo")
 
 
 def demo_late(brand: Brand) -> None:

@@ -21,10 +21,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 
+from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import F
 
-from timekeeping import outbox, records
+from timekeeping import outbox, records, shown
 from timekeeping.models import Brand, Fault
 
 log = logging.getLogger("timekeeping.tick")
@@ -97,10 +98,11 @@ def _tell(fault: Fault) -> None:
         outbox.enqueue_email(
             brand=brand, to=[owner.email], key=f"fault:{fault.id}",
             subject=f"Keeping Time: {fault.get_phase_display()} of {brand.name} failed",
-            body=(f"At {fault.first_seen:%Y-%m-%d %H:%M:%SZ} the tick could not do the "
-                  f"{fault.get_phase_display()} of {brand.name} ({fault.where}): "
-                  f"{fault.error}\n\nEverything else went on. The tick tries again every "
-                  f"minute; you hear from us once, until it works again (fault {fault.id})."),
+            body=(f"On {shown.moment(fault.first_seen, brand.calendar_rules().zone_name)} "
+                  f"Keeping Time could not do the {fault.get_phase_display()} of "
+                  f"{brand.name}.\n\nEverything else went on. We try again every minute; "
+                  "you hear from us once, until it works again. What needs attention is on "
+                  f"your console:\n\n{settings.SITE_URL}/console/{brand.pk}/\n"),
         )
 
 

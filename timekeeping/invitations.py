@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 
-from timekeeping import outbox
+from timekeeping import outbox, shown
 from timekeeping.models import Customer, Invitation, Subject
 
 VALID_FOR = timedelta(days=7)
@@ -66,8 +66,8 @@ def _send(made: Invitation, subject: Subject, token: str) -> None:
         subject=f"{brand.name} invites you to see the dates of {subject.name}",
         body=(f"{brand.name} keeps the dates of {subject.name} and invites {made.email} to "
               f"see them, acknowledge them and subscribe to them in a calendar.\n\n"
-              f"Set your password here (the link works until "
-              f"{made.expires:%Y-%m-%d %H:%M} UTC, once):\n{link(token)}\n"))
+              f"Set your password here (the link works once, until "
+              f"{shown.moment(made.expires, subject.zone or 'UTC')}):\n\n{link(token)}\n"))
 
 
 def find(token: str, *, now: datetime) -> Invitation | None:

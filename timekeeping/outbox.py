@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.db.models import F, Q
+from django.template.loader import render_to_string
 
 from timekeeping import clock, firing
 from timekeeping.models import Brand, Delivery
@@ -44,13 +45,21 @@ def enqueue_email(*, brand: Brand, to: list[str], subject: str, body: str, key: 
     _enqueue(brand, Delivery.Channel.EMAIL, payload, key)
 
 
+PRACTICE = "Practice run: "  # a test clock's email, in the reader's words (WORDS.md)
+
+
+def practice(subject: str, test_clock_id: str | None) -> str:
+    """An email's subject line; in a test clock's world it starts "Practice run:"."""
+    return f"{PRACTICE}{subject}" if test_clock_id else subject
+
+
 def tell(*, brand: Brand, test_clock_id: str | None, to: list[str], subject: str, body: str,
          key: str) -> None:
     """Email people about a brand's work. In a test clock's world only the brand's owner hears
-    it, its subject line naming the clock: a rehearsal reaches no real person."""
+    it, its subject line saying it is a practice run: a rehearsal reaches no real person."""
     if test_clock_id:
         to = [brand.owner.email if brand.owner else ""]
-        subject = f"[test clock {test_clock_id}] {subject}"
+        subject = practice(subject, test_clock_id)
     to = sorted({address for address in to if address})
     if to:
         enqueue_email(brand=brand, to=to, subject=subject, body=body, key=key)
@@ -117,19 +126,28 @@ def _claim(now: datetime, limit: int) -> list[Delivery]:
     return claimed
 
 
+def message(delivery: Delivery) -> EmailMultiAlternatives:
+    """An email delivery as it is sent: its plain text, and an HTML part: the one written
+    with it (a digest's), else one drawn from the text (its paragraphs, and each address in
+    it a link), so the two always say the same; with the headers written with it (a digest's
+    List-Unsubscribe)."""
+    payload = delivery.payload
+    found = EmailMultiAlternatives(
+        subject=payload["subject"], body=payload["body"], to=payload["to"],
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        headers={**payload.get("headers", {}),
+                 "Idempotency-Key": delivery.idempotency_key,
+                 "Message-ID": make_msgid(idstring=delivery.pk, domain="keeping-time")},
+    )
+    found.attach_alternative(payload.get("html") or render_to_string("emails/message.html", {
+        "subject": payload["subject"], "body": payload["body"]}), "text/html")
+    return found
+
+
 def _send(delivery: Delivery) -> None:
     payload = delivery.payload
     if delivery.channel == Delivery.Channel.EMAIL:
-        message = EmailMultiAlternatives(
-            subject=payload["subject"], body=payload["body"], to=payload["to"],
-            from_email=settings.DEFAULT_FROM_EMAIL,
-            headers={**payload.get("headers", {}),
-                     "Idempotency-Key": delivery.idempotency_key,
-                     "Message-ID": make_msgid(idstring=delivery.pk, domain="keeping-time")},
-        )
-        if payload.get("html"):
-            message.attach_alternative(payload["html"], "text/html")
-        message.send(fail_silently=False)
+        message(delivery).send(fail_silently=False)
         return
     request = urllib.request.Request(
         payload["url"], data=json.dumps(payload["json"]).encode(), method="POST",

@@ -43,7 +43,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Exists, F, Min, OuterRef
 
-from timekeeping import clock, housekeeping, instants, leases, outbox, records
+from timekeeping import clock, housekeeping, instants, leases, outbox, records, shown
 from timekeeping.digests import send as digests
 from timekeeping.faults import Faults, database_gone
 from timekeeping.firing import Firing, TraceRow, flush_all
@@ -478,10 +478,12 @@ class Engine:
         if owner is not None and owner.email:
             outbox.enqueue_email(
                 brand=self.brand, to=[owner.email], key=f"tick.runaway:{self.run.id}",
-                subject=f"Keeping Time: a runaway chain of timers on {self.brand.name}",
-                body=(f"At {instant:%Y-%m-%d %H:%M:%SZ} a chain of timers on {self.brand.name} "
-                      f"went deeper than {MAX_PASSES} passes, so the tick stopped it. "
-                      f"{still_owed} timer(s) are still owed. Tick run {self.run.id}."),
+                subject=f"Keeping Time: scheduled work on {self.brand.name} ran away",
+                body=(f"On {shown.moment(instant, self.brand.calendar_rules().zone_name)} "
+                      f"scheduled work on {self.brand.name} kept starting more work, more "
+                      f"than {MAX_PASSES} rounds deep, so Keeping Time stopped it. "
+                      f"{still_owed} scheduled item(s) still wait. See your console:\n\n"
+                      f"{settings.SITE_URL}/console/{self.brand.pk}/\n"),
             )
 
 

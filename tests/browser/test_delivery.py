@@ -21,7 +21,7 @@ def test_a_manager_takes_and_extends_a_task_in_place(page, live_server, delivery
                                                      look):
     sign_in(page, *MANAGER)
     page.goto(f"{live_server.url}/delivery/")
-    expect(page.get_by_role("heading", level=1)).to_have_text("Your dates")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Your work")
     task = page.locator(f"#task-{delivery.task.pk}")
     expect(task).to_contain_text("prepare the return")
     expect(task).to_contain_text("Sat 11 Mar 2028, 09:00 EST")

@@ -16,7 +16,7 @@ def test_brand_bs_owner_gets_404_from_brand_as_console(page, live_server, world,
                  f"/console/{world.brand.pk}/subjects/{world.subject.pk}/"):
         answer = page.goto(f"{live_server.url}{path}")
         assert answer.status == 404, path
-        expect(page.get_by_role("heading", level=1)).to_have_text("Not found")
+        expect(page.get_by_role("heading", level=1)).to_have_text("Page not found")
     look("not-found-console")
     look.assert_accessible()
 
@@ -30,7 +30,7 @@ def test_a_customer_gets_404_from_a_subject_not_theirs(page, live_server, world,
     for subject in (neighbour, elsewhere):
         answer = page.goto(f"{live_server.url}/portal/subjects/{subject.pk}/")
         assert answer.status == 404, subject.name
-        expect(page.get_by_role("heading", level=1)).to_have_text("Not found")
+        expect(page.get_by_role("heading", level=1)).to_have_text("Page not found")
         expect(page.locator("body")).not_to_contain_text(subject.name)
     look("not-found-portal")
     look.assert_accessible()

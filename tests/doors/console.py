@@ -1,6 +1,7 @@
 """The console doors of the authorization matrix (docs/console.md).
 
-A brand's people read every page (the owner alone the API keys); a viewer's post answers 403;
+A brand's people read every page (the owner alone the API keys; a viewer not the sent
+emails); a viewer's post answers 403;
 strangers (another brand's owner, a person of no brand, a customer) hear 404, for another
 brand's id exactly as for a missing one; a caller with no session is sent to sign in.
 
@@ -59,6 +60,11 @@ DOORS: list[Endpoint] = [
     # Each of the brand's people chooses their own digest: a viewer's post is theirs to make.
     Endpoint("console digest", "get", "/console/{brand}/digest", READ),
     Endpoint("console digest save", "post", "/console/{brand}/digest", _page(400, 404)),
+    Endpoint("console settings", "get", "/console/{brand}/settings", READ),
+    # The emails name the brand's customers: its owner and managers read them.
+    Endpoint("console sent emails", "get", "/console/{brand}/emails/",
+             _page(200, 404, viewer_a=403),
+             query="page=1"),
     Endpoint("console keys", "get", "/console/{brand}/keys/", OWNER_READ),
     Endpoint("console key make", "post", "/console/{brand}/keys/add", OWNER_FORM),
     Endpoint("console key revoke", "post", "/console/{brand}/keys/{key}/revoke",

@@ -7,6 +7,7 @@ from timekeeping.demo import (
     CUSTOMER_USERNAME,
     DEMO_PASSWORD,
     DEMO_USERNAME,
+    MEMBER_USERNAME,
     NEAR_SUBJECT,
     TAX_SUBJECT,
     VENUE_USERNAME,
@@ -18,9 +19,12 @@ from timekeeping.models import (
     Customer,
     Invitation,
     Job,
+    Member,
+    Occurrence,
     Record,
     SetAside,
     Subscription,
+    Task,
     Timer,
 )
 
@@ -67,11 +71,11 @@ def test_it_loads_the_demo_twice_without_doubling_anything(capsys):
     assert f"{DEMO_USERNAME} / {DEMO_PASSWORD}" in out
 
 
-def test_it_prints_three_sign_ins_that_each_reach_their_place(capsys):
+def test_it_prints_the_sign_ins_that_each_reach_their_place(capsys):
     call_command("demo")
     out = capsys.readouterr().out
     assert "Sign in at http://127.0.0.1:8000/accounts/login/ as:" in out
-    for username in (DEMO_USERNAME, CUSTOMER_USERNAME, VENUE_USERNAME):
+    for username in (DEMO_USERNAME, CUSTOMER_USERNAME, MEMBER_USERNAME, VENUE_USERNAME):
         assert f"  {username} / {DEMO_PASSWORD}" in out
     tax = Brand.objects.get(slug="demo-tax")
     venue = Brand.objects.get(slug="demo-venue")
@@ -137,3 +141,21 @@ def test_it_loads_a_venue_whose_sample_rows_move_on_their_own():
     assert set(venue.model("orders").objects.values_list("status", flat=True)) == {"cancelled"}
     assert venue.model("tickets").objects.get().status == "valid"
     assert venue.model("stays").objects.get().status == "no_show"
+
+
+def test_it_prints_a_members_sign_in_whose_tasks_page_has_work(capsys):
+    call_command("demo")
+    call_command("demo")  # again: nothing doubles
+    out = capsys.readouterr().out
+    assert f"  {MEMBER_USERNAME} / {DEMO_PASSWORD}" in out and "a member of Demo tax" in out
+    member = Member.objects.get(user__username=MEMBER_USERNAME)
+    assert member.brand.slug == "demo-tax" and member.role == "manager"
+    (held,) = Task.objects.filter(holder=member, state=Task.State.HELD)
+    assert held.title == "prepare the return" and held.job.subject_id == NEAR_SUBJECT
+    assert Occurrence.objects.filter(assignee=member).count() == 2  # Juniper's filing dates
+    ada = Client()
+    assert ada.login(username=MEMBER_USERNAME, password=DEMO_PASSWORD)
+    page = ada.get("/delivery/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "prepare the return" in html and "Juniper Labs" in html

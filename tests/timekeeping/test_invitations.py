@@ -132,4 +132,4 @@ def test_a_test_clocks_invitation_goes_to_the_brands_owner(brand, actors, test_c
                               by=actors["owner"], now=NOW)
     mail = Delivery.objects.get(idempotency_key=f"invitation:{made.id}")
     assert mail.payload["to"] == ["owner@example.test"]
-    assert mail.payload["subject"].startswith(f"[test clock {test_clock.pk}] ")
+    assert mail.payload["subject"].startswith("Practice run: ")

@@ -189,7 +189,7 @@ def test_it_stops_a_chain_of_40_at_32_passes_and_alarms_the_owner(brand, actors)
     assert runaway.data["still_owed"] == 1
     alarm = Delivery.objects.get(brand=brand)
     assert alarm.payload["to"] == ["owner@example.test"]
-    assert "runaway" in alarm.payload["subject"]
+    assert "ran away" in alarm.payload["subject"]
     assert "RUNAWAY" in result.summary()
 
 

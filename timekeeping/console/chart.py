@@ -1,5 +1,8 @@
-"""The next days as a chart (S25): bars per day, stacked by kind, drawn by the server as an
-inline SVG with its own title, description and text labels (no script, no external file)."""
+"""The next days as a chart (S25, issue 27): bars per day, stacked by kind, drawn by the server
+as an inline SVG with its own title, description and text labels (no script, no external
+file): days along the bottom axis, counts up the left one with its ticks, each axis named,
+and a legend naming each kind. The same counts as rows of a table (`Chart.rows`), for whoever
+does not see the picture."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from timekeeping import shown
 from timekeeping.ahead import Ahead
 
 STEP, BAR = 26, 18  # the width each day takes, and its bar's
-PLOT, TOP, LEFT, BOTTOM = 140, 34, 8, 34  # the plot's height and the margins around it
+PLOT, TOP, LEFT, BOTTOM = 140, 48, 34, 48  # the plot's height and the margins around it
 STYLES = {"hard date": "k-hard", "date": "k-date", "rung": "k-rung", "delay": "k-delay"}
 
 
@@ -31,6 +34,14 @@ class Label:
     anchor: str = "middle"
 
 
+@dataclass(frozen=True)
+class Row:
+    """A day of the table: "Tue 18 Apr", its count of each kind, and its total."""
+    day: str
+    counts: list[int]
+    total: int
+
+
 @dataclass
 class Chart:
     width: int
@@ -38,15 +49,21 @@ class Chart:
     title: str
     description: str
     baseline: float
+    left: int = LEFT
+    top: int = TOP
     bars: list[Bar] = field(default_factory=list)
     labels: list[Label] = field(default_factory=list)
     legend: list[tuple[Label, Bar]] = field(default_factory=list)
+    ticks: list[tuple[float, Label]] = field(default_factory=list)  # (y, its count)
+    axes: list[Label] = field(default_factory=list)  # each axis's name
+    columns: list[str] = field(default_factory=list)  # the table's kinds, plural
+    rows: list[Row] = field(default_factory=list)
 
 
 def chart(ahead: Ahead) -> Chart:
     days = ahead.days
     tallest = max((day.total for day in days), default=0) or 1
-    found = Chart(width=LEFT * 2 + STEP * len(days), height=TOP + PLOT + BOTTOM,
+    found = Chart(width=LEFT + 8 + STEP * len(days), height=TOP + PLOT + BOTTOM,
                   title=f"What falls due per day, {_day(days[0].day)} to "
                         f"{_day(days[-1].day)} ({shown.zone_name(ahead.zone)})",
                   description=_described(ahead), baseline=TOP + PLOT)
@@ -71,7 +88,22 @@ def chart(ahead: Ahead) -> Chart:
         x = LEFT + n * 110
         found.legend.append((Label(x + 16, 22, shown.kind(kind, 2), anchor="start"),
                              Bar(x, 12, 12, 12, _style(kind), kind)))
+    _axes(found, tallest)
+    found.columns = [shown.kind(kind, 2).capitalize() for kind in ahead.kinds]
+    found.rows = [Row(f"{day.day:%a} {_day(day.day)}",
+                      [day.counts.get(kind, 0) for kind in ahead.kinds], day.total)
+                  for day in days]
     return found
+
+
+def _axes(found: Chart, tallest: int) -> None:
+    """The count axis's ticks (none, half the tallest day when it is whole, the tallest) and
+    both axes' names."""
+    for value in sorted({0, tallest // 2 if tallest % 2 == 0 else 0, tallest}):
+        y = round(TOP + PLOT - PLOT * value / tallest, 1)
+        found.ticks.append((y, Label(LEFT - 6, y + 3, str(value), anchor="end")))
+    found.axes = [Label(LEFT - 6, TOP - 8, "Count", anchor="start"),
+                  Label(LEFT + (found.width - LEFT) / 2, TOP + PLOT + 42, "Day")]
 
 
 def _style(kind: str) -> str:

@@ -3,7 +3,16 @@
 from django.urls import path
 
 from timekeeping.api import strict  # noqa: F401 - the path converters
-from timekeeping.console import controls, digest, operations, owner, settle, subjects, views
+from timekeeping.console import (
+    brand_settings,
+    controls,
+    digest,
+    operations,
+    owner,
+    settle,
+    subjects,
+    views,
+)
 
 app_name = "console"
 urlpatterns = [
@@ -41,6 +50,8 @@ urlpatterns = [
     path("<pid:brand_id>/test-clocks/<pid:clock_id>/advance", operations.test_clock_advance,
          name="test-clock-advance"),
     path("<pid:brand_id>/digest", digest.digest_page, name="digest"),
+    path("<pid:brand_id>/settings", brand_settings.settings_page, name="settings"),
+    path("<pid:brand_id>/emails/", brand_settings.sent_emails, name="emails"),
     path("<pid:brand_id>/keys/", owner.key_list, name="keys"),
     path("<pid:brand_id>/keys/add", owner.key_make, name="key-add"),
     path("<pid:brand_id>/keys/<pid:key_id>/revoke", owner.key_revoke, name="key-revoke"),

@@ -83,9 +83,9 @@ def open_ask(job: Job, *, now: datetime, step: str = "", spec: DeliverSpec | Non
     _arm(ask)
     common.record(job, "ask.opened", {"ask": ask.pk, "step": step, "purpose": purpose,
                                       "party": name, "expires": expires})
-    _tell_party(ask, token, f"{ask.title}: please answer by {common.at(expires)}",
+    _tell_party(ask, token, f"{ask.title}: please answer by {common.said_at(job, expires)}",
                 f"{job.brand.name} asks you for: {ask.title}. The link below works until "
-                f"{common.at(expires)}.")
+                f"{common.said_at(job, expires)}:")
     deadlines.hold_all(job, ask, now)
     return Opened(ask, token)
 
@@ -180,7 +180,7 @@ def close(job: Job, why: str) -> None:
 
 def _tell_party(ask: Ask, token: str | None, subject: str, body: str) -> None:
     common.tell(ask.job, ask.email, subject, body, key=f"{ask.pk}:{ask.expiries}:{subject}",
-                link=link_of(token) if token else "")
+                link=link_of(token) if token else common.portal_link(ask.job))
 
 
 # -- firing -----------------------------------------------------------------------------------
@@ -196,9 +196,11 @@ def fire(ask_id: str, mark: str, instant: datetime) -> str:
             return f"{ask.title} · {ask.state}: nothing to do"
         if mark == "remind":
             common.record(job, "ask.reminded", {"ask": ask.pk, "expires": ask.expires})
-            _tell_party(ask, None, f"Reminder: {ask.title} by {common.at(ask.expires)}",
+            _tell_party(ask, None, f"Reminder: {ask.title} by "
+                                   f"{common.said_at(job, ask.expires)}",
                         f"{job.brand.name} still waits for: {ask.title}. Your link works until "
-                        f"{common.at(ask.expires)}; use the link in the first email.")
+                        f"{common.said_at(job, ask.expires)}; use the link in the first "
+                        "email, or see what is waiting on your page:")
             return f"{ask.title} · reminded: the link works until {common.at(ask.expires)}"
         if instant < ask.expires:
             return f"{ask.title} · not expired yet (until {common.at(ask.expires)})"
@@ -212,10 +214,10 @@ def fire(ask_id: str, mark: str, instant: datetime) -> str:
             common.record(job, "ask.expired", {"ask": ask.pk, "expiry": 1,
                                                "opens_until": ask.expires})
             _tell_party(ask, None, f"{ask.title}: your link works again until "
-                                   f"{common.at(ask.expires)}",
-                        f"The link to {ask.title} expired, and it opens once more: it works "
-                        f"until {common.at(ask.expires)}. A second expiry ends the job. Use "
-                        "the link in the first email.")
+                                   f"{common.said_at(job, ask.expires)}",
+                        f"The link to {ask.title} stopped working, and it works once more "
+                        f"until {common.said_at(job, ask.expires)}. If it stops a second time, "
+                        "the work stops. Use the link in the first email, or see your page:")
             return f"{ask.title} · expired once: the link opens again until " \
                    f"{common.at(ask.expires)}"
         ask.state = Ask.State.LAPSED

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.conf import settings
 
-from timekeeping import clocks, outbox, records, timers
+from timekeeping import clocks, outbox, records, shown, timers
 from timekeeping.firing import now_for
 from timekeeping.jobs.spec import WorkSpec
 from timekeeping.manifests import services_of
@@ -79,3 +79,20 @@ def console_link(job: Job) -> str:
 
 def at(instant: datetime) -> str:
     return instant.strftime("%Y-%m-%d %H:%MZ")
+
+
+def said_at(job: Job, instant: datetime) -> str:
+    """An instant in an email, in the job's zone: "Tue 18 Apr 2028, 09:00 EDT"."""
+    return shown.moment(instant, zone_of(job))
+
+
+def named(job: Job) -> str:
+    """A job as its emails name it: "Juniper Labs' 2027 annual return"."""
+    owner = job.subject.name
+    mark = "'" if owner.endswith("s") else "'s"
+    period = f"{job.period} " if job.period else ""
+    return f"{owner}{mark} {period}{job.service.replace('-', ' ')}"
+
+
+def portal_link(job: Job) -> str:
+    return f"{settings.SITE_URL}/portal/subjects/{job.subject_id}/"

@@ -248,8 +248,8 @@ def fire(deadline_id: str, mark: str, instant: datetime) -> str:
             common.record(job, "deadline.at_risk", {
                 "deadline": deadline.pk, "step": deadline.step, "ends": deadline.ends,
                 "work_left": span_text(work_left(deadline, instant, mark="late"))})
-            _tell(deadline, "at risk", f"The deadline on {deadline.what} ({deadline.rule}) is "
-                                       f"at risk: it is late from {common.at(deadline.ends)}.")
+            _tell(deadline, "at risk", f"{_work(deadline)} is at risk of running late: it is "
+                                       f"late from {common.said_at(job, deadline.ends)}.")
             return f"{label} · {span_text(work_left(deadline, instant, mark='late'))} left"
         deadline.state = Deadline.State.LATE
         deadline.save(update_fields=["state"])
@@ -258,10 +258,17 @@ def fire(deadline_id: str, mark: str, instant: datetime) -> str:
             data["late_price"] = deadline.late_price  # comes off the charge (the ledger)
         common.record(job, "deadline.late", data)
         off = f" {deadline.late_price} comes off the charge." if deadline.late_price else ""
-        _tell(deadline, "late", f"The deadline on {deadline.what} ({deadline.rule}) passed at "
-                                f"{common.at(deadline.ends)} with the work not done.{off}")
+        _tell(deadline, "late", f"{_work(deadline)} was due by "
+                                f"{common.said_at(job, deadline.ends)} and is not done.{off}")
         return label + (f" · {deadline.late_price} off the charge" if deadline.late_price
                         else "")
+
+
+def _work(deadline: Deadline) -> str:
+    """The work a deadline is on, in an email: "The work to 'file' for Juniper Labs' 2027
+    annual return"."""
+    step = f" to '{deadline.step.replace('_', ' ')}'" if deadline.step else ""
+    return f"The work{step} for {common.named(deadline.job)}"
 
 
 def _tell(deadline: Deadline, what: str, body: str) -> None:
@@ -273,7 +280,7 @@ def _tell(deadline: Deadline, what: str, body: str) -> None:
             "holder__user").first()
         if task is not None and task.holder.user.email:
             to = task.holder.user.email
-    common.tell(job, to, f"Deadline {what}: {job.service} {job.period}".strip(), body,
+    common.tell(job, to, f"{what.capitalize()}: {common.named(job)}", body,
                 key=f"{deadline.pk}:{what}", link=common.console_link(job))
 
 

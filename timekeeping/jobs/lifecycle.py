@@ -122,12 +122,13 @@ def lapse(job: Job, *, cause: Ask) -> None:
     data = {"cause": cause.pk, "hold": "returns", "acts_committed": list(job.steps_done)}
     clocks.end_job(job, state=Job.State.LAPSED, by=f"ask {cause.pk} expired twice",
                    data=data)
-    body = (f"The job {job.service} {job.period} for {job.subject.name} lapsed: the link to "
-            f"{cause.title} expired twice without an answer.")
-    common.tell(job, job.subject.contact_email, f"Lapsed: {job.service} {job.period}".strip(),
-                body, key="lapsed:buyer")
-    common.tell(job, common.owner_email(job), f"Lapsed: {job.service} {job.period}".strip(),
-                body, key="lapsed:owner", link=common.console_link(job))
+    body = (f"Work on {common.named(job)} has stopped: the link to {cause.title} stopped "
+            "working twice without an answer. See it here:")
+    title = f"Stopped: {common.named(job)}"
+    common.tell(job, job.subject.contact_email, title, body, key="lapsed:buyer",
+                link=common.portal_link(job))
+    common.tell(job, common.owner_email(job), title, body, key="lapsed:owner",
+                link=common.console_link(job))
 
 
 class WithdrawRefused(Exception):

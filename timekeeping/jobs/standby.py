@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta
 
+from django.conf import settings
 from django.db import transaction
 
 from calendars.moments import day_in_zone, wall_time
@@ -145,7 +146,8 @@ def offer(task: Task, now: datetime) -> None:
                                                            f"{task.title}",
                     body=f"You are on standby: the task {task.title} for {task.subject.name} "
                          f"is yours to take before anyone else until "
-                         f"{task.offered_until:%Y-%m-%d %H:%MZ}.",
+                         f"{shown.moment(task.offered_until, _zone(task.brand))}. Take it "
+                         f"on the Your work page:\n\n{settings.SITE_URL}/delivery/\n",
                     key=f"{task.pk}:offered:{season.pk}")
 
 

@@ -207,16 +207,18 @@ def fire(task_id: str, mark: str, hold: int, instant: datetime) -> str:
         if mark == "warn":
             common.record(task.job, "task.warned", {"task": task.pk, "until": task.held_until,
                                                     "holder": task.holder_id})
-            common.tell(task.job, to, f"Your hold on {task.title} ends "
-                                      f"{common.at(task.held_until)}",
-                        f"Your hold on {task.title} ends at {common.at(task.held_until)}."
-                        + ("" if task.extended else " You may extend it once."),
+            ends = common.said_at(task.job, task.held_until)
+            common.tell(task.job, to, f"Your hold on {task.title} ends {ends}",
+                        f"Your hold on {task.title} for {task.job.subject.name} ends {ends}."
+                        + ("" if task.extended else " You may extend it once, on the Your "
+                                                    "work page:"),
                         key=f"{task.pk}:{hold}:warn", link=_delivery_link())
             return f"{task.title} · hold warned: it ends {common.at(task.held_until)}"
         _reopen(task, why="its hold ended")
         common.tell(task.job, to, f"Your hold on {task.title} ended",
-                    f"Your hold on {task.title} ended at {common.at(instant)}; the task is "
-                    "open again for anyone.", key=f"{task.pk}:{hold}:end",
+                    f"Your hold on {task.title} for {task.job.subject.name} ended "
+                    f"{common.said_at(task.job, instant)}; the task is open again for "
+                    "anyone. Your work:", key=f"{task.pk}:{hold}:end",
                     link=_delivery_link())
         return f"{task.title} · hold ended: open again"
 

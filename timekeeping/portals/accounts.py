@@ -14,6 +14,7 @@ from timekeeping.portals import invited
 
 class PasswordReset(auth_views.PasswordResetView):
     email_template_name = "registration/password_reset_email.txt"
+    html_email_template_name = "registration/password_reset_email.html"
 
     @property
     def extra_email_context(self) -> dict:

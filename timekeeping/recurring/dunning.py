@@ -21,8 +21,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
 
+from calendars.moments import day_in_zone
 from money import ledger
 from timekeeping import outbox, records, shown, timers
 from timekeeping.firing import Hold, now_for
@@ -90,12 +92,28 @@ def _record(subscription: Subscription, kind: str, data: dict, at: datetime) -> 
                   data={"subscription": subscription.pk, **data})
 
 
+def _plan_name(subscription: Subscription) -> str:
+    return f"the {subscription.service.replace('-', ' ')}"
+
+
+def _day(instant: datetime, subscription: Subscription) -> str:
+    return shown.day(day_in_zone(instant, subscription.subject.zone or "UTC"))
+
+
 def _tell(subscription: Subscription, subject: str, body: str, *, key: str) -> None:
-    """The buyer (the subject's contact) and the brand's owner hear it (`outbox.tell`)."""
-    brand = subscription.brand
-    outbox.tell(brand=brand, test_clock_id=subscription.test_clock_id,
-                to=[subscription.subject.contact_email, brand.owner.email if brand.owner
-                    else ""], subject=subject, body=body, key=f"{subscription.pk}:{key}")
+    """The buyer (the subject's contact) hears it with the link to their portal page, and the
+    brand's owner with the link to the subject's console page (`outbox.tell`: in a test
+    clock's world, only the owner)."""
+    brand, site = subscription.brand, settings.SITE_URL
+    owner = brand.owner.email if brand.owner else ""
+    buyer = "" if subscription.test_clock_id else subscription.subject.contact_email
+    for to, link, who in ((buyer, f"{site}/portal/subjects/{subscription.subject_id}/", "buyer"),
+                          (owner, f"{site}/console/{brand.pk}/subjects/"
+                                  f"{subscription.subject_id}/", "owner")):
+        if to and (who == "owner" or to != owner):
+            outbox.tell(brand=brand, test_clock_id=subscription.test_clock_id, to=[to],
+                        subject=subject, body=f"{body}\n\n{link}\n",
+                        key=f"{subscription.pk}:{key}:{who}")
 
 
 def collect(subscription_id: str, cycle: int, attempt: int, instant: datetime, *,
@@ -115,13 +133,14 @@ def collect(subscription_id: str, cycle: int, attempt: int, instant: datetime, *
             _record(subscription, "renewal.unpaid", {
                 "cycle": cycle, "attempt": attempt, "owed": due, "next_try": next_try},
                 at=instant)
-            _tell(subscription, f"Unpaid: {subscription.service} for "
+            said = (f"The renewal of {_plan_name(subscription)} for "
+                    f"{subscription.subject.name} is unpaid: {due} owed.")
+            _tell(subscription, f"Unpaid: {_plan_name(subscription)} for "
                                 f"{subscription.subject.name}",
-                  f"The renewal of {subscription.service} (cycle {cycle}) is unpaid: {due} "
-                  f"owed. Its allowances freeze if it is still unpaid on {next_try:%Y-%m-%d}"
+                  f"{said} What it includes is paused if it is still unpaid on "
+                  f"{_day(next_try, subscription)}. See it here:"
                   if attempt + 1 == len(plan.dunning) else
-                  f"The renewal of {subscription.service} (cycle {cycle}) is unpaid: {due} "
-                  f"owed. We look again on {next_try:%Y-%m-%d}.",
+                  f"{said} We look again on {_day(next_try, subscription)}. See it here:",
                   key=f"unpaid:{cycle}:{attempt}")
             return (f"cycle {cycle} · unpaid, {due} owed · retry {attempt + 1} of "
                     f"{len(plan.dunning)} on {next_try:%Y-%m-%d %H:%MZ}")
@@ -130,10 +149,11 @@ def collect(subscription_id: str, cycle: int, attempt: int, instant: datetime, *
             subscription.save(update_fields=["frozen_since"])
         _record(subscription, "subscription.frozen", {"cycle": cycle, "owed": due,
                                                       "retries": len(plan.dunning)}, at=instant)
-        _tell(subscription, f"Frozen: {subscription.service} for {subscription.subject.name}",
-              f"The renewal of {subscription.service} (cycle {cycle}) is still unpaid after "
-              f"{len(plan.dunning)} retries: {due} owed. Its allowances are frozen and the "
-              "jobs its schedules mint are held until it is paid.",
+        _tell(subscription, f"Paused: {_plan_name(subscription)} for "
+                            f"{subscription.subject.name}",
+              f"The renewal of {_plan_name(subscription)} for {subscription.subject.name} is "
+              f"still unpaid after {len(plan.dunning)} tries: {due} owed. What it includes "
+              "is paused, and no new work starts under it, until it is paid. See it here:",
               key=f"frozen:{cycle}")
         return f"cycle {cycle} · unpaid after {len(plan.dunning)} retries: frozen, {due} owed"
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
 
 from money import ledger
@@ -229,16 +230,18 @@ def _lapse(outcome: Outcome, instant: datetime) -> str:
         return f"outcome {outcome.pk} · {outcome.state}: nothing lapses"
     job = outcome.job
     _end(outcome, Outcome.State.LAPSED, instant, {})
-    body = (f"The outcome of {job.service} {job.period} for {job.subject.name} lapsed: no "
-            f"payment matched it by {outcome.due:%Y-%m-%d}. Nothing is charged"
-            + (f"; a payment until {outcome.tail_until:%Y-%m-%d} still counts."
-               if outcome.tail_until else "."))
-    title = f"Lapsed: the outcome of {job.service} {job.period}".strip()
-    common.tell(job, job.subject.contact_email, title, body, key="outcome:buyer")
+    body = (f"No payment came in for the result of {common.named(job)} by "
+            f"{common.said_at(job, outcome.due)}, so nothing is charged for it"
+            + (f"; a payment until {common.said_at(job, outcome.tail_until)} still counts."
+               if outcome.tail_until else ".") + " See it here:")
+    title = f"Nothing charged: the result of {common.named(job)}"
+    common.tell(job, job.subject.contact_email, title, body, key="outcome:buyer",
+                link=common.portal_link(job))
     member = _member(job)
     if member:
         email = Member.objects.filter(pk=member).values_list("user__email", flat=True).first()
-        common.tell(job, email or "", title, body, key="outcome:member")
+        common.tell(job, email or "", title, body, key="outcome:member",
+                    link=f"{settings.SITE_URL}/delivery/")
     common.tell(job, common.owner_email(job), title, body, key="outcome:owner",
                 link=common.console_link(job))
     return f"outcome {outcome.pk} · lapsed: no payment by its due, nothing charged" + (

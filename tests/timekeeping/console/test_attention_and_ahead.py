@@ -121,3 +121,25 @@ def test_the_chart_stacks_each_days_kinds_with_titles_and_a_description(desk):
     assert [label.text for label, _ in drawn.legend][:3] == ["fixed dates", "dates", "reminders"]
     assert "the busiest day is" in drawn.description
     assert all(0 <= bar.y <= drawn.baseline for bar in drawn.bars)
+
+
+def test_the_chart_names_its_axes_and_ticks_and_has_the_same_counts_as_a_table(desk):
+    coming = ahead.ahead(desk.brand, now=NOW, test_clock=desk.test_clock)
+    drawn = chart(coming)
+    assert [label.text for label in drawn.axes] == ["Count", "Day"]
+    tallest = max(day.total for day in coming.days)
+    assert [label.text for _, label in drawn.ticks][0] == "0"
+    assert [label.text for _, label in drawn.ticks][-1] == str(tallest)
+    assert drawn.ticks[0][0] == drawn.baseline and drawn.ticks[-1][0] == drawn.top
+    assert drawn.columns[:3] == ["Fixed dates", "Dates", "Reminders"]
+    assert len(drawn.rows) == len(coming.days) == 30
+    eighteenth = next(row for row in drawn.rows if row.day == "Tue 18 Apr")
+    assert eighteenth.counts[:2] == [1, 1] and eighteenth.total == sum(eighteenth.counts)
+
+
+def test_the_home_shows_the_chart_with_a_table_to_read_instead(desk):
+    html = desk.clients["owner"].get(
+        desk.url(), {"world": desk.test_clock.pk}).content.decode()
+    assert 'role="img" aria-labelledby="chart-title chart-desc"' in html
+    assert "<summary>Show as a table</summary>" in html
+    assert '<th scope="row">Tue 18 Apr</th>' in html

@@ -80,7 +80,7 @@ def test_not_found_and_not_allowed_are_pages_of_the_site_with_their_status(desk,
     settings.DEBUG = False
     missing = desk.clients["stranger"].get(desk.url())
     assert missing.status_code == 404
-    assert "<h1>Not found</h1>" in missing.content.decode()
+    assert "<h1>Page not found</h1>" in missing.content.decode()
     assert "Elsewhere" in missing.content.decode()  # the header still offers their own brand
     refused = desk.clients["viewer"].get(desk.url("keys/"))
     assert refused.status_code == 403

@@ -72,9 +72,9 @@ def test_a_task_is_offered_to_the_standby_member_first(season, actors):
     job = clocks.order(brand=subject.brand, service="work", subject=subject)
     task = Task.objects.get(job=job)
     assert task.offered_until == datetime(2027, 3, 2, 18, tzinfo=UTC)
-    told = Delivery.objects.get(payload__subject=f"[test clock {clock.pk}] Offered to you "
-                                                 "first: prepare")
-    assert "until 2027-03-02 18:00Z" in told.payload["body"]
+    told = Delivery.objects.get(payload__subject="Practice run: Offered to you first: "
+                                                 "prepare")
+    assert "until Tue 2 Mar 2027, 13:00 EST" in told.payload["body"]
     someone = Client()
     someone.force_login(actors["member"])
     refused = someone.post(f"/api/tasks/{task.pk}/take")

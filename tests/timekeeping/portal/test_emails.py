@@ -1,6 +1,7 @@
 """The emails a date sends link to the page where their reader acts: the portal's subject
 page for the customer's own dates, the console's subject page for the brand's people. Emails
-about a test clock's world say so in their subject line and go only to the brand's owner."""
+about a test clock's world say "Practice run:" in their subject line and go only to the
+brand's owner."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -32,10 +33,11 @@ def test_the_lapse_email_lists_the_choices_and_links_to_where_the_customer_choos
     tick_to(pay.late_from + timedelta(minutes=1))
     (mail,) = mails(f"{pay.label}:lapsed")
     assert mail.payload["to"] == ["books@fernhill.example"]
-    assert mail.payload["subject"] == "pay the 2027 tax passed unkept"
+    assert mail.payload["subject"] == "Missed: pay the 2027 tax for Fernhill Tools was due " \
+                                      "Tue 18 Apr 2028"
     assert mail.payload["body"] == (
-        "The date 2028-04-18 for pay the 2027 tax passed unkept. Choose what to do next:\n"
-        "- pay\n\n"
+        "pay the 2027 tax for Fernhill Tools was due Tue 18 Apr 2028 and was not done in "
+        "time. Choose what to do next:\n- pay\n\n"
         f"Choose on its page:\n\n{SITE}/portal/subjects/{portal.subject.pk}/\n")
 
 
@@ -53,8 +55,9 @@ def test_an_acknowledgement_rung_asks_for_it_and_links_to_where_it_is_given(port
     federal = portal.clock("file").occurrences.get(item="US")
     tick_to(datetime(2028, 4, 13, 17, tzinfo=UTC))  # ack daily 5d: 13 April, 09:00 there
     (mail,) = mails(f"{federal.label}:ack asked")
-    assert mail.payload["subject"] == "file the 2027 return: due 2028-04-18, please acknowledge"
-    assert "Acknowledge it on its page" in mail.payload["body"]
+    assert mail.payload["subject"] == ("Please acknowledge: file the 2027 return (US) for "
+                                       "Fernhill Tools is due Tue 18 Apr 2028")
+    assert "Please acknowledge it on its page" in mail.payload["body"]
     assert f"{SITE}/console/{portal.brand.pk}/subjects/{portal.subject.pk}/" in \
         mail.payload["body"]
     pay = portal.clock("pay").occurrences.get()
@@ -85,11 +88,10 @@ def test_a_test_clocks_emails_say_so_and_reach_only_the_brands_owner(portal):
                  input=INPUT)
     test_clocks.advance(rehearsal, to=datetime(2028, 4, 25, tzinfo=UTC))
     sent = list(Delivery.objects.all())
-    about = [mail for mail in sent if subject.pk in mail.payload["body"]]
+    about = [mail for mail in sent if subject.name in mail.payload["subject"]]
     assert len(about) >= 5  # notices, escalation, asks, lapses
     assert {tuple(mail.payload["to"]) for mail in about} == {("owner@example.test",)}
-    assert all(mail.payload["subject"].startswith(f"[test clock {rehearsal.pk}] ")
-               for mail in about)
+    assert all(mail.payload["subject"].startswith("Practice run: ") for mail in about)
     assert not any("real.customer@example.com" in str(mail.payload) for mail in sent)
 
 

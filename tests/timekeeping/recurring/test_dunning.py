@@ -79,9 +79,8 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     assert 'title="Thu 15 Apr 2027, 09:00 EDT">in 25 hours</time>' in attention
     # The April mint was not held: the subscription was not frozen yet.
     assert Job.objects.filter(subject=subscription.subject, period="2027-04").exists()
-    # Emails on a test clock reach only the owner, naming the clock.
-    told = Delivery.objects.filter(payload__subject__startswith=f"[test clock {march.pk}] "
-                                                                "Unpaid")
+    # Emails on a test clock reach only the owner, saying it is a practice run.
+    told = Delivery.objects.filter(payload__subject__startswith="Practice run: Unpaid")
     assert told.count() == 3 and {d.payload["to"][0] for d in told} == {"owner@example.test"}
 
     test_clocks.advance(march, to=datetime(2027, 5, 5, 12, tzinfo=UTC))

@@ -129,7 +129,7 @@ def test_no_payment_by_its_due_lapses_it_and_the_tail_still_wins_it_once(claim):
     assert lapsed.tail_until == datetime(2028, 1, 18, 14, tzinfo=UTC)
     assert ledger.balance(f"{job.brand_id}:customer:{job.subject_id}", brand=job.brand_id) == 0
     told = Delivery.objects.filter(
-        payload__subject__startswith=f"[test clock {clock.pk}] Lapsed: the outcome")
+        payload__subject__startswith="Practice run: Nothing charged: the result")
     assert told.count() == 3  # buyer, member, owner: on a test clock, each to the owner
     console = api.get(f"/console/{job.brand_id}/").content.decode()
     assert "No payment matched the outcome" in console and "so nothing is charged" in console

@@ -5,7 +5,7 @@ from timekeeping.demo import DemoRefused, demo_load
 
 
 class Command(BaseCommand):
-    help = ("Load the demo brands and their logins (idempotent) and print the three sign-ins. "
+    help = ("Load the demo brands and their logins (idempotent) and print the four sign-ins. "
             "Needs DEBUG=true.")
 
     def handle(self, *args, **options):

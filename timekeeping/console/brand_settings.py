@@ -1,0 +1,80 @@
+"""A brand's settings in the console (issue 27): one "Settings" entry in the navigation opens a
+page listing the pages that set the brand up, each with a line saying what it is for; and the
+"Sent emails" page, where the emails the brand's work sent are read (the outbox's email
+deliveries of the brand), so the demo's terminal need not print them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import render
+from django.urls import reverse
+
+from timekeeping import clock
+from timekeeping.console.access import brand_of, may
+from timekeeping.console.shown import face_of
+from timekeeping.models import Delivery
+
+PER_PAGE = 25
+# What each delivery state is to the reader of the "Sent emails" page.
+STATES = {Delivery.State.PENDING: "waiting to be sent", Delivery.State.RUNNING: "being sent",
+          Delivery.State.SUCCEEDED: "sent", Delivery.State.FAILED: "could not be sent"}
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    url: str
+    said: str
+
+
+def settings_of(request, brand) -> list[Setting]:
+    """The brand's settings pages the person may open, each with what it is for."""
+    found = [
+        Setting("Postponements", reverse("console:postponements", args=[brand.pk]),
+                "Relief notices (a storm, a holiday) that move dates for everyone they cover."),
+        Setting("Standby", reverse("console:standby", args=[brand.pk]),
+                "Who is offered new tasks first, in a busy season."),
+        Setting("Test clocks", reverse("console:test-clocks", args=[brand.pk]),
+                "Practice worlds with their own time, to try the year out before it happens."),
+        Setting("Manifests", reverse("console:manifests", args=[brand.pk]),
+                "The services, dates and reminders the brand keeps, as loaded from its "
+                "manifest."),
+        Setting("Your email digest", reverse("console:digest", args=[brand.pk]),
+                "A daily or weekly email to you of this brand's dates at risk and what "
+                "changed."),
+    ]
+    if may(request, "manager"):
+        found.append(Setting("Sent emails", reverse("console:emails", args=[brand.pk]),
+                             "Every email the brand's work sent or is about to send, to whom "
+                             "and when."))
+    if may(request, "owner"):
+        found.append(Setting("API keys", reverse("console:keys", args=[brand.pk]),
+                             "Keys that let a program use the brand's API."))
+    return found
+
+
+@login_required
+def settings_page(request, brand_id: str):
+    brand = brand_of(request, brand_id)
+    return render(request, "console/settings.html", {
+        "brand": brand, "settings": settings_of(request, brand)})
+
+
+@login_required
+def sent_emails(request, brand_id: str):
+    """The brand's emails, newest first: to whom, the subject, when, whether it went; the
+    body in a disclosure. A brand's owner and managers read them (they name customers)."""
+    brand = brand_of(request, brand_id, at_least="manager")
+    face = face_of(brand, clock.wall_now())
+    emails = Delivery.objects.filter(brand=brand, channel=Delivery.Channel.EMAIL).order_by(
+        "-created", "-pk").only("payload", "state", "created", "delivered")
+    page = Paginator(emails, PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "console/emails.html", {
+        "brand": brand, "face": face, "page": page,
+        "rows": [{"to": ", ".join(email.payload.get("to", [])),
+                  "subject": email.payload.get("subject", ""),
+                  "body": email.payload.get("body", ""), "state": STATES[email.state],
+                  "at": face.at(email.delivered or email.created)} for email in page]})
