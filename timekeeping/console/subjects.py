@@ -1,4 +1,5 @@
-"""Subjects in the console (S25): the list (search, kind, 50 a page) and a subject's page: its
+"""Subjects in the console (S25): the list (`roster`: next date, at risk, open jobs, who
+answers; sorted, filtered, 50 a page, one world at a time) and a subject's page: its
 calendar (the API's lines), its jobs and clocks with their open dates and controls, its history,
 its feed link (rotatable) and the invitation of its contact as a customer."""
 
@@ -7,8 +8,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -25,13 +25,13 @@ from timekeeping import (
     shown,
     subject_calendar,
 )
-from timekeeping.console import forms
+from timekeeping.console import forms, roster
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.controls import members
 from timekeeping.console.shown import face_of
 from timekeeping.exposure import minor_units
 from timekeeping.jobs import lifecycle
-from timekeeping.models import Brand, Clock, Invitation, Job, Subject, Subscription
+from timekeeping.models import Brand, Clock, Invitation, Job, Subject, Subscription, TestClock
 from timekeeping.pages import ask_first, confirmed
 from timekeeping.recurring import dunning, plans
 
@@ -43,18 +43,29 @@ HISTORY_PAGE = 50
 @login_required
 def subject_list(request, brand_id: str):
     brand = brand_of(request, brand_id)
-    asked, kind = request.GET.get("q", "").strip()[:200], request.GET.get("kind", "")[:64]
-    found = Subject.objects.filter(brand=brand)
-    if asked:
-        found = found.filter(Q(name__icontains=asked) | Q(key__icontains=asked))
-    if kind:
-        found = found.filter(kind=kind)
-    kinds = (Subject.objects.filter(brand=brand).order_by("kind").values_list("kind", flat=True)
-             .distinct()[:KINDS_SHOWN])
+    world = _world(brand, request.GET.get("test", ""))
+    now, ask = clock.wall_now(), roster.Ask.of(request.GET)
+    listed = roster.Roster(brand, now=now, world=world, ask=ask)
+    page, rows = listed.page(request.GET.get("page"))
+    face = face_of(brand, now)
+    kinds = (Subject.objects.filter(brand=brand, test_clock=world).order_by("kind")
+             .values_list("kind", flat=True).distinct()[:KINDS_SHOWN])
     return render(request, "console/subjects.html", {
-        "brand": brand, "asked": asked, "kind": kind, "kinds": list(kinds),
-        "page": Paginator(found.order_by("name", "pk"), PER_PAGE).get_page(
-            request.GET.get("page"))})
+        "brand": brand, "face": face, "ask": ask, "world": world, "kinds": list(kinds),
+        "members": members(brand), "sorts": roster.SORTS, "statuses": roster.STATUSES,
+        "page": page, "filtered": bool(ask.q or ask.kind or ask.status or ask.owner),
+        "rows": [{"row": row, "next": face.at(row.next_date.late_from, now=listed.now)
+                  if row.next_date else None} for row in rows]})
+
+
+def _world(brand: Brand, test: str) -> TestClock | None:
+    """Live subjects, unless the address names one of the brand's test clocks (`test=`)."""
+    if not test:
+        return None
+    found = TestClock.objects.filter(brand=brand, pk=test[:64]).first()
+    if found is None:
+        raise Http404("no such test world")
+    return found
 
 
 def _subject(brand: Brand, subject_id: str) -> Subject:
