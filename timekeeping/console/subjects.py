@@ -5,6 +5,8 @@ its feed link (rotatable) and the invitation of its contact as a customer."""
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -76,6 +78,22 @@ def _subject(brand: Brand, subject_id: str) -> Subject:
     return found
 
 
+# The calendar's lines are the API's (docs/api.md); the page says them in the owner's words.
+CALENDAR_KINDS = {"hard": "fixed date", "clock": "date"}
+CALENDAR_WORDS = ((re.compile(r"\blapsed\b"), "missed"), (re.compile(r"\bkept\b"), "done"),
+                  (re.compile(r"\d{4}-\d{2}-\d{2}"), lambda found: shown.day_of(found[0])))
+
+
+def _said(line: subject_calendar.Line, brand: Brand) -> dict:
+    status = line.status
+    for pattern, words in CALENDAR_WORDS:
+        status = pattern.sub(words, status)
+    answers = line.answers_for
+    return {"date": line.date, "what": line.what, "status": status,
+            "kind": CALENDAR_KINDS.get(line.kind, line.kind.replace("_", " ")),
+            "answers_for": brand.name if answers in ("of record", "the brand") else answers}
+
+
 def _before(request):
     """The history's page: records before this instant (the last one shown), or the newest."""
     try:
@@ -94,8 +112,10 @@ def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
     sent = Invitation.objects.filter(brand=brand, subject=subject).order_by("-created")[:10]
     return render(request, "console/subject.html", {
         "brand": brand, "subject": subject, "face": face,
-        "can_act": may(request, "manager"), "calendar": subject_calendar.lines(subject),
+        "can_act": may(request, "manager"),
+        "calendar": [_said(line, brand) for line in subject_calendar.lines(subject)],
         "zone": subject_calendar.zone_of_subject(subject),
+        "world": face.at(world, now=world) if subject.test_clock_id else None,
         "jobs": Job.objects.filter(brand=brand, subject=subject).prefetch_related(
             Prefetch("clocks", Clock.objects.filter(brand=brand)))
         .order_by("-opened")[:PER_PAGE],
@@ -149,8 +169,8 @@ def invite(request, brand_id: str, subject_id: str):
         except invitations.InvitationRefused as refused:
             form.add_error("email" if refused.field == "email" else None, refused.message)
         else:
-            to = ("the brand's owner (a test clock's subject)" if subject.test_clock_id
-                  else made.email)
+            to = ("the brand's owner (the subject lives in a test world)"
+                  if subject.test_clock_id else made.email)
             messages.success(request, f"Invitation for {made.email} sent to {to}; its link "
                                       "works for 7 days, once.")
             return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)
@@ -177,7 +197,8 @@ def end_job(request, brand_id: str, subject_id: str, job_id: str):
     try:
         lifecycle.end(job, by=records.person(request.user))
     except clocks.OrderRefused as refused:
-        messages.error(request, f"Not ended: {refused.message}.")
+        messages.error(request, f"Not ended: {refused.message}. Reload the page to see the "
+                                "job as it stands now.")
     else:
         messages.success(request, f"Ended: {job.service} {job.period}. Its dates that live on "
                                   "the subject stay open.")
@@ -202,7 +223,7 @@ def record_payment(request, brand_id: str, subject_id: str, subscription_id: str
         paid = dunning.pay(found, amount=amount, currency=currency,
                            by=records.person(request.user))
     except dunning.PaymentRefused as refused:
-        messages.error(request, f"Not recorded ({refused.field}): {refused.message}.")
+        messages.error(request, f"Not recorded: {refused.message}.")
     else:
         messages.success(request, f"Recorded: {shown.money(amount, currency)} on {found.service}"
                                   + ("; it is paid up" if not dunning.owed(paid) else

@@ -40,8 +40,10 @@ def test_the_list_searches_by_name_or_key_filters_by_kind_and_pages_by_50(desk):
 def test_a_subjects_page_shows_the_apis_calendar_its_jobs_and_its_open_dates(desk):
     page = desk.clients["viewer"].get(desk.url(f"subjects/{desk.subject.pk}/"))
     text = _text(page)
-    for line in subject_calendar.lines(desk.subject):
-        assert f"{line.what} {line.kind} {line.answers_for} {line.status}" in text
+    for line in subject_calendar.lines(desk.subject):  # the API's lines, in the owner's words
+        kind = {"hard": "fixed date", "clock": "date"}.get(line.kind, line.kind)
+        answers = "Northwind Filing" if line.answers_for == "the brand" else line.answers_for
+        assert f"{shown.day(line.date)} {line.what} {kind} {answers}" in text
     api = desk.clients["viewer"].get(f"/api/subjects/{desk.subject.pk}/calendar").json()
     assert [line["what"] for line in api["dates"]] == [
         line.what for line in subject_calendar.lines(desk.subject)]
@@ -90,8 +92,8 @@ def test_inviting_the_contact_sends_the_invitation_to_the_brands_owner_in_a_test
         answer = desk.clients["manager"].post(desk.url(f"subjects/{desk.subject.pk}/invite"),
                                               {"email": "grace@harbor.test"})
     assert answer.status_code == 302
-    assert _said(answer) == ("Invitation for grace@harbor.test sent to the brand's owner (a test "
-                             "clock's subject); its link works for 7 days, once.")
+    assert _said(answer) == ("Invitation for grace@harbor.test sent to the brand's owner (the "
+                             "subject lives in a test world); its link works for 7 days, once.")
     made = Invitation.objects.get(subject=desk.subject)
     assert made.email == "grace@harbor.test"
     mail = Delivery.objects.get(idempotency_key=f"invitation:{made.pk}")
