@@ -9,8 +9,8 @@ address, so the list works without JavaScript.
 One world at a time: live subjects by default, a test clock's only when it is named (a test
 world never mixes into live counts or totals). A page costs a fixed number of queries however
 many subjects there are: the counts and the sort keys are subqueries the database answers in
-the page's one query; the next dates, the totals, the jobs and the people answering for the
-page's subjects take one query each.
+the page's one query, as is each next date; the totals, the jobs and the people answering for
+the page's subjects take one query each.
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ class Row:
     """One subject as the list shows it."""
 
     subject: Subject
-    next_date: Occurrence | None = None
     at_risk: int = 0
     late: int = 0
     missed: int = 0
@@ -70,11 +69,17 @@ class Row:
                             for currency, amount in sorted(self.stakes.items()))
 
     @property
+    def next_due(self) -> datetime | None:
+        return self.subject.next_due
+
+    @property
+    def next_hard(self) -> bool:
+        return bool(self.subject.next_hard)
+
+    @property
     def next_what(self) -> str:
-        found = self.next_date
-        if found is None:
-            return ""
-        return found.clock.title + (f", {found.item}" if found.item else "")
+        item = self.subject.next_item
+        return (self.subject.next_title or "") + (f", {item}" if item else "")
 
 
 class Roster:
@@ -94,7 +99,8 @@ class Roster:
                         output_field=IntegerField())
 
     def _annotated(self):
-        ahead = self._dates(Q(status=Occurrence.Status.OPEN, late_from__gt=self.now))
+        ahead = self._dates(Q(status=Occurrence.Status.OPEN, late_from__gt=self.now)).order_by(
+            "late_from", "pk")
         staked = self._dates(_at_risk(self.now)).values("clock__subject").annotate(
             total=Sum("miss_cost"))
         open_jobs = Job.objects.filter(brand=self.brand, subject=OuterRef("pk"),
@@ -104,8 +110,10 @@ class Roster:
             at_risk=self._count(_at_risk(self.now)),
             late=self._count(Q(status=Occurrence.Status.OPEN, late_from__lte=self.now)),
             missed=self._count(Q(status=Occurrence.Status.LAPSED)),
-            next_due=Subquery(ahead.order_by("late_from", "pk").values("late_from")[:1]),
-            next_id=Subquery(ahead.order_by("late_from", "pk").values("pk")[:1]),
+            next_due=Subquery(ahead.values("late_from")[:1]),
+            next_title=Subquery(ahead.values("clock__title")[:1]),
+            next_item=Subquery(ahead.values("item")[:1]),
+            next_hard=Subquery(ahead.values("hard")[:1]),
             # A sort key only, never shown: the totals on the page are per currency.
             staked=Coalesce(Subquery(staked.values("total")[:1]), Value(0)),
             open_jobs=Coalesce(Subquery(open_jobs.values("n")[:1]), Value(0),
@@ -138,23 +146,23 @@ class Roster:
         rows = {subject.pk: Row(subject, at_risk=subject.at_risk, late=subject.late,
                                 missed=subject.missed, open_jobs=subject.open_jobs)
                 for subject in page}
-        self._attach(rows, [subject.next_id for subject in page if subject.next_id])
+        if rows:
+            self._attach(rows)
         return page, list(rows.values())
 
-    def _attach(self, rows: dict[str, Row], next_ids: list[int]) -> None:
-        """The page's next dates, totals, open jobs and people: one query each."""
+    def _attach(self, rows: dict[str, Row]) -> None:
+        """The page's totals, open jobs and people: one query each, whatever the page holds."""
         mine = Occurrence.objects.filter(brand=self.brand, clock__subject__in=list(rows),
                                          status__in=UNKEPT).order_by()
-        for found in Occurrence.objects.filter(pk__in=next_ids).select_related("clock"):
-            rows[found.clock.subject_id].next_date = found
         for each in mine.filter(_at_risk(self.now), miss_cost__gt=0).values(
                 "clock__subject", "miss_currency").annotate(total=Sum("miss_cost")):
             if each["miss_currency"]:  # a priced date always names its currency
                 rows[each["clock__subject"]].stakes[each["miss_currency"]] = each["total"]
-        few = [pk for pk, row in rows.items() if 0 < row.open_jobs <= JOBS_NAMED]
-        for job in Job.objects.filter(brand=self.brand, subject__in=few,
-                                      state=Job.State.OPEN).order_by("opened", "pk"):
-            rows[job.subject_id].jobs.append(f"{job.service} {job.period}".strip())
+        for job in Job.objects.filter(brand=self.brand, subject__in=list(rows),
+                                      state=Job.State.OPEN).order_by("opened", "pk").only(
+                "subject_id", "service", "period"):
+            if rows[job.subject_id].open_jobs <= JOBS_NAMED:
+                rows[job.subject_id].jobs.append(f"{job.service} {job.period}".strip())
         for each in mine.filter(assignee__isnull=False).values(
                 "clock__subject", "assignee__user__first_name", "assignee__user__last_name",
                 "assignee__user__username").distinct():

@@ -56,8 +56,7 @@ def subject_list(request, brand_id: str):
         "brand": brand, "face": face, "ask": ask, "world": world, "kinds": list(kinds),
         "members": members(brand), "sorts": roster.SORTS, "statuses": roster.STATUSES,
         "page": page, "filtered": bool(ask.q or ask.kind or ask.status or ask.owner),
-        "rows": [{"row": row, "next": face.at(row.next_date.late_from, now=listed.now)
-                  if row.next_date else None} for row in rows]})
+        "rows": [{"row": row, "next": face.at(row.next_due, now=listed.now)} for row in rows]})
 
 
 def _world(brand: Brand, test: str) -> TestClock | None:
