@@ -74,13 +74,15 @@ class TestClockForm(forms.Form):
 
     def __init__(self, *args, zone: str, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["frozen_time"] = InstantField(zone=zone, label=f"Its time ({shown.zone_name(zone)})")
+        self.fields["frozen_time"] = InstantField(
+            zone=zone, label=f"Its time ({shown.zone_name(zone)})")
 
 
 class AdvanceForm(forms.Form):
     def __init__(self, *args, zone: str, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["to"] = InstantField(zone=zone, label=f"Move it on to ({shown.zone_name(zone)})")
+        self.fields["to"] = InstantField(
+            zone=zone, label=f"Move it on to ({shown.zone_name(zone)})")
 
 
 class _OptionalJSON(forms.JSONField):

@@ -88,7 +88,7 @@ class Roster:
         self.now = world.frozen_time if world is not None else now
         self.found = self._sorted(self._filtered(self._annotated()))
 
-    def _dates(self, scope: Q = Q()):
+    def _dates(self, scope: Q):
         """The subject's unkept dates (for a subquery on the subject's row)."""
         return Occurrence.objects.filter(brand=self.brand, clock__subject=OuterRef("pk"),
                                          status__in=UNKEPT).filter(scope).order_by()

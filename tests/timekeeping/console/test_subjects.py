@@ -1,6 +1,6 @@
-"""Subjects: the list (search, kind, 50 a page, live ones unless a test world is named) and a subject's page (its calendar as the API
-gives it, its jobs and clocks with their open dates, its history newest first, its feed link
-and the invitation of its contact)."""
+"""Subjects: the list (search, kind, 50 a page, live ones unless a test world is named) and a
+subject's page (its calendar as the API gives it, its jobs and clocks with their open dates,
+its history newest first, its feed link and the invitation of its contact)."""
 
 import html
 import re
