@@ -9,7 +9,7 @@ from datetime import date, datetime
 from django import forms
 
 from calendars.moments import wall_time
-from timekeeping import instants
+from timekeeping import instants, shown
 from timekeeping.exposure import minor_units
 from timekeeping.jobs.spec import parse_span
 from timekeeping.models import Brand, Member, TestClock
@@ -74,13 +74,15 @@ class TestClockForm(forms.Form):
 
     def __init__(self, *args, zone: str, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["frozen_time"] = InstantField(zone=zone, label=f"Its time ({zone})")
+        self.fields["frozen_time"] = InstantField(
+            zone=zone, label=f"Its time ({shown.zone_name(zone)})")
 
 
 class AdvanceForm(forms.Form):
     def __init__(self, *args, zone: str, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["to"] = InstantField(zone=zone, label=f"Advance to ({zone})")
+        self.fields["to"] = InstantField(
+            zone=zone, label=f"Move it on to ({shown.zone_name(zone)})")
 
 
 class _OptionalJSON(forms.JSONField):
@@ -91,15 +93,15 @@ class _OptionalJSON(forms.JSONField):
 
 
 def _world_field() -> forms.ModelChoiceField:
-    """Which clock a change happens on: a test clock of the brand, or the real one."""
+    """Which world a change happens in: a test clock's of the brand, or the live one."""
     return forms.ModelChoiceField(queryset=TestClock.objects.none(), required=False,
-                                  label="On which clock", empty_label="the real clock")
+                                  label="In which world", empty_label="live")
 
 
 def _offer_worlds(form: forms.Form, brand: Brand) -> None:
     form.fields["test_clock"].queryset = TestClock.objects.filter(brand=brand).order_by("name")
     form.fields["test_clock"].label_from_instance = (
-        lambda clock: f"test clock {clock.name} ({clock.pk})")
+        lambda clock: f"test world {clock.name}")
 
 
 def _days_kept(form: forms.Form, cleaned: dict, names: tuple[str, ...]) -> None:
@@ -186,8 +188,7 @@ class StandbyForm(forms.Form):
         self.fields["member"].queryset = Member.objects.filter(
             brand=brand).exclude(role=Member.Role.VIEWER).select_related("user").order_by("pk")
         self.fields["member"].label_from_instance = (
-            lambda member: f"{member.user.get_username()} ({member.get_role_display()}, "
-                           f"{member.pk})")
+            lambda member: f"{member.name} ({member.get_role_display()})")
         _offer_worlds(self, brand)
 
     def clean(self):

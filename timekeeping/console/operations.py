@@ -15,8 +15,8 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from calendars.models import Postponement
-from timekeeping import clock, clocks, shown, test_clocks, trace
-from timekeeping.console import connections, forms
+from timekeeping import clock, clocks, history, shown, test_clocks, trace
+from timekeeping.console import connections, forms, refusals
 from timekeeping.console.access import brand_of, by, may
 from timekeeping.console.shown import face_of
 from timekeeping.jobs import standby
@@ -45,7 +45,19 @@ def _with_last_run(rows):
     live beside schedules, in the schedules store)."""
     last = ScheduleRun.objects.filter(schedule=OuterRef("pk")).order_by("-tick")
     return rows.annotate(last_tick_run=Subquery(last.values("tick")[:1]),
-                         last_outcome=Subquery(last.values("outcome")[:1]))
+                         last_outcome=Subquery(last.values("outcome")[:1]),
+                         last_reason=Subquery(last.values("reason")[:1]))
+
+
+def _every(seconds: int, at: str) -> str:
+    """How often a schedule runs, as people say it: "every day", "every 15 minutes"."""
+    if at:
+        return f"at {at}"
+    for size, unit in ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second")):
+        if seconds % size == 0:
+            count = seconds // size
+            return f"every {unit}" if count == 1 else f"every {count} {unit}s"
+    return f"every {seconds} seconds"
 
 
 @login_required
@@ -57,10 +69,12 @@ def schedule_list(request, brand_id: str):
                           .order_by("test_clock_id", "name", "pk"))
     page = Paginator(rows, PER_PAGE).get_page(request.GET.get("page"))
     face = face_of(brand, now)
+    worlds = dict(TestClock.objects.filter(brand=brand).values_list("pk", "name"))
     return render(request, "console/schedules.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"), "page": page,
         "rows": [{"row": row, "next": face.at(row.next_due), "last": face.at(row.last_tick_run),
-                  "every": schedules.when_text(row.every_s, row.at)} for row in page],
+                  "every": _every(row.every_s, row.at), "world": worlds.get(row.test_clock_id)}
+                 for row in page],
         "stopped": schedules.ticks_stopped(now)})
 
 
@@ -80,10 +94,11 @@ def schedule_act(request, brand_id: str):
     verb = form.cleaned_data["do"]
     {"pause": schedules.pause, "resume": schedules.resume, "run": schedules.run_by_hand}[
         verb](row)
-    messages.success(request, {"pause": f"{row.name} is paused: its due times are skipped "
-                                         "until it is resumed.",
+    messages.success(request, {"pause": f"{row.name} is paused: its runs are skipped until it "
+                                         "is resumed.",
                                "resume": f"{row.name} is resumed.",
-                               "run": f"{row.name} runs at the next tick, beside its grid."}[
+                               "run": f"{row.name} runs once at the next minute, as well as at "
+                                      "its usual times."}[
         verb])
     return redirect("console:schedules", brand_id=brand.pk)
 
@@ -104,10 +119,15 @@ def moves_page(request, brand_id: str):
         preview = moves.preview(link, now=now, hours=PREVIEW_HOURS)
         aside = Paginator(moves.set_aside(link, now=now), PER_PAGE).get_page(
             request.GET.get("page"))
+        backlog = moves.backlog(link, now=now)
+        named = {(line.table, line.rule): line.move for line in backlog}
         found |= {"backlog": [{"line": line, "oldest": face.at(line.oldest)}
-                              for line in moves.backlog(link, now=now)],
-                  "aside": aside, "aside_rows": [{"row": row, "until": face.at(row.until)}
-                                                 for row in aside],
+                              for line in backlog],
+                  "aside": aside,
+                  "aside_rows": [{"row": row, "until": face.at(row.until),
+                                  "said": refusals.set_aside(
+                                      row.table, row.row, named.get((row.table, row.rule), ""),
+                                      row.code)} for row in aside],
                   "preview": preview[:PREVIEW_SHOWN], "preview_more": len(preview) > PREVIEW_SHOWN,
                   "last_run": face.at(link.last_run), "hours": PREVIEW_HOURS}
     return render(request, "console/moves.html", found)
@@ -120,7 +140,8 @@ def moves_act(request, brand_id: str):
     form, link = forms.ConnectionForm(request.POST), _connection(brand)
     if link is None or not form.is_valid():
         messages.error(request, "Nothing was done: the brand has no tables yet, or the form "
-                                "said neither pause nor resume.")
+                                "asked for neither pause nor resume. Load a manifest with "
+                                "tables first, or use the page's button.")
     elif form.cleaned_data["do"] == "pause":
         connections.pause(link)
         messages.success(request, "The connection is paused: no timed move runs until it is "
@@ -136,9 +157,12 @@ def moves_act(request, brand_id: str):
 def _postponements(request, brand: Brand, form: forms.PostponementForm, status: int = 200):
     found = (Postponement.objects.filter(calendar_id=brand.calendar_id)
              .order_by("-from_date", "-pk") if brand.calendar_id else Postponement.objects.none())
+    worlds = dict(TestClock.objects.filter(brand=brand).values_list("pk", "name"))
+    page = Paginator(found, PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "console/postponements.html", {
-        "brand": brand, "can_act": may(request, "manager"), "form": form,
-        "page": Paginator(found, PER_PAGE).get_page(request.GET.get("page"))}, status=status)
+        "brand": brand, "can_act": may(request, "manager"), "form": form, "page": page,
+        "rows": [{"row": row, "world": worlds.get(row.test_clock)} for row in page]},
+        status=status)
 
 
 @login_required
@@ -169,8 +193,9 @@ def postponement_add(request, brand_id: str):
             form.add_error(POSTPONEMENT_FIELDS.get(refused.field), refused.message)
         else:
             dates_moved = "1 date" if len(moved) == 1 else f"{len(moved)} dates"
-            messages.success(request, f"Notice added: {dates_moved} moved"
-                                      + (f" ({'; '.join(moved[:10])})" if moved else "") + ".")
+            messages.success(request, f"Notice added: {dates_moved} moved to "
+                                      f"{shown.day(data['to'])}; each subject's page and its "
+                                      "history show which.")
             return redirect("console:postponements", brand_id=brand.pk)
     elif form.is_valid():
         form.add_error(None, _calendar_refusal(request, brand))
@@ -181,10 +206,11 @@ def _calendar_refusal(request, brand: Brand) -> str | None:
     """As the API refuses (Postponements): no calendar, or one shared with brands the person
     does not keep, since a notice moves the dates of every brand on its calendar."""
     if brand.calendar_id is None:
-        return "The brand has no calendar; load a manifest with a calendar section first."
+        return ("Not added: the brand has no calendar yet. Load a manifest with a calendar "
+                "section on Manifests, then add the notice.")
     if brand.calendar.brands.exclude(pk__in=brands_kept_by(request.user)).exists():
-        return ("The brand's calendar is shared with brands you do not keep; an operator adds "
-                "its notices.")
+        return ("Not added: the brand's calendar is shared with brands you do not keep, and a "
+                "notice would move their dates too. Ask the operator to add it.")
     return None
 
 
@@ -219,7 +245,9 @@ def test_clock_create(request, brand_id: str):
         return _test_clocks(request, brand, form, status=400)
     made = test_clocks.create(brand=brand, name=form.cleaned_data["name"],
                               frozen_time=form.cleaned_data["frozen_time"])
-    messages.success(request, f"Test clock {made.name} ({made.pk}) made.")
+    messages.success(request, f"Test world {made.name} made: its time is fixed at "
+                              f"{shown.moment(made.frozen_time, _zone(brand))} until you "
+                              "advance it.")
     return redirect("console:test-clock", brand_id=brand.pk, clock_id=made.pk)
 
 
@@ -237,9 +265,10 @@ def _walk_view(walk) -> dict | None:
     if walk is None:
         return None
     if walk.state == walk.State.WALKING:
-        return {"walk": walk, "percent": round(walk.share * 100), "trace": "", "cut": False}
+        return {"walk": walk, "percent": round(walk.share * 100),
+                "by": history.person(walk.by), "trace": "", "cut": False}
     lines = list(trace.walk_lines(walk, limit=TRACE_SHOWN + 1))  # after a header and columns
-    return {"walk": walk, "percent": round(walk.share * 100),
+    return {"walk": walk, "percent": round(walk.share * 100), "by": history.person(walk.by),
             "trace": "\n".join(lines[:TRACE_SHOWN + 2]), "cut": len(lines) > TRACE_SHOWN + 2}
 
 
@@ -290,15 +319,17 @@ def test_clock_advance(request, brand_id: str, clock_id: str):
         form.add_error("to" if refused.field == "to" else None, refused.message)
         return _test_clock_page(request, brand, found, form,
                                 status=409 if refused.field == "test_clock" else 400)
-    messages.success(request, f"Advancing {found.name} to "
-                              f"{walk.to:%Y-%m-%d %H:%M:%SZ}: the tick walks it.")
+    messages.success(request, f"Moving test world {found.name} on to "
+                              f"{shown.moment(walk.to, _zone(brand))}: everything due on the "
+                              "way happens in order, and this page shows how far it has come.")
     return redirect("console:test-clock", brand_id=brand.pk, clock_id=found.pk)
 
 
 # -- standby seasons (S20) --------------------------------------------------------------------
 
 def _standby(request, brand: Brand, form: forms.StandbyForm, status: int = 200):
-    page = Paginator(Standby.objects.filter(brand=brand).select_related("member__user")
+    page = Paginator(Standby.objects.filter(brand=brand).select_related("member__user",
+                                                                         "test_clock")
                      .order_by("-first", "pk"), PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "console/standby.html", {
         "brand": brand, "can_act": may(request, "manager"), "page": page,
@@ -332,7 +363,8 @@ def standby_add(request, brand_id: str):
                            refused.message)
         else:
             retainer = shown.money(made.retainer, made.currency, short=True)
-            messages.success(request, f"On standby: {made.member.user.get_username()} from "
-                                      f"{made.first} through {made.last}, {retainer} a week.")
+            messages.success(request, f"On standby: {made.member.name} from "
+                                      f"{shown.day(made.first)} through {shown.day(made.last)}, "
+                                      f"{retainer} a week.")
             return redirect("console:standby", brand_id=brand.pk)
     return _standby(request, brand, form, status=400)

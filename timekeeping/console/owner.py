@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from timekeeping import clock, keys, manifests, records
-from timekeeping.console import forms
+from timekeeping.console import forms, refusals
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.shown import face_of
 from timekeeping.models import ApiKey, Brand, Manifest
@@ -64,7 +64,8 @@ def key_revoke(request, brand_id: str, key_id: str):
     if key is None:
         raise Http404("no such key")
     keys.revoke(key, now=clock.wall_now())
-    messages.success(request, f"Key {key.name} ({key.pk}) is revoked: it opens nothing now.")
+    messages.success(request, f"Key {key.name} is revoked: the program that used it can no "
+                              "longer reach the API.")
     return redirect("console:keys", brand_id=brand.pk)
 
 
@@ -79,7 +80,9 @@ def _manifests(request, brand: Brand, form: forms.ManifestForm, *, problems=None
         "id", "version", "bundle", "created").order_by("-version")
     page = Paginator(versions, PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "console/manifests.html", {
-        "brand": brand, "face": face, "page": page, "form": form, "problems": problems or [],
+        "brand": brand, "face": face, "page": page, "form": form,
+        "problems": [{"problem": each, "where": refusals.manifest_where(each.code)}
+                     for each in problems or []],
         "checked": checked, "plan": planned, "can_check": may(request, "manager"),
         "can_load": may(request, "owner"),
         "rows": [{"version": version, "created": face.at(version.created)} for version in page],
@@ -120,7 +123,8 @@ def manifest_load(request, brand_id: str):
         return _manifests(request, brand, form, checked=True, problems=invalid.problems,
                           status=400)
     version, removed = applied.version, len(applied.plan.removals)
-    messages.success(request, f"Loaded: version {version.version} is the brand's manifest "
-                              f"({version.bundle[:12]}), with {len(applied.plan.changes)} "
-                              f"change(s), {removed} of them removal(s).")
+    changes = len(applied.plan.changes)
+    messages.success(request, f"Loaded: version {version.version} is the brand's manifest, "
+                              f"with {changes} change{'s' if changes != 1 else ''}"
+                              + (f", {removed} of them removals" if removed else "") + ".")
     return redirect("console:manifests", brand_id=brand.pk)

@@ -1,14 +1,16 @@
-"""Subjects in the console (S25): the list (search, kind, 50 a page) and a subject's page: its
+"""Subjects in the console (S25): the list (`roster`: next date, at risk, open jobs, who
+answers; sorted, filtered, 50 a page, one world at a time) and a subject's page: its
 calendar (the API's lines), its jobs and clocks with their open dates and controls, its history,
 its feed link (rotatable) and the invitation of its contact as a customer."""
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -25,7 +27,7 @@ from timekeeping import (
     shown,
     subject_calendar,
 )
-from timekeeping.console import forms
+from timekeeping.console import forms, roster, test_mode
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.controls import members
 from timekeeping.console.shown import face_of
@@ -43,18 +45,18 @@ HISTORY_PAGE = 50
 @login_required
 def subject_list(request, brand_id: str):
     brand = brand_of(request, brand_id)
-    asked, kind = request.GET.get("q", "").strip()[:200], request.GET.get("kind", "")[:64]
-    found = Subject.objects.filter(brand=brand)
-    if asked:
-        found = found.filter(Q(name__icontains=asked) | Q(key__icontains=asked))
-    if kind:
-        found = found.filter(kind=kind)
-    kinds = (Subject.objects.filter(brand=brand).order_by("kind").values_list("kind", flat=True)
-             .distinct()[:KINDS_SHOWN])
+    world = test_mode.world_of(request, brand)
+    now, ask = clock.wall_now(), roster.Ask.of(request.GET)
+    listed = roster.Roster(brand, now=now, world=world, ask=ask)
+    page, rows = listed.page(request.GET.get("page"))
+    face = face_of(brand, now)
+    kinds = (Subject.objects.filter(brand=brand, test_clock=world).order_by("kind")
+             .values_list("kind", flat=True).distinct()[:KINDS_SHOWN])
     return render(request, "console/subjects.html", {
-        "brand": brand, "asked": asked, "kind": kind, "kinds": list(kinds),
-        "page": Paginator(found.order_by("name", "pk"), PER_PAGE).get_page(
-            request.GET.get("page"))})
+        "brand": brand, "face": face, "ask": ask, "world": world, "kinds": list(kinds),
+        "members": members(brand), "sorts": roster.SORTS, "statuses": roster.STATUSES,
+        "page": page, "filtered": bool(ask.q or ask.kind or ask.status or ask.owner),
+        "rows": [{"row": row, "next": face.at(row.next_due, now=listed.now)} for row in rows]})
 
 
 def _subject(brand: Brand, subject_id: str) -> Subject:
@@ -63,6 +65,22 @@ def _subject(brand: Brand, subject_id: str) -> Subject:
     if found is None:
         raise Http404("no such subject")
     return found
+
+
+# The calendar's lines are the API's (docs/api.md); the page says them in the owner's words.
+CALENDAR_KINDS = {"hard": "fixed date", "clock": "date"}
+CALENDAR_WORDS = ((re.compile(r"\blapsed\b"), "missed"), (re.compile(r"\bkept\b"), "done"),
+                  (re.compile(r"\d{4}-\d{2}-\d{2}"), lambda found: shown.day_of(found[0])))
+
+
+def _said(line: subject_calendar.Line, brand: Brand) -> dict:
+    status = line.status
+    for pattern, words in CALENDAR_WORDS:
+        status = pattern.sub(words, status)
+    answers = line.answers_for
+    return {"date": line.date, "what": line.what, "status": status,
+            "kind": CALENDAR_KINDS.get(line.kind, line.kind.replace("_", " ")),
+            "answers_for": brand.name if answers in ("of record", "the brand") else answers}
 
 
 def _before(request):
@@ -83,8 +101,10 @@ def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
     sent = Invitation.objects.filter(brand=brand, subject=subject).order_by("-created")[:10]
     return render(request, "console/subject.html", {
         "brand": brand, "subject": subject, "face": face,
-        "can_act": may(request, "manager"), "calendar": subject_calendar.lines(subject),
+        "can_act": may(request, "manager"),
+        "calendar": [_said(line, brand) for line in subject_calendar.lines(subject)],
         "zone": subject_calendar.zone_of_subject(subject),
+        "world": face.at(world, now=world) if subject.test_clock_id else None,
         "jobs": Job.objects.filter(brand=brand, subject=subject).prefetch_related(
             Prefetch("clocks", Clock.objects.filter(brand=brand)))
         .order_by("-opened")[:PER_PAGE],
@@ -138,8 +158,8 @@ def invite(request, brand_id: str, subject_id: str):
         except invitations.InvitationRefused as refused:
             form.add_error("email" if refused.field == "email" else None, refused.message)
         else:
-            to = ("the brand's owner (a test clock's subject)" if subject.test_clock_id
-                  else made.email)
+            to = ("the brand's owner (the subject lives in a test world)"
+                  if subject.test_clock_id else made.email)
             messages.success(request, f"Invitation for {made.email} sent to {to}; its link "
                                       "works for 7 days, once.")
             return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)
@@ -166,7 +186,8 @@ def end_job(request, brand_id: str, subject_id: str, job_id: str):
     try:
         lifecycle.end(job, by=records.person(request.user))
     except clocks.OrderRefused as refused:
-        messages.error(request, f"Not ended: {refused.message}.")
+        messages.error(request, f"Not ended: {refused.message}. Reload the page to see the "
+                                "job as it stands now.")
     else:
         messages.success(request, f"Ended: {job.service} {job.period}. Its dates that live on "
                                   "the subject stay open.")
@@ -191,7 +212,7 @@ def record_payment(request, brand_id: str, subject_id: str, subscription_id: str
         paid = dunning.pay(found, amount=amount, currency=currency,
                            by=records.person(request.user))
     except dunning.PaymentRefused as refused:
-        messages.error(request, f"Not recorded ({refused.field}): {refused.message}.")
+        messages.error(request, f"Not recorded: {refused.message}.")
     else:
         messages.success(request, f"Recorded: {shown.money(amount, currency)} on {found.service}"
                                   + ("; it is paid up" if not dunning.owed(paid) else
