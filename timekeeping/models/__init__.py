@@ -1,6 +1,7 @@
 from timekeeping.models.brand import Brand, TestClock, Walk, WalkLine, brands_kept_by
 from timekeeping.models.fault import Fault
 from timekeeping.models.keys import ApiKey
+from timekeeping.models.once import SpentToken
 from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow, SetAside
 from timekeeping.models.outbox import Delivery
 from timekeeping.models.people import Customer, CustomerSubject, Invitation, Member
@@ -15,6 +16,7 @@ __all__ = [
     "Allowance", "ApiKey", "Ask", "Brand", "BrandTable", "Clock", "Connection", "Customer",
     "CustomerSubject",
     "Deadline", "Delivery", "Fault", "Grant", "Heartbeat", "Invitation", "Job", "Manifest",
+    "SpentToken",
     "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
     "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",
     "TickRun", "Timer", "Walk", "WalkLine",
