@@ -17,7 +17,7 @@ from tests.csrf import unmasked
 from tests.doors import Endpoint, api, console, delivery, portal, reading
 from tests.world import ACTORS, NOW, World
 from timekeeping import keys
-from timekeeping.models import Subject
+from timekeeping.models import Record, Subject
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
@@ -25,7 +25,8 @@ MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
            "test_clock": "tc_Missing0000000000", "key": "key_Missing0000000000",
            "buyer_clock": "clk_Missing0000000001", "task": "tsk_Missing0000000000",
            "date": "999999999", "ending": "job_Missing0000000001",
-           "subscription": "sbn_Missing0000000000", "outcome": "out_Missing0000000000"}
+           "subscription": "sbn_Missing0000000000", "outcome": "out_Missing0000000000",
+           "record": "rec_Missing0000000000"}
 # The delivery doors come last: their "date done" settles A's refund-window date.
 ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *delivery.DOORS]
 
@@ -36,12 +37,18 @@ def _fill(text: str, world: World, n: int, missing: bool = False) -> str:
            "clock": world.clock.pk, "test_clock": world.test_clock.pk,
            "key": world.spare_key.pk, "buyer_clock": world.buyer_clock.pk,
            "task": world.task.pk, "date": world.date.pk, "ending": world.endings[n].pk,
-           "subscription": world.subscription.pk, "outcome": world.outcome.pk}
+           "subscription": world.subscription.pk, "outcome": world.outcome.pk,
+           "record": _opened(world)}
     if missing:
         ids = MISSING
     token = Subject.objects.get(pk=world.subject.pk).feed_token  # doors rotate it
     return text.format(**ids, order=world.orders[n], code=world.codes[n], token=token,
                        link=world.link)
+
+
+def _opened(world: World) -> str:
+    """A record of A's that is no action a person can undo: its job's opening."""
+    return Record.objects.get(kind="job.opened", job=world.job.pk).pk
 
 
 def _ask(world: World, endpoint: Endpoint, actor: str, *, missing: bool = False):
@@ -66,7 +73,7 @@ def _shape(answer, world: World) -> tuple[int, str]:
     for value in [*MISSING.values(), world.brand.pk, world.subject.pk, world.job.pk,
                   world.clock.pk, world.test_clock.pk, world.spare_key.pk,
                   world.buyer_clock.pk, world.task.pk, world.subscription.pk,
-                  world.outcome.pk,
+                  world.outcome.pk, _opened(world),
                   *(job.pk for job in world.endings)]:
         text = text.replace(value, "<id>")
     return answer.status_code, unmasked(text)
