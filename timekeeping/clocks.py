@@ -23,6 +23,7 @@ from calendars import rules
 from calendars.models import Calendar, Postponement
 from calendars.moments import day_in_zone
 from timekeeping import (
+    changed,
     date_emails,
     dues,
     exposure,
@@ -281,11 +282,7 @@ def _measure_from(kept: Occurrence) -> None:
     """The dates of the job measured from when `kept` was kept (`after_kept`: a refund window
     runs from the filing) open now, or move to it if they had a date already."""
     row = kept.clock
-    # Read from the service's clocks first: keeping a date asks nothing more of the database
-    # unless a clock of its job is measured from it.
-    measured = [spec for spec in services_of(row.bundle)[row.job.service].clocks.values()
-                if (spec.due.get("after_kept") or {}).get("clock") == row.name
-                and spec.due["after_kept"].get("item", kept.item) == kept.item]
+    measured = measured_from_it(kept)
     if not measured:
         return
     for other in Clock.objects.filter(job_id=row.job_id, name__in=[s.name for s in measured]
@@ -300,6 +297,15 @@ def _measure_from(kept: Occurrence) -> None:
         if found.status == Occurrence.Status.OPEN and day is not None and \
                 day not in (found.due, found.rolled_from):
             _move_to(found, spec, day, by=row.name + MEASURED, roll=True)
+
+
+def measured_from_it(kept: Occurrence) -> list[ClockSpec]:
+    """The clocks of the job whose dates are measured from when `kept` is kept. Read from the
+    service's clocks: keeping a date asks nothing more of the database unless one is."""
+    row = kept.clock
+    return [spec for spec in services_of(row.bundle)[row.job.service].clocks.values()
+            if (spec.due.get("after_kept") or {}).get("clock") == row.name
+            and spec.due["after_kept"].get("item", kept.item) == kept.item]
 
 
 MEASURED = " kept"  # how a move by `after_kept` is said: `by: "file kept"`
@@ -354,7 +360,7 @@ def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "") -> None:
                      payload={"occurrence": occurrence.pk, **payload})
 
 
-def _end_timers(occurrence: Occurrence, why: str) -> None:
+def end_timers(occurrence: Occurrence, why: str) -> None:
     row = occurrence.clock
     for timer_id in timers.clock_timers(row.brand, row.test_clock).filter(
             owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD]
@@ -389,26 +395,33 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
     return kept
 
 
-def _settle(occurrence: Occurrence, spec: ClockSpec, *, by: str, at: datetime) -> None:
+def _settle(occurrence: Occurrence, spec: ClockSpec, *, by: str, at: datetime,
+            noted: dict | None = None):
+    """Keep the date; `noted` joins its record (what an undo needs: who, what it was)."""
     late = occurrence.status == Occurrence.Status.LAPSED
     occurrence.status = Occurrence.Status.SATISFIED
     occurrence.settled, occurrence.settled_by = at, by
     occurrence.save(update_fields=["status", "settled", "settled_by"])
-    _end_timers(occurrence, f"satisfied by {by}")
-    _record(occurrence, "clock.satisfied", {"by": by, "due": occurrence.due, "late": late})
+    end_timers(occurrence, f"satisfied by {by}")
+    written = _record(occurrence, "clock.satisfied", {"by": by, "due": occurrence.due,
+                                                      "late": late, **(noted or {})})
     _measure_from(occurrence)
     if spec.every:
         _open_occurrence(occurrence.clock, spec, occurrence.item, occurrence.seq + 1)
+    return written
 
 
-def mark_done(occurrence: Occurrence, *, by: str) -> None:
+def mark_done(occurrence: Occurrence, *, by: str):
     """Its owner marks a date kept by hand: the way to keep a date that outlived its job,
-    or one no step of the Service covers."""
+    or one no step of the Service covers. Answers the `clock.satisfied` record, which names
+    who and what the date was before (`timekeeping.undo` reads it)."""
     if occurrence.status not in (Occurrence.Status.OPEN, Occurrence.Status.LAPSED):
         raise OrderRefused("item", f"the date is {occurrence.status}; only an open or lapsed "
                                    "date can be marked done")
     at = now_for(occurrence.clock.brand, occurrence.clock.test_clock)
-    _settle(occurrence, spec_of(occurrence.clock), by=f"marked done by {by}", at=at)
+    return _settle(occurrence, spec_of(occurrence.clock), by=f"marked done by {by}", at=at,
+                   noted={"who": by, "occurrence": occurrence.pk,
+                          "was": changed.was(occurrence)})
 
 
 def move(job: Job, step: str, items: list[str]) -> list[str]:
@@ -495,7 +508,7 @@ def end_job(job: Job, *, state: str = Job.State.ENDED, by: str = "",
                 continue
             occurrence.status = Occurrence.Status.CLOSED
             occurrence.save(update_fields=["status"])
-            _end_timers(occurrence, f"job {job.pk} {state}")
+            end_timers(occurrence, f"job {job.pk} {state}")
         records.write(f"job.{state}", brand=job.brand, instant=now, test_clock=job.test_clock,
                       subject=job.subject_id, job=job.pk,
                       data={**(data or {}), "by": by, "lives_on": kept})
@@ -737,36 +750,52 @@ def choose(occurrence: Occurrence, choice: str, *, by: str):
     if choice not in spec.choices:
         raise OrderRefused("choice", f"{choice!r} is not one of this clock's choices: "
                                      f"{', '.join(spec.choices) or 'none'}")
-    _record(occurrence, "clock.chosen", {"choice": choice, "by": by})
-    return gate.propose(job=occurrence.clock.job, step=choice,
-                        items=[occurrence.item] if occurrence.item else [],
-                        by=f"choice of {by}")
+    job = occurrence.clock.job
+    before = changed.before(job)
+    outcome = gate.propose(job=job, step=choice,
+                           items=[occurrence.item] if occurrence.item else [],
+                           by=f"choice of {by}")
+    # Written after the step, so it can say what the step changed (`timekeeping.undo`).
+    written = _record(occurrence, "clock.chosen", {
+        "choice": choice, "by": by, "occurrence": occurrence.pk,
+        "committed": outcome.committed, **changed.since(job, before, outcome)})
+    outcome.record = written.pk if written is not None else ""
+    return outcome
 
 
-def acknowledge(occurrence: Occurrence, *, by: str) -> None:
+def acknowledge(occurrence: Occurrence, *, by: str):
+    """Acknowledge the date; answers its record, which keeps what it was before (undo). A
+    date acknowledged already stays as it is (a second click acts once): None."""
+    if occurrence.acknowledged is not None:
+        return None
     at = now_for(occurrence.clock.brand, occurrence.clock.test_clock)
+    was = occurrence.acknowledged
     occurrence.acknowledged = at
     occurrence.save(update_fields=["acknowledged"])
-    _record(occurrence, "clock.acknowledged", {"by": by})
+    return _record(occurrence, "clock.acknowledged", {"by": by, "occurrence": occurrence.pk,
+                                                      "was": was})
 
 
-def assign(occurrence: Occurrence, member: Member, *, by: str) -> None:
-    """Give the date to one of its brand's members to see through (S25): a `clock.assigned`
-    record says to whom and by whom. A member of another brand is refused, naming the field,
-    and nothing changes. The API and the console both assign through it."""
-    if member.brand_id != occurrence.clock.brand_id:
+def assign(occurrence: Occurrence, member: Member | None, *, by: str):
+    """Give the date to one of its brand's members to see through (S25), or to nobody (None):
+    a `clock.assigned` record says to whom, by whom, and who had it before (undo). A member of
+    another brand is refused, naming the field, and nothing changes. The API and the pages
+    all assign through it."""
+    if member is not None and member.brand_id != occurrence.clock.brand_id:
         raise OrderRefused("member", f"{member.pk} is not a member of the clock's brand")
+    was = occurrence.assignee_id
     occurrence.assignee = member
     occurrence.save(update_fields=["assignee"])
-    _record(occurrence, "clock.assigned", {"member": member.pk,
-                                           "to": member.user.get_username(), "by": by})
+    return _record(occurrence, "clock.assigned", {
+        "member": member.pk if member else None, "occurrence": occurrence.pk, "was": was,
+        "to": member.user.get_username() if member else "nobody", "by": by})
 
 
 # -- telling people ---------------------------------------------------------------------------
 
-def _record(occurrence: Occurrence, kind: str, data: dict) -> None:
+def _record(occurrence: Occurrence, kind: str, data: dict):
     row = occurrence.clock
-    records.write(kind, brand=row.brand, instant=now_for(row.brand, row.test_clock),
+    return records.write(kind, brand=row.brand, instant=now_for(row.brand, row.test_clock),
                   test_clock=row.test_clock, subject=row.subject_id, job=row.job_id,
                   data={"clock": row.id, "name": row.name, "item": occurrence.item, **data})
 

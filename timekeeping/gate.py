@@ -44,6 +44,7 @@ class Outcome:
     satisfied: list[str] = field(default_factory=list)
     moved: list[str] = field(default_factory=list)
     then: list[Outcome] = field(default_factory=list)
+    record: str = ""  # the record of the person's choice that proposed it (`clocks.choose`)
 
     def describe(self) -> str:
         if not self.committed:

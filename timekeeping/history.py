@@ -103,6 +103,10 @@ def _tail(data: dict) -> str:
     return f"; a matching payment until {shown.day_of(until)} still wins it." if until else "."
 
 
+UNDONE = {"clock.satisfied": "Marking it done", "clock.acknowledged": "The acknowledgement",
+          "clock.chosen": "The choice", "clock.assigned": "The assignment"}
+
+
 def _by(data: dict) -> str:
     who = data.get("by") or data.get("who") or ""
     return f" by {person(who)}" if who else ""
@@ -138,6 +142,8 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                  f"{shown.day_of(d.get('due'))}.",
     "clock.acknowledged": lambda d: f"The {_what(d)} was acknowledged{_by(d)}.",
     "clock.assigned": lambda d: f"The {_what(d)} was assigned to {d.get('to')}{_by(d)}.",
+    "clock.undone": lambda d: f"{UNDONE.get(d.get('undid'), 'An action')} on the {_what(d)} "
+                              f"was undone{_by(d)}.",
     "clock.chosen": lambda d: f"'{d.get('choice')}' was chosen for the {_what(d)}{_by(d)}.",
     "clock.satisfied": lambda d: f"The {_what(d)} was done"
                                  + (" late" if d.get("late") else "") + _kept(d) + ".",

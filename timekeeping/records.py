@@ -64,12 +64,13 @@ class Entry:
 def write(
     kind: str, *, brand: Brand, instant: datetime, test_clock: TestClock | None = None,
     subject: str = "", job: str = "", timer: str = "", data: dict | None = None,
-) -> None:
+) -> Record | None:
+    """Write one record: the row written, or None inside a firing (it joins the batch)."""
     batch = firing.current()
     if batch is not None and batch.brand.pk == brand.pk:
         batch.record(kind, timer=timer, subject=subject, job=job, data=data)
-        return
-    Record.objects.create(kind=kind, instant=instant, brand=brand, test_clock=test_clock,
+        return None
+    return Record.objects.create(kind=kind, instant=instant, brand=brand, test_clock=test_clock,
                           subject=subject, job=job, timer=timer, data=data or {})
 
 

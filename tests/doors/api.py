@@ -153,4 +153,7 @@ DOORS = [
                                 "input": {"reply_by": "2031-03-14"}}),
     Endpoint("link, wrong key", "get", "/api/links/Wrong0000000000000000", dict.fromkeys(
         ACTORS, 404)),
+    # Undo (issue 27): the world's record is its job's opening, which is no action: A's
+    # people who may act hear 409 (undo_not_undoable), a viewer 403, strangers 404.
+    Endpoint("record undo", "post", "/api/records/{record}/undo", _writes(409, 404)),
 ]

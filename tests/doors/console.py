@@ -76,4 +76,8 @@ DOORS: list[Endpoint] = [
     Endpoint("clock assign", "post", "/api/clocks/{clock}/assign", _writes(200, 404),
              body=lambda w, n: {"item": "US", "member": Member.objects.get(
                  brand=w.brand, role=Member.Role.MANAGER).pk}),
+    # Undo (issue 27): the world's record is its job's opening, no action: not found for A's
+    # people who may act (as for strangers); a viewer may not act.
+    Endpoint("console undo", "post", "/console/{brand}/records/{record}/undo",
+             _page(404, 404, viewer_a=403)),
 ]

@@ -17,10 +17,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from calendars.moments import zone_of
-from timekeeping import clock, clocks, gate, instants, manifests, subject_calendar
+from timekeeping import clock, clocks, gate, instants, manifests, subject_calendar, undo
 from timekeeping.api.access import brand_for, brands, kept, kept_brand, who
 from timekeeping.api.strict import StrictSerializer
-from timekeeping.models import Clock, Job, Member, Occurrence, Subject, TestClock
+from timekeeping.models import Clock, Job, Member, Occurrence, Record, Subject, TestClock
 from timekeeping.models.service import new_feed_token
 
 
@@ -377,13 +377,33 @@ class ChoiceIn(OccurrenceIn):
     choice = serializers.CharField(max_length=100)
 
 
+class UndoOfferOut(serializers.Serializer):
+    record = serializers.CharField(help_text="The record of the action: POST "
+                                   "/api/records/{record}/undo to undo it.")
+    until = serializers.DateTimeField(help_text="Until when it can be undone (15 minutes, on "
+                                      "the date's own clock).")
+
+
 class AcknowledgedOut(serializers.Serializer):
     acknowledged = serializers.DateTimeField()
+    undo = UndoOfferOut(allow_null=True, help_text="How to undo it; null when it changed "
+                        "nothing (acknowledged already).")
 
 
 class DoneOut(serializers.Serializer):
     status = serializers.CharField()
     settled = serializers.DateTimeField()
+    undo = UndoOfferOut(allow_null=True)
+
+
+class ChosenOut(StepOut):
+    undo = UndoOfferOut(allow_null=True, help_text="How to undo it; null when the step was "
+                        "refused (nothing changed).")
+
+
+def _undo(entry) -> dict | None:
+    offered = undo.offer(entry)
+    return UndoOfferOut(offered).data if offered else None
 
 
 def _occurrence(request, clock_id: str, serializer) -> tuple[Occurrence, dict]:
@@ -402,8 +422,8 @@ class ClockAcknowledge(APIView):
     @extend_schema(request=OccurrenceIn, responses=AcknowledgedOut)
     def post(self, request, clock_id: str):
         occurrence, _ = _occurrence(request, clock_id, OccurrenceIn)
-        clocks.acknowledge(occurrence, by=who(request))
-        return Response(AcknowledgedOut(occurrence).data)
+        entry = clocks.acknowledge(occurrence, by=who(request))
+        return Response({**AcknowledgedOut(occurrence).data, "undo": _undo(entry)})
 
 
 class ClockDone(APIView):
@@ -411,32 +431,36 @@ class ClockDone(APIView):
     def post(self, request, clock_id: str):
         occurrence, _ = _occurrence(request, clock_id, OccurrenceIn)
         try:
-            clocks.mark_done(occurrence, by=who(request))
+            entry = clocks.mark_done(occurrence, by=who(request))
         except clocks.OrderRefused as refused:
             return Response({refused.field: [refused.message]}, status=status.HTTP_409_CONFLICT)
-        return Response(DoneOut(occurrence).data)
+        return Response({**DoneOut(occurrence).data, "undo": _undo(entry)})
 
 
 class ClockChoose(APIView):
-    @extend_schema(request=ChoiceIn, responses={200: StepOut, 409: StepOut})
+    @extend_schema(request=ChoiceIn, responses={200: ChosenOut, 409: ChosenOut})
     def post(self, request, clock_id: str):
         occurrence, given = _occurrence(request, clock_id, ChoiceIn)
         try:
             outcome = clocks.choose(occurrence, given["choice"], by=who(request))
         except clocks.OrderRefused as refused:
             raise ValidationError({refused.field: [refused.message]}) from None
-        return Response(StepOut(outcome).data,
+        entry = Record.objects.filter(pk=outcome.record).first() if outcome.committed else None
+        return Response({**StepOut(outcome).data, "undo": _undo(entry)},
                         status=status.HTTP_200_OK if outcome.committed else
                         status.HTTP_409_CONFLICT)
 
 
 class AssignIn(OccurrenceIn):
-    member = serializers.CharField(max_length=48, help_text="The member's id (mbr_…): one of "
-                                   "the people of the clock's brand.")
+    member = serializers.CharField(max_length=48, allow_blank=True,
+                                   help_text="The member's id (mbr_…): one of the people of "
+                                             "the clock's brand; empty: nobody.")
 
 
 class AssignedOut(serializers.Serializer):
-    assignee = serializers.CharField(source="assignee_id")
+    assignee = serializers.CharField(source="assignee_id", allow_null=True)
+    undo = UndoOfferOut(allow_null=True, help_text="How to undo it; null when it changed "
+                        "nothing (assigned so already).")
 
 
 class ClockAssign(APIView):
@@ -445,8 +469,36 @@ class ClockAssign(APIView):
         occurrence, given = _occurrence(request, clock_id, AssignIn)
         member = Member.objects.select_related("user").filter(
             pk=given["member"], brand_id=occurrence.clock.brand_id).first()
-        if member is None:
+        if member is None and given["member"]:
             raise ValidationError({"member": [f"no member {given['member']!r} of the clock's "
                                               "brand"]})
-        clocks.assign(occurrence, member, by=who(request))
-        return Response(AssignedOut(occurrence).data)
+        entry = None
+        if occurrence.assignee_id != (member.pk if member else None):  # else: as it is already
+            entry = clocks.assign(occurrence, member, by=who(request))
+        return Response({**AssignedOut(occurrence).data, "undo": _undo(entry)})
+
+
+class UndoOut(serializers.Serializer):
+    undone = serializers.CharField(help_text="The record undone.")
+    record = serializers.CharField(help_text="The undo's own record (`clock.undone`).")
+
+
+class UndoProblemOut(serializers.Serializer):
+    code = serializers.CharField(help_text="undo_expired, undo_already, undo_superseded, "
+                                 "undo_set_in_motion or undo_not_undoable")
+    message = serializers.CharField()
+
+
+class RecordUndo(APIView):
+    """Undo a person's action on a date (mark done, acknowledge, choose, assign) within 15
+    minutes of it, on the date's own clock; the same roles as the action."""
+
+    @extend_schema(request=None, responses={200: UndoOut, 409: UndoProblemOut})
+    def post(self, request, record_id: str):
+        entry = kept(request, Record.objects.all(), record_id, "record")
+        try:
+            done = undo.undo(entry.brand, entry.pk, by=who(request))
+        except undo.UndoRefused as refused:
+            return Response({"code": refused.code, "message": refused.message},
+                            status=status.HTTP_409_CONFLICT)
+        return Response(UndoOut({"undone": entry.pk, "record": done.pk}).data)

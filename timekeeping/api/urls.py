@@ -91,6 +91,7 @@ urlpatterns = [
     path("timers", reading.Timers.as_view(), name="timers"),
     path("timers/<pid:timer_id>", reading.TimerDetail.as_view(), name="timer"),
     path("records", reading.Records.as_view(), name="records"),
+    path("records/<pid:record_id>/undo", services.RecordUndo.as_view(), name="record-undo"),
     path("schedules", reading_operations.Schedules.as_view(), name="schedules"),
     path("schedules/<pid:schedule_id>", reading_operations.ScheduleDetail.as_view(),
          name="schedule"),

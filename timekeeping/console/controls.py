@@ -17,14 +17,16 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from timekeeping import clock, clocks, dates
+from timekeeping import clock, clocks, dates, once, records, undo
 from timekeeping.console import forms
 from timekeeping.console.access import back_to, brand_of, by
 from timekeeping.console.shown import face_of
-from timekeeping.models import Brand, Clock, Member, Occurrence
+from timekeeping.jobs import tasks
+from timekeeping.models import Brand, Clock, Member, Occurrence, Record
 from timekeeping.pages import ask_first, confirmed
 
 # The gate's refusal codes, in words (docs/console.md).
@@ -42,6 +44,7 @@ REFUSALS = {
 class Said:
     text: str
     ok: bool
+    undo: undo.Offer | None = None  # the Undo a page offers after it (issue 27)
 
 
 def refusal_words(code: str) -> str:
@@ -50,10 +53,10 @@ def refusal_words(code: str) -> str:
 
 def _done(occurrence: Occurrence, data: dict, who: str, brand: Brand) -> Said:
     try:
-        clocks.mark_done(occurrence, by=who)
+        entry = clocks.mark_done(occurrence, by=who)
     except clocks.OrderRefused as refused:
         return Said(f"Not marked done: {refused.message}.", False)
-    return Said(f"Marked done: {_what(occurrence)}.", True)
+    return Said(f"Marked done: {_what(occurrence)}.", True, undo.offer(entry))
 
 
 def _choose(occurrence: Occurrence, data: dict, who: str, brand: Brand) -> Said:
@@ -64,21 +67,36 @@ def _choose(occurrence: Occurrence, data: dict, who: str, brand: Brand) -> Said:
     if not outcome.committed:
         return Said(f"'{outcome.step}' was refused: {refusal_words(outcome.code)} "
                     f"({outcome.code}). {outcome.reason[:1].upper()}{outcome.reason[1:]}.", False)
-    return Said(f"Chosen: {outcome.describe()}.", True)
+    return Said(f"Chosen: {outcome.describe()}.", True,
+                undo.offer(Record.objects.filter(pk=outcome.record).first()))
 
 
 def _acknowledge(occurrence: Occurrence, data: dict, who: str, brand: Brand) -> Said:
-    clocks.acknowledge(occurrence, by=who)
-    return Said(f"Acknowledged: {_what(occurrence)}.", True)
+    entry = clocks.acknowledge(occurrence, by=who)
+    if entry is None:
+        return Said(f"Already acknowledged: {_what(occurrence)}.", True)
+    return Said(f"Acknowledged: {_what(occurrence)}.", True, undo.offer(entry))
 
 
 def _assign(occurrence: Occurrence, data: dict, who: str, brand: Brand) -> Said:
-    member = Member.objects.select_related("user").filter(brand=brand,
-                                                          pk=data["member"]).first()
-    if member is None:
-        return Said(f"Not assigned: no member {data['member']!r} of {brand.name}.", False)
-    clocks.assign(occurrence, member, by=who)
-    return Said(f"Assigned to {member.user.get_username()}: {_what(occurrence)}.", True)
+    member = assignee(brand, data["member"])
+    if member is None and data["member"]:
+        return Said("Not assigned: Assign to: choose one of the people of "
+                    f"{brand.name}, or nobody.", False)
+    name = member.name if member else "nobody"
+    if occurrence.assignee_id == (member.pk if member else None):
+        return Said(f"Already assigned to {name}: {_what(occurrence)}.", True)
+    entry = clocks.assign(occurrence, member, by=who)
+    return Said(f"Assigned to {name}: {_what(occurrence)}.", True, undo.offer(entry))
+
+
+def assignee(brand: Brand, value: str) -> Member | None:
+    """Whom an Assign names: a member of the brand, or its owner (`owner`: their membership,
+    made now if they have none, as when they take a task); None for nobody or a stranger."""
+    if value == OWNER:
+        return tasks.member_of(brand.pk, brand.owner) if brand.owner_id else None
+    return Member.objects.select_related("user").filter(brand=brand, pk=value).first() \
+        if value else None
 
 
 Act = Callable[[Occurrence, dict, str, Brand], Said]
@@ -125,10 +143,45 @@ def control(request, brand_id: str, clock_id: str, *, verb: str):
             return ask_first(request, question=f"Mark {_what(occurrence)} done?",
                              consequence=ASK_FIRST[verb], yes="Yes, mark it done",
                              back=back_to(request, brand))
-        said = (act(occurrence, form.cleaned_data, by(request), brand) if occurrence else
-                Said(f"Nothing was done: clock {row.pk} has no item "
-                     f"{form.cleaned_data['item']!r}.", False))
+        if occurrence is None:
+            said = Said(f"Nothing was done: clock {row.pk} has no item "
+                        f"{form.cleaned_data['item']!r}.", False)
+        elif not once.spend(request):
+            said = Said(once.ALREADY, True)
+        else:
+            said = act(occurrence, form.cleaned_data, by(request), brand)
     return _answer(request, brand, occurrence, said)
+
+
+@login_required
+@require_POST
+def undo_control(request, brand_id: str, record_id: str):
+    """The Undo a control offered: the owner and managers undo any action on the brand's
+    dates (the API's roles)."""
+    brand = brand_of(request, brand_id, at_least="manager")
+    entry = Record.objects.filter(brand=brand, pk=record_id).first()
+    if entry is None or not undo.undoable(entry):
+        raise Http404("no such action")
+    occurrence = Occurrence.objects.filter(pk=entry.data["occurrence"]).select_related(
+        "clock", "clock__job", "clock__subject", "clock__brand", "clock__test_clock").first()
+    return _answer(request, brand, occurrence, undone(request, brand, entry, only_by=None))
+
+
+def undone(request, brand: Brand, entry: Record, *, only_by: str | None) -> Said:
+    """Undo `entry` for a page, in words: what was undone, or why not."""
+    if not once.spend(request):
+        return Said(once.ALREADY, True)
+    try:
+        undo.undo(brand, entry.pk, by=records.person(request.user), only_by=only_by)
+    except undo.UndoRefused as refused:
+        return Said(f"Not undone: {refused.message}.", False)
+    return Said(f"Undone: {UNDONE.get(entry.kind, 'the action')} on "
+                f"{entry.data.get('name', 'the date')}"
+                f"{', ' + entry.data['item'] if entry.data.get('item') else ''}.", True)
+
+
+UNDONE = {"clock.satisfied": "marking it done", "clock.acknowledged": "the acknowledgement",
+          "clock.chosen": "the choice", "clock.assigned": "the assignment"}
 
 
 def _answer(request, brand: Brand, occurrence: Occurrence | None, said: Said):
@@ -136,6 +189,9 @@ def _answer(request, brand: Brand, occurrence: Occurrence | None, said: Said):
         return render(request, "console/_date_row.html", row_context(request, brand,
                                                                      occurrence, said))
     (messages.success if said.ok else messages.error)(request, said.text)
+    if said.undo is not None:
+        offer_undo(request, said.undo, reverse("console:undo", args=[brand.pk,
+                                                                       said.undo.record]))
     if request.htmx:  # no row to put it in: the whole page, with the message
         return HttpResponseClientRedirect(back_to(request, brand))
     return redirect(back_to(request, brand))
@@ -148,10 +204,40 @@ def row_context(request, brand: Brand, occurrence: Occurrence, said: Said) -> di
     line = next((each for each in lines if each.occurrence.pk == occurrence.pk), None)
     return {"brand": brand, "line": line, "said": said, "occurrence": occurrence,
             "members": members(brand), "face": face_of(brand, clock.wall_now()),
-            "next": back_to(request, brand), "can_act": True}
+            "next": back_to(request, brand), "can_act": True,
+            "window": undo.UNDO_WINDOW_WORDS,
+            "undo_action": reverse("console:undo", args=[brand.pk, said.undo.record])
+            if said.undo else ""}
 
 
-def members(brand: Brand) -> list[Member]:
-    """Whom a date can be assigned to: the brand's members (one query)."""
-    return list(Member.objects.filter(brand=brand).select_related("user").order_by(
+OWNER = "owner"  # the Assign value that names the brand's owner who is not yet a member
+
+
+@dataclass(frozen=True)
+class Person:
+    id: str  # a member's id, or OWNER
+    name: str
+
+
+def members(brand: Brand) -> list[Person]:
+    """Whom a date can be assigned to: every member of the brand, and its owner by name
+    whether or not they hold a membership yet (one query, the owner read with the brand)."""
+    found = list(Member.objects.filter(brand=brand).select_related("user").order_by(
         "user__username"))
+    people = [Person(member.pk, f"{member.name} ({member.role})") for member in found]
+    if brand.owner_id and all(member.user_id != brand.owner_id for member in found):
+        people.insert(0, Person(OWNER, f"{_name(brand.owner)} (owner)"))
+    return people
+
+
+def _name(user) -> str:
+    return user.get_full_name() or user.get_username()
+
+
+def offer_undo(request, offered: undo.Offer, action: str) -> None:
+    """Without JavaScript the Undo rides to the next page (`{% undo_offered %}` shows it
+    once); `action` is the area's undo address."""
+    request.session[OFFERED] = {"record": offered.record, "action": action}
+
+
+OFFERED = "undo_offered"

@@ -28,7 +28,7 @@ class ChooseForm(DateForm):
 
 
 class AssignForm(DateForm):
-    member = forms.CharField(max_length=48, label="Assign to")
+    member = forms.CharField(max_length=48, label="Assign to", required=False)  # "": nobody
 
 
 class InviteForm(forms.Form):

@@ -20,6 +20,7 @@ urlpatterns = [
     path("<pid:brand_id>/", views.home, name="home"),
     *[path(f"<pid:brand_id>/clocks/<pid:clock_id>/{verb}", controls.control,
            {"verb": verb}, name=verb) for verb in controls.CONTROLS],
+    path("<pid:brand_id>/records/<pid:record_id>/undo", controls.undo_control, name="undo"),
     path("<pid:brand_id>/why", views.why_page, name="why"),
     path("<pid:brand_id>/help/money", views.help_money, name="help-money"),
     path("<pid:brand_id>/attention/settle", settle.settle, name="settle"),

@@ -4,6 +4,7 @@ from timekeeping.models.dismissal import Dismissal
 from timekeeping.models.fault import Fault
 from timekeeping.models.keys import ApiKey
 from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow, SetAside
+from timekeeping.models.once import SpentToken
 from timekeeping.models.outbox import Delivery
 from timekeeping.models.people import Customer, CustomerSubject, Invitation, Member
 from timekeeping.models.record import Record
@@ -18,6 +19,7 @@ __all__ = [
     "CustomerSubject",
     "Deadline", "Delivery", "Digest", "Dismissal", "Fault", "Grant", "Heartbeat", "Invitation",
     "Job", "Manifest",
+    "SpentToken",
     "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
     "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",
     "TickRun", "Timer", "Walk", "WalkLine",
