@@ -203,7 +203,7 @@ def row_context(request, brand: Brand, occurrence: Occurrence, said: Said) -> di
     lines = dates.coming_up([occurrence.clock.subject])
     line = next((each for each in lines if each.occurrence.pk == occurrence.pk), None)
     return {"brand": brand, "line": line, "said": said, "occurrence": occurrence,
-            "members": members(brand), "face": face_of(brand, clock.wall_now()),
+            "members": members(brand), "face": face_of(brand, clock.wall_now(), request),
             "next": back_to(request, brand), "can_act": True,
             "window": undo.UNDO_WINDOW_WORDS,
             "undo_action": reverse("console:undo", args=[brand.pk, said.undo.record])

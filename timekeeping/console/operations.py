@@ -68,7 +68,7 @@ def schedule_list(request, brand_id: str):
     rows = _with_last_run(Schedule.objects.filter(brand_id=brand.pk, active=True)
                           .order_by("test_clock_id", "name", "pk"))
     page = Paginator(rows, PER_PAGE).get_page(request.GET.get("page"))
-    face = face_of(brand, now)
+    face = face_of(brand, now, request)
     worlds = dict(TestClock.objects.filter(brand=brand).values_list("pk", "name"))
     return render(request, "console/schedules.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"), "page": page,
@@ -113,7 +113,7 @@ def _connection(brand: Brand) -> Connection | None:
 def moves_page(request, brand_id: str):
     brand = brand_of(request, brand_id)
     now, link = clock.wall_now(), _connection(brand)
-    face = face_of(brand, now)
+    face = face_of(brand, now, request)
     found = {"brand": brand, "face": face, "can_act": may(request, "manager"), "link": link}
     if link is not None:
         preview = moves.preview(link, now=now, hours=PREVIEW_HOURS)
@@ -221,7 +221,7 @@ def _zone(brand: Brand) -> str:
 
 
 def _test_clocks(request, brand: Brand, form: forms.TestClockForm, status: int = 200):
-    face = face_of(brand, clock.wall_now())
+    face = face_of(brand, clock.wall_now(), request)
     page = Paginator(TestClock.objects.filter(brand=brand).order_by("name", "pk"),
                      PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "console/test_clocks.html", {
@@ -273,7 +273,7 @@ def _walk_view(walk) -> dict | None:
 
 
 def _test_clock_page(request, brand: Brand, found: TestClock, form, *, status: int = 200):
-    face = face_of(brand, clock.wall_now())
+    face = face_of(brand, clock.wall_now(), request)
     walk = test_clocks.latest(found)
     context = {
         "brand": brand, "face": face, "can_act": may(request, "manager"), "clock": found,

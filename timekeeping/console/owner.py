@@ -26,7 +26,7 @@ PER_PAGE = 50
 # -- API keys --------------------------------------------------------------------------------
 
 def _keys(request, brand: Brand, form: forms.KeyForm, status: int = 200):
-    face = face_of(brand, clock.wall_now())
+    face = face_of(brand, clock.wall_now(), request)
     page = Paginator(ApiKey.objects.filter(brand=brand).order_by("-created", "pk"),
                      PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "console/keys.html", {
@@ -74,7 +74,7 @@ def key_revoke(request, brand_id: str, key_id: str):
 def _manifests(request, brand: Brand, form: forms.ManifestForm, *, problems=None,
                checked: bool = False, planned: manifests.Plan | None = None,
                status: int = 200):
-    face = face_of(brand, clock.wall_now())
+    face = face_of(brand, clock.wall_now(), request)
     current = Manifest.objects.filter(brand=brand).order_by("-version").first()
     versions = Manifest.objects.filter(brand=brand).only(
         "id", "version", "bundle", "created").order_by("-version")

@@ -1,12 +1,17 @@
 """How the console shows time (S25): an instant in the brand's zone with the zone named, and as
 a phrase relative to now ("in 3 days", "2 hours ago"). Views wrap instants; the partial
-`console/_at.html` prints one."""
+`console/_at.html` prints one.
+
+The reader may switch every console page's times to another zone (issue 27): UTC, the
+subject's, or any zone they name (their own). The choice is the person's, kept in their
+session (`ZONE_KEY`) by the `zone` control, and `face_of` applies it; "" is the brand's."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
+from functools import cache
+from zoneinfo import ZoneInfo, available_timezones
 
 from calendars.moments import zone_of
 from timekeeping import shown
@@ -35,12 +40,27 @@ class Shown:
         return f"{self.local} ({self.relative})"
 
 
+ZONE_KEY = "shown_zone"
+ZONE_LONGEST = 64
+
+
 @dataclass(frozen=True)
 class Face:
-    """A brand's zone and a now: what every time on a console page is shown against."""
+    """A zone and a now: what every time on a console page is shown against. `home` is the
+    brand's zone; `zone` the one the reader chose, or the brand's."""
 
     zone: ZoneInfo
     now: datetime
+    home: ZoneInfo | None = None
+
+    @property
+    def home_said(self) -> str:
+        return shown.zone_name(self.home or self.zone)
+
+    @property
+    def chosen(self) -> bool:
+        """The reader chose a zone other than the brand's."""
+        return self.home is not None and self.zone.key != self.home.key
 
     @property
     def zone_name(self) -> str:
@@ -56,5 +76,22 @@ class Face:
         return Shown(instant, self.zone, now or self.now) if instant is not None else None
 
 
-def face_of(brand: Brand, now: datetime) -> Face:
-    return Face(zone_of(brand.calendar_rules().zone_name), now)
+def face_of(brand: Brand, now: datetime, request=None) -> Face:
+    """The brand's zone, or the one the person chose to read every page in."""
+    home = zone_of(brand.calendar_rules().zone_name)
+    chosen = zone_named(request.session.get(ZONE_KEY, "")) if request is not None else None
+    return Face(chosen or home, now, home)
+
+
+def zone_named(name: object) -> ZoneInfo | None:
+    """A zone people may read times in: an IANA name ("Europe/Paris", "UTC"); else None."""
+    if not isinstance(name, str) or not name or len(name) > ZONE_LONGEST:
+        return None
+    if name not in _known():
+        return None
+    return ZoneInfo(name)
+
+
+@cache
+def _known() -> frozenset[str]:
+    return frozenset(available_timezones()) | {"UTC"}

@@ -49,7 +49,7 @@ def subject_list(request, brand_id: str):
     now, ask = clock.wall_now(), roster.Ask.of(request.GET)
     listed = roster.Roster(brand, now=now, world=world, ask=ask)
     page, rows = listed.page(request.GET.get("page"))
-    face = face_of(brand, now)
+    face = face_of(brand, now, request)
     kinds = (Subject.objects.filter(brand=brand, test_clock=world).order_by("kind")
              .values_list("kind", flat=True).distinct()[:KINDS_SHOWN])
     return render(request, "console/subjects.html", {
@@ -95,7 +95,7 @@ def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
           status: int = 200):
     now = clock.wall_now()
     said = history.history(subject, limit=HISTORY_PAGE, before=_before(request))
-    token, face = subject.feed_token, face_of(brand, now)
+    token, face = subject.feed_token, face_of(brand, now, request)
     world = subject.test_clock.frozen_time if subject.test_clock_id else now
     feed = f"{settings.SITE_URL}{subject_calendar.feed_path(subject)}?token={token}"
     sent = Invitation.objects.filter(brand=brand, subject=subject).order_by("-created")[:10]
