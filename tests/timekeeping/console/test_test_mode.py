@@ -25,7 +25,8 @@ def test_the_console_is_live_until_the_person_switches(desk, actors):
     owner = _fresh(actors["owner"])
     live = _text(owner.get(desk.url()))
     assert "Test mode:" not in live and "Harbor Books" not in live.split("Needs attention")[0]
-    assert "Nothing is at risk: no date is soon, late or missed" in live
+    assert "Nothing live is at risk. Your test worlds have dates of their own: look at spring" \
+        in live
     # The switch lists the brand's test worlds; live is chosen.
     assert re.search(r'<option value="off" selected>Off: live</option>',
                      owner.get(desk.url()).content.decode())
@@ -105,4 +106,4 @@ def test_the_at_risk_list_says_its_total_and_each_figure_opens_its_breakdown(des
     assert helped.status_code == 200 and "never added together" in _text(helped)
     # Live, the same list is empty and says how it would fill.
     live = _text(desk.clients["owner"].get(desk.url(), {"test": "off"}))
-    assert "a month at risk" not in live and "open a subject" in live
+    assert "a month at risk across" not in live and "Nothing live is at risk." in live

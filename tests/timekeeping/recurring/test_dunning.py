@@ -71,7 +71,8 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     assert unpaid[0].data["owed"] == "$99.00"
     assert Subscription.objects.get(pk=subscription.pk).frozen_since is None
     # Needs attention says the dunning is under way, in the test clock's own world.
-    attention = html.unescape(api.get(f"/console/{subscription.brand_id}/").content.decode())
+    attention = html.unescape(api.get(f"/console/{subscription.brand_id}/",
+                                      {"test": march.pk}).content.decode())  # test mode
     assert ("A plan's renewal (cycle 2) is unpaid: reminder 3 is out, and if the last one goes "
             "unpaid the plan goes on hold") in attention
     assert f"subscription {subscription.pk} · dunning retry 3" in attention  # under Details
@@ -94,12 +95,13 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
                      {"event": "question.asked", "key": "Q-1"}, content_type="application/json")
     assert event.status_code == 400 and "frozen" in event.json()["event"][0]
     # The console's needs attention lists the lapse.
-    console = api.get(f"/console/{subscription.brand_id}/").content.decode()
+    console = api.get(f"/console/{subscription.brand_id}/", {"test": march.pk}).content.decode()
     assert "allowances are paused" in console
     assert "new work waits until it is paid (1 piece of work wait)" in console  # May's
-    page = api.get(f"/console/{subscription.brand_id}/subjects/{subscription.subject_id}/")
-    assert "$198.00 owed" in page.content.decode() and "frozen since 15 Apr 2027" in \
-        page.content.decode()
+    page = api.get(f"/console/{subscription.brand_id}/subjects/{subscription.subject_id}/",
+                   {"test": march.pk})
+    said = html.unescape(page.content.decode())
+    assert "$198.00 owed" in said and "on hold since Thu 15 Apr 2027" in said
     buyer = Client()
     buyer.force_login(actors["buyer"])
     Customer.objects.create(brand=subscription.brand, user=actors["buyer"]).subjects.add(
@@ -116,7 +118,7 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     control = (f"/console/{subscription.brand_id}/subjects/{subscription.subject_id}/plans/"
                f"{subscription.pk}/pay")
     refused = api.post(control, {"amount": "99.001"}, follow=True).content.decode()
-    assert "Not recorded (amount)" in refused
+    assert "Not recorded: write the amount received in USD, such as 198.00." in refused
     said = api.post(control, {"amount": "99.00"}, follow=True).content.decode()
     assert "Recorded: $99.00 on plan; it is paid up." in said
     paid = api.get(f"/api/subscriptions/{subscription.pk}")
@@ -124,7 +126,7 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     assert paid.json()["owed"] == 0 and paid.json()["paid_through"] == 3
     # Paid up: no retry is left to look again (cycles 2 and 3's ended with the payment).
     assert not Timer.objects.filter(kind="money", state="armed", payload__attempt__gt=0).exists()
-    settled = api.get(f"/console/{subscription.brand_id}/").content.decode()
+    settled = api.get(f"/console/{subscription.brand_id}/", {"test": march.pk}).content.decode()
     assert "of its dunning" not in settled and "allowances are frozen" not in settled
     # The held mint fires at the next tick and mints, though catch_up none skips a gap.
     test_clocks.advance(march, to=datetime(2027, 5, 5, 12, 1, tzinfo=UTC))

@@ -131,7 +131,7 @@ def test_no_payment_by_its_due_lapses_it_and_the_tail_still_wins_it_once(claim):
     told = Delivery.objects.filter(
         payload__subject__startswith="Practice run: Nothing charged: the result")
     assert told.count() == 3  # buyer, member, owner: on a test clock, each to the owner
-    console = api.get(f"/console/{job.brand_id}/").content.decode()
+    console = api.get(f"/console/{job.brand_id}/", {"test": clock.pk}).content.decode()
     assert "No payment matched the outcome" in console and "so nothing is charged" in console
     assert f"outcome.lapsed · job {job.pk}" in console  # the ids under Details
     # A payment inside the tail turns it won, charged once like any other.

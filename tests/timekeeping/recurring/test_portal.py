@@ -69,8 +69,9 @@ def test_the_console_shows_a_subjects_plans_and_why_tells_their_timers(brand, ac
     with clock.fixed(datetime(2027, 1, 20, 15, tzinfo=UTC)):
         page = _text(owner.get(f"/console/{brand.pk}/subjects/{subject.pk}/"))
         why = _text(owner.get(f"/console/{brand.pk}/why?q={subscription.pk}"))
-    assert (f"Plans plan · {subscription.pk} · since 15 Jan 2027 · cycle 1 · renews on Mon 15 Feb "
-            "2027; books: 0 of 1 used, starts afresh 15 Feb 2027") in page
+    assert ("Plans plan · since Fri 15 Jan 2027 · cycle 1 · renews on Mon 15 Feb 2027; books: 0 "
+            "of 1 used, starts afresh Mon 15 Feb 2027") in page
+    assert subscription.pk not in page.split("Details")[0]  # its id under Details
     assert f"Subscription {subscription.pk}: {subject.pk} on plan since 2027-01-15, cycle 1, " \
            "active." in why
     assert why.count("is armed and owed") == 2  # the renewal and the February mint
