@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from timekeeping import settling, shown
+from timekeeping import refusals, settling, shown
 from timekeeping.models import (
     Ask,
     Brand,
@@ -398,19 +398,9 @@ def _late(timer: Timer) -> Item:
                 details=f"{_on(timer)} fired {span_text(timer.late_by)} late")
 
 
-# Why a timed move was refused, in the owner's words (docs/timed-moves.md has the codes).
-REFUSALS = {"STATE_MOVE_REFUSED": "a setting or rule of the table holds it back",
-            "STATE_TOO_LATE": "its moment passed too long ago to move it now",
-            "PUBLIC_TOO_EARLY": "its moment has not come yet",
-            "PUBLIC_TOO_LATE": "its moment passed too long ago",
-            "WRITE_CONFLICT": "the row was changed at the same moment"}
-
-
 def _set_aside(row: SetAside) -> Item:
-    code = row.code.partition(":")[0].strip()
     return Item("set aside", False, row.created,
-                f"Row {row.row} of {row.table} could not move on by itself: "
-                f"{REFUSALS.get(code, 'the move was refused')}. It is tried again after the "
-                "hour, or you can move it by hand",
+                refusals.set_aside(row.table, row.row, "", row.code).rstrip(".")
+                + "; it is tried again after the hour",
                 ref=f"{row.table}:{row.row}", row=str(row.pk),
                 details=f"{row.table}:{row.row} · timed move {row.rule} · {row.code}")

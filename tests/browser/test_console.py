@@ -140,7 +140,7 @@ def test_the_owner_reads_why_and_works_each_operations_page(page, live_server, o
     nav = page.get_by_role("navigation", name="Northwind Filing: the console")
     attention = page.locator("ul.attention")
     expect(attention).to_contain_text("The nightly schedule failed")
-    expect(attention).to_contain_text("could not move on by itself")
+    expect(attention).to_contain_text("Couldn't move row")
     look("console-home-needs-attention")
 
     nav.get_by_role("link", name="Subjects").click()

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from timekeeping import clock, clocks, dates, once, records, undo
+from timekeeping import clock, clocks, dates, once, records, refusals, undo
 from timekeeping.console import forms
 from timekeeping.console.access import back_to, brand_of, by
 from timekeeping.console.shown import face_of
@@ -29,26 +29,12 @@ from timekeeping.jobs import tasks
 from timekeeping.models import Brand, Clock, Member, Occurrence, Record
 from timekeeping.pages import ask_first, confirmed
 
-# The gate's refusal codes, in words (docs/console.md).
-REFUSALS = {
-    "job_closed": "the job is closed",
-    "step_unknown": "the Service has no such step",
-    "item_unknown": "the job has no such item",
-    "date_passed": "a hard date has passed",
-    "needs_grant": "it needs a grant",
-    "period_taken": "the period is taken",
-}
-
 
 @dataclass(frozen=True)
 class Said:
     text: str
     ok: bool
     undo: undo.Offer | None = None  # the Undo a page offers after it (issue 27)
-
-
-def refusal_words(code: str) -> str:
-    return REFUSALS.get(code, code.replace("_", " "))
 
 
 def _done(occurrence: Occurrence, data: dict, who: str, brand: Brand) -> Said:
@@ -65,8 +51,7 @@ def _choose(occurrence: Occurrence, data: dict, who: str, brand: Brand) -> Said:
     except clocks.OrderRefused as refused:
         return Said(f"Not chosen: {refused.message}.", False)
     if not outcome.committed:
-        return Said(f"'{outcome.step}' was refused: {refusal_words(outcome.code)} "
-                    f"({outcome.code}). {outcome.reason[:1].upper()}{outcome.reason[1:]}.", False)
+        return Said(refusals.gate(outcome.code).said(f"Couldn't choose {data['choice']}"), False)
     return Said(f"Chosen: {outcome.describe()}.", True,
                 undo.offer(Record.objects.filter(pk=outcome.record).first()))
 

@@ -15,8 +15,8 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from calendars.models import Postponement
-from timekeeping import clock, clocks, history, shown, test_clocks, trace
-from timekeeping.console import connections, forms, refusals
+from timekeeping import clock, clocks, history, refusals, shown, test_clocks, trace
+from timekeeping.console import connections, forms
 from timekeeping.console.access import brand_of, by, may
 from timekeeping.console.shown import face_of
 from timekeeping.jobs import standby

@@ -14,8 +14,8 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from timekeeping import clock, keys, manifests, records
-from timekeeping.console import forms, refusals
+from timekeeping import clock, keys, manifests, records, refusals
+from timekeeping.console import forms
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.shown import face_of
 from timekeeping.models import ApiKey, Brand, Manifest

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from timekeeping import shown
-from timekeeping.console.controls import REFUSALS
+from timekeeping import refusals, shown
 from timekeeping.jobs import tasks
 from timekeeping.models import Job, Member, Task
 from timekeeping.portals.controls import Said
@@ -50,6 +49,6 @@ def act(verb: str, task: Task, member: Member, *, zone: str) -> Said:
 def _words(refused: tasks.TaskRefused) -> str:
     """A task's refusal is a sentence already; the gate's (from `finish`) is a code, said in
     words with the gate's reason."""
-    if refused.code in REFUSALS:
-        return f"{REFUSALS[refused.code]} ({refused.message})"
+    if refused.code in refusals.GATE:
+        return f"{refusals.gate(refused.code).why} ({refused.message})"
     return refused.message

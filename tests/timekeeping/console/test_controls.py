@@ -69,11 +69,11 @@ def test_a_gate_refusal_is_said_in_words_not_a_500(desk):
     clocks.end_job(desk.job)
     answer = _post(desk, "manager", "choose", "file", item="US", choice="extend")
     assert answer.status_code == 302
-    assert _said(answer) == [f"'extend' was refused: the job is closed (job_closed). Job "
-                             f"{desk.job.pk} is ended."]
+    assert _said(answer) == ["Couldn't choose extend: its job is closed. Open a job for the "
+                             "period to go on."]
     in_place = _post(desk, "manager", "choose", "file", item="US", choice="extend", htmx=True)
     assert in_place.status_code == 200
-    assert "the job is closed (job_closed)" in _text(in_place)
+    assert "its job is closed. Open a job for the period to go on." in _text(in_place)
 
 
 def test_a_choice_the_clock_does_not_offer_is_named(desk):

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.words import engine_words, visible_text
-from timekeeping import clock, keys
-from timekeeping.console import refusals
+from timekeeping import clock, keys, refusals
 from timekeeping.models import Schedule, ScheduleRun, Subject
 
 NOW = datetime(2028, 4, 10, 14, tzinfo=UTC)

@@ -112,8 +112,12 @@ def test_a_row_held_back_is_tried_again(world):
                                    until=NOW + timedelta(minutes=30))
     owner, home = world.clients["owner_a"], f"/console/{world.brand.pk}/"
     with clock.fixed(NOW):
-        assert "Try it again now" in _text(owner.get(home))
+        before = _text(owner.get(home))
+        assert "Try it again now" in before
+        assert f"Couldn't move row {world.orders[0]} of orders: a rule of the table holds it " \
+               "back. Change the row or the rule, or move it by hand; it is tried again after " \
+               "the hour" in before
         owner.post(f"{home}attention/settle", {"kind": "set aside", "row": held.pk,
                                                "do": "release"})
         held.refresh_from_db()
-        assert held.until == NOW and "could not move on by itself" not in _text(owner.get(home))
+        assert held.until == NOW and "Couldn't move row" not in _text(owner.get(home))

@@ -119,7 +119,7 @@ def test_a_gate_refusal_of_done_is_said_in_words(delivery):
     task_post(delivery, "take")
     Task.objects.filter(pk=delivery.task.pk).update(step="nudge-again")  # a step it lacks
     text = said(task_post(delivery, "done", htmx=True))
-    assert "Not done: the Service has no such step ('nudge-again' is not a step of work)." \
+    assert "Not done: the service has no such step ('nudge-again' is not a step of work)." \
         in text
 
 
