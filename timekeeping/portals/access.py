@@ -56,8 +56,9 @@ def action_of(request, record_id: str) -> tuple[Record, Subject, Occurrence]:
     """An action (an undoable record) on a date of the customer's subjects, its subject and
     its date: 404 for any other record, as for one that does not exist. Whether it was the
     customer's own is `undo`'s to say (`only_by`), in words."""
-    entry = Record.objects.filter(pk=record_id).exclude(subject="").first()
-    found = subjects_of(request).filter(pk=entry.subject).first() if entry else None
+    theirs = subjects_of(request)
+    entry = Record.objects.filter(pk=record_id, subject__in=theirs.values("pk")).first()
+    found = theirs.filter(pk=entry.subject).first() if entry else None
     if found is None or found.brand_id != entry.brand_id or not undo.undoable(entry):
         raise Http404("no such action")
     occurrence = Occurrence.objects.filter(
