@@ -772,8 +772,10 @@ def acknowledge(occurrence: Occurrence, *, by: str):
     was = occurrence.acknowledged
     occurrence.acknowledged = at
     occurrence.save(update_fields=["acknowledged"])
+    # One reading of the clock for both: an undo knows the date is as this left it by the
+    # record's instant equalling the date's (`undo._still_acknowledged`).
     return _record(occurrence, "clock.acknowledged", {"by": by, "occurrence": occurrence.pk,
-                                                      "was": was})
+                                                      "was": was}, at=at)
 
 
 def assign(occurrence: Occurrence, member: Member | None, *, by: str):
@@ -793,9 +795,9 @@ def assign(occurrence: Occurrence, member: Member | None, *, by: str):
 
 # -- telling people ---------------------------------------------------------------------------
 
-def _record(occurrence: Occurrence, kind: str, data: dict):
+def _record(occurrence: Occurrence, kind: str, data: dict, *, at: datetime | None = None):
     row = occurrence.clock
-    return records.write(kind, brand=row.brand, instant=now_for(row.brand, row.test_clock),
+    return records.write(kind, brand=row.brand, instant=at or now_for(row.brand, row.test_clock),
                   test_clock=row.test_clock, subject=row.subject_id, job=row.job_id,
                   data={"clock": row.id, "name": row.name, "item": occurrence.item, **data})
 

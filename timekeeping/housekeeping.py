@@ -6,6 +6,8 @@ at a time and at most ten deletes a tick:
 - schedule run records 30 days old;
 - delivered outbox rows 24 hours after delivery (a failed delivery stays for an operator);
 - browser sessions that have ended;
+- one-time form tokens spent more than a day ago (`timekeeping.once`: a page's form is
+  posted again within moments, not a day later);
 - on PostgreSQL, the records' months: this one and the next two made, and with
   `RECORDS_KEEP_MONTHS` set, the months past it dropped whole (`timekeeping.partitions`);
 
@@ -26,7 +28,7 @@ from django.contrib.sessions.models import Session
 from django.db.models import F, Q
 
 from timekeeping import leases, partitions
-from timekeeping.models import Delivery, Heartbeat, ScheduleRun, TickRun
+from timekeeping.models import Delivery, Heartbeat, ScheduleRun, SpentToken, TickRun
 
 EVERY = timedelta(hours=1)
 STALE = timedelta(hours=1)
@@ -34,6 +36,7 @@ ABANDONED = "abandoned: its tick process ended before the run finished"
 BATCH = 1000
 MAX_DELETES = 10
 NAME = "housekeeping"
+TOKENS_KEPT = timedelta(days=1)
 
 
 @dataclass
@@ -53,6 +56,7 @@ def targets(now: datetime):
         ("delivered outbox rows", Delivery.objects.filter(
             state=Delivery.State.SUCCEEDED, delivered__lt=now - timedelta(hours=24))),
         ("ended sessions", Session.objects.filter(expire_date__lt=now)),
+        ("spent form tokens", SpentToken.objects.filter(spent__lt=now - TOKENS_KEPT)),
     ]
 
 

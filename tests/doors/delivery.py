@@ -9,7 +9,8 @@ said in words too), 403 to A's viewer, and 404 to everyone else; a caller with n
 
 The world (tests/world.py) gives `{task}`, A's `prepare` task, and `{date}`, A's
 refund-window date assigned to staff_a. The task's doors run take, extend, release, done in
-that order; the date's mark done comes last, as it settles the date.
+that order; the date's mark done comes after the others, as it settles the date, and its
+assign last of all.
 """
 
 from tests.doors import Endpoint
@@ -34,4 +35,10 @@ DOORS = [
     # a member of B, is sent back with the form's error like A's people.
     Endpoint("delivery withdraw", "post", "/delivery/withdraw",
              {**_member(302, 403), "owner_b": 302}),
+    # Undo (issue 27): the world's record is its job's opening, no action: not found for A's
+    # people who act (as for strangers); a viewer may not act.
+    Endpoint("delivery undo", "post", "/delivery/records/{record}/undo", _member(404, 403)),
+    # Last: the empty form assigns the date to nobody, so it is no longer staff_a's.
+    Endpoint("delivery date assign", "post", "/delivery/dates/{date}/assign",
+             _member(302, 403)),
 ]

@@ -58,6 +58,9 @@ DOORS = [
     Endpoint("portal resume a plan", "post", "/portal/plans/{subscription}/resume",
              _customer(302), body=lambda w, n: _cancelled(w)),
     Endpoint("portal ask page", "get", "/portal/asks/{ask}/", _customer(200)),
+    # Undo (issue 27): the world's record is its job's opening on A's subject, no action: not
+    # found for A's customer, as for everyone else.
+    Endpoint("portal undo", "post", "/portal/records/{record}/undo", _customer(404)),
     # Last: it gives the subject a new feed token, which the feed doors above already used.
     Endpoint("portal new feed link", "post", "/portal/subjects/{subject}/calendar/token",
              _customer(200)),  # asked first

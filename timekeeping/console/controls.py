@@ -207,12 +207,24 @@ class Person:
 def members(brand: Brand) -> list[Person]:
     """Whom a date can be assigned to: every member of the brand, and its owner by name
     whether or not they hold a membership yet (one query, the owner read with the brand)."""
-    found = list(Member.objects.filter(brand=brand).select_related("user").order_by(
-        "user__username"))
-    people = [Person(member.pk, f"{member.name} ({member.role})") for member in found]
+    return people([brand])[brand.pk]
+
+
+def people(brands: list[Brand]) -> dict[str, list[Person]]:
+    """`members` for several brands at once, by brand id, in one query (the delivery portal
+    lists the dates of all the person's brands; read their owners with them)."""
+    found: dict[str, list[Member]] = {brand.pk: [] for brand in brands}
+    for member in Member.objects.filter(brand__in=list(found)).select_related("user").order_by(
+            "user__username"):
+        found[member.brand_id].append(member)
+    return {brand.pk: _people(brand, found[brand.pk]) for brand in brands}
+
+
+def _people(brand: Brand, found: list[Member]) -> list[Person]:
+    listed = [Person(member.pk, f"{member.name} ({member.role})") for member in found]
     if brand.owner_id and all(member.user_id != brand.owner_id for member in found):
-        people.insert(0, Person(OWNER, f"{_name(brand.owner)} (owner)"))
-    return people
+        listed.insert(0, Person(OWNER, f"{_name(brand.owner)} (owner)"))
+    return listed
 
 
 def _name(user) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from timekeeping import records
+from timekeeping import records, undo
 from timekeeping.jobs.tasks import member_of
-from timekeeping.models import Brand, Member, Occurrence, Subject, Task
+from timekeeping.models import Brand, Member, Occurrence, Record, Subject, Task
 
 ACTS = (Member.Role.OWNER, Member.Role.MANAGER)
 
@@ -23,7 +23,7 @@ def members_of(request) -> dict[str, Member]:
             members__user=request.user).values_list("pk", flat=True):
         member_of(brand_id, request.user)
     found = {member.brand_id: member for member in Member.objects.filter(
-        user=request.user).select_related("brand__calendar", "user")}
+        user=request.user).select_related("brand__calendar", "brand__owner", "user")}
     if not found:
         raise Http404("you are no brand's member")
     return found
@@ -73,6 +73,19 @@ def subject_of(members: dict[str, Member], subject_id: str) -> Subject:
     if subject is None:
         raise Http404("no such subject")
     return subject
+
+
+def action_of(members: dict[str, Member], record_id: str) -> tuple[Record, Member, Occurrence]:
+    """An action (an undoable record) on a date of the person's brands, their membership
+    there (a viewer hears 403) and its date; 404 for any other record. Whether it was the
+    person's own is `undo`'s to say (`only_by`), in words."""
+    entry = Record.objects.filter(brand_id__in=list(members), pk=record_id).first()
+    if entry is None:
+        raise Http404("no such action")
+    member = acting(members, entry.brand_id)
+    if not undo.undoable(entry):
+        raise Http404("no such action")
+    return entry, member, date_of(members, entry.data["occurrence"])
 
 
 def who(request) -> str:

@@ -3,7 +3,8 @@ release it, or mark it done (its step proposed to the gate), each through
 `timekeeping.jobs.tasks`. What happened is said in a sentence, a refusal (`TaskRefused`) in
 words, never as an error page. The dates assigned to a member are acted on through the portal's
 controls (`timekeeping.portals.controls`: `clocks.acknowledge`, `clocks.mark_done`,
-`clocks.choose`), which say what happened the same way.
+`clocks.choose`), which say what happened the same way and offer its Undo; and reassigned
+through the console's Assign (`assign`), to the same choices.
 
 Each task control runs in one transaction that first locks the task's job, as the gate does:
 the gate (which `finish` calls, as does a rung's `run` of the same job) holds the job before
@@ -15,8 +16,9 @@ from __future__ import annotations
 from django.db import transaction
 
 from timekeeping import refusals, shown
+from timekeeping.console.controls import CONTROLS
 from timekeeping.jobs import tasks
-from timekeeping.models import Job, Member, Task
+from timekeeping.models import Job, Member, Occurrence, Task
 from timekeeping.portals.controls import Said
 
 VERBS = {  # the address's verb: what it calls, and how a refusal starts
@@ -44,6 +46,14 @@ def act(verb: str, task: Task, member: Member, *, zone: str) -> Said:
     if verb == "release":
         return Said(True, f"Released: {task.title} is open in the pool again.")
     return Said(True, f"Done: {task.title}; its step '{task.step}' committed.")
+
+
+def assign(occurrence: Occurrence, value: str, *, by: str) -> Said:
+    """Assign the date to one of its brand's people, its owner (`OWNER`) or nobody (""):
+    the console's Assign, its checks and its words."""
+    _, act = CONTROLS["assign"]
+    said = act(occurrence, {"member": value}, by, occurrence.clock.brand)
+    return Said(said.ok, said.text, said.undo)
 
 
 def _words(refused: tasks.TaskRefused) -> str:

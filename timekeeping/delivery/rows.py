@@ -7,7 +7,11 @@ zone with the zone named.
     dates(members, nows)            up to LIMIT rows of the dates assigned to the person
     leaving(members, user)          the subjects the person may withdraw from, with successors
     task_row(task, member)          one task's row as it stands now
-    date_row(occurrence)            one date's row as it stands now, or None once it left
+    date_row(occurrence, member)    one date's row as it stands now, or None once it left
+
+A date row the person may act on lists whom it can be assigned to: the console's choices
+(`console.controls.people`: nobody, the owner by name, each member), read once for all the
+person's brands.
 
 Which rows are late is decided in the query, each world judged on its own now, so a page
 reads only the rows it shows: a fixed number of queries however many tasks and dates there
@@ -22,6 +26,7 @@ from datetime import datetime
 from django.db.models import Case, F, Q, Value, When
 
 from timekeeping import clock, clocks, exposure, shown
+from timekeeping.console.controls import Person, people
 from timekeeping.dates import DateLine
 from timekeeping.delivery import access
 from timekeeping.models import Member, Occurrence, Subject, Task, TestClock
@@ -79,8 +84,11 @@ class TaskRow:
         return self.mine and not self.task.extended
 
 
+@dataclass
 class DateRow(Row):
     """A date assigned to the person, as the portal's row shows it."""
+
+    people: list[Person] = field(default_factory=list)  # whom it can be assigned to
 
     @property
     def can_act(self) -> bool:
@@ -135,7 +143,9 @@ def dates(members: dict[str, Member], worlds: dict[str | None, datetime]) -> Sho
         late_first=Case(When(late, then=Value(0)), default=Value(1))).order_by(
         "late_first", "late_from", "pk")
     shown = list(found[:LIMIT + 1])
-    return Shown([_row(occurrence, worlds[occurrence.test_clock_id])
+    assignable = people([member.brand for member in members.values()
+                         if access.may_act(member)])
+    return Shown([_row(occurrence, worlds[occurrence.test_clock_id], assignable)
                   for occurrence in shown[:LIMIT]], len(shown) > LIMIT)
 
 
@@ -174,13 +184,16 @@ def date_row(occurrence: Occurrence, member: Member) -> DateRow | None:
     """The date's row, while it is open or lapsed and still assigned to the person."""
     if occurrence.status not in LIVE_DATES or occurrence.assignee_id != member.pk:
         return None
-    return _row(occurrence, clock.now(test_clock=occurrence.clock.test_clock))
+    brand = occurrence.clock.brand
+    return _row(occurrence, clock.now(test_clock=occurrence.clock.test_clock),
+                people([brand]) if access.may_act(member) else {})
 
 
-def _row(occurrence: Occurrence, now: datetime) -> DateRow:
+def _row(occurrence: Occurrence, now: datetime, assignable: dict[str, list[Person]]) -> DateRow:
     spec = clocks.spec_of(occurrence.clock)
     line = DateLine(occurrence, spec, now, exposure.price(spec.exposure))
-    return DateRow(line, zone_of(occurrence.clock.subject))
+    return DateRow(line, zone_of(occurrence.clock.subject),
+                   assignable.get(occurrence.brand_id, []))
 
 
 def zone_of(subject: Subject) -> str:

@@ -12,5 +12,6 @@ urlpatterns = [
            name=f"task-{verb}") for verb in controls.VERBS],
     *[path(f"dates/<rowid:date_id>/{verb}", views.date_control, {"verb": verb},
            name=f"date-{verb}") for verb in views.DATE_VERBS],
+    path("records/<pid:record_id>/undo", views.undo, name="undo"),
     path("withdraw", views.withdraw, name="withdraw"),
 ]

@@ -2,7 +2,9 @@
 brands and the dates assigned to them, and acts on them. Views stay thin: they scope to the
 person's memberships (404 otherwise, 403 for a viewer's control), call the engine, and render.
 A control answers htmx with its row re-rendered in place, and a plain form post with a message
-and a redirect back to /delivery/."""
+and a redirect back to /delivery/. Each form carries a one-time token (a second post changes
+nothing); a date's Mark done, Acknowledge, Choose and Assign offer their Undo (docs/delivery.md).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +12,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from timekeeping import once
 from timekeeping.delivery import controls, rows
 from timekeeping.delivery.access import (
     acting,
+    action_of,
     date_of,
     may_act,
     members_of,
@@ -45,7 +50,10 @@ def task_control(request, task_id: str, *, verb: str):
     members = members_of(request)
     task = task_of(members, task_id)
     member = acting(members, task.brand_id)
-    said = controls.act(verb, task, member, zone=rows.zone_of(task.subject))
+    if once.spend(request):
+        said = controls.act(verb, task, member, zone=rows.zone_of(task.subject))
+    else:
+        said = Said(True, once.ALREADY)
     if request.htmx:
         fresh = task_of(members, task.pk)
         return render(request, "delivery/_task.html", {"row": rows.task_row(fresh, member),
@@ -58,7 +66,10 @@ DATE_VERBS = {
     "done": lambda occurrence, post, by: date_controls.mark_done(occurrence, by=by),
     "choose": lambda occurrence, post, by: date_controls.choose(
         occurrence, post.get("choice", ""), by=by),
+    "assign": lambda occurrence, post, by: controls.assign(
+        occurrence, post.get("member", "")[:48], by=by),
 }
+UNDO = "delivery:undo"
 
 
 @login_required
@@ -70,12 +81,31 @@ def date_control(request, date_id: int, *, verb: str):
     if occurrence.assignee_id != member.pk:
         said = Said(False, f"Nothing was done: {_what(occurrence)} is no longer assigned to "
                            "you.")
+    elif not once.spend(request):
+        said = Said(True, once.ALREADY)
     else:
         said = DATE_VERBS[verb](occurrence, request.POST, who(request))
+    return _date_answer(request, members, member, occurrence, said)
+
+
+@login_required
+@require_POST
+def undo(request, record_id: str):
+    """The Undo a date's control offered: the person's own action, at a brand they act at
+    (a viewer hears 403), for `undo.UNDO_WINDOW`."""
+    members = members_of(request)
+    entry, member, occurrence = action_of(members, record_id)
+    said = date_controls.undone(request, occurrence.clock.brand, entry, by=who(request))
+    return _date_answer(request, members, member, occurrence, said)
+
+
+def _date_answer(request, members, member: Member, occurrence: Occurrence, said: Said):
     if request.htmx:
         return render(request, "delivery/_date.html", {
-            "row": rows.date_row(date_of(members, date_id), member), "gone": occurrence,
-            "said": said})
+            "row": rows.date_row(date_of(members, occurrence.pk), member), "gone": occurrence,
+            "said": said, **date_controls.undo_context(request, said, UNDO,
+                                                      reverse("delivery:home"))})
+    date_controls.offer(request, said, UNDO)
     return _back(request, said)
 
 
@@ -98,6 +128,8 @@ def withdraw(request):
         return _back(request, Said(False, f"Not withdrawn from {subject.name}: successor: "
                                           f"choose a manager or the owner of "
                                           f"{subject.brand.name} to take over."))
+    if not once.spend(request):
+        return _back(request, Said(True, once.ALREADY))
     try:
         moved = lifecycle.withdraw(member, subject, successor, by=who(request))
     except lifecycle.WithdrawRefused as refused:

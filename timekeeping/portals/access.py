@@ -8,8 +8,8 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from timekeeping import records
-from timekeeping.models import Clock, Customer, Occurrence, Subject
+from timekeeping import records, undo
+from timekeeping.models import Clock, Customer, Occurrence, Record, Subject
 
 
 def customer_only(request) -> None:
@@ -50,6 +50,24 @@ def date_of(request, clock_id: str, item: str) -> Occurrence:
     if found is None:
         raise Http404("no such date")
     return found
+
+
+def action_of(request, record_id: str) -> tuple[Record, Subject, Occurrence]:
+    """An action (an undoable record) on a date of the customer's subjects, its subject and
+    its date: 404 for any other record, as for one that does not exist. Whether it was the
+    customer's own is `undo`'s to say (`only_by`), in words."""
+    theirs = subjects_of(request)
+    entry = Record.objects.filter(pk=record_id, subject__in=theirs.values("pk")).first()
+    found = theirs.filter(pk=entry.subject).first() if entry else None
+    if found is None or found.brand_id != entry.brand_id or not undo.undoable(entry):
+        raise Http404("no such action")
+    occurrence = Occurrence.objects.filter(
+        brand_id=entry.brand_id, clock__subject=found, pk=entry.data["occurrence"]).select_related(
+        "clock__job", "clock__subject__brand__calendar", "clock__brand__owner",
+        "clock__test_clock").first()
+    if occurrence is None:
+        raise Http404("no such date")
+    return entry, found, occurrence
 
 
 def who(request) -> str:

@@ -17,4 +17,5 @@ urlpatterns = [
     path("plans/<pid:subscription_id>/cancel", views.cancel_plan, name="cancel_plan"),
     path("plans/<pid:subscription_id>/resume", views.resume_plan, name="resume_plan"),
     path("asks/<pid:ask_id>/", asked.mine, name="ask"),
+    path("records/<pid:record_id>/undo", views.undo, name="undo"),
 ]

@@ -16,11 +16,18 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from calendars.moments import day_in_zone
-from timekeeping import clock, clocks, shown, subject_calendar
+from timekeeping import clock, clocks, once, shown, subject_calendar
 from timekeeping.models import Ask, Occurrence, Subscription
 from timekeeping.pages import ask_first, confirmed
 from timekeeping.portals import controls, paying, record, rows, serving
-from timekeeping.portals.access import customer_only, date_of, subject_of, subjects_of, who
+from timekeeping.portals.access import (
+    action_of,
+    customer_only,
+    date_of,
+    subject_of,
+    subjects_of,
+    who,
+)
 from timekeeping.portals.subscribe import feed_of
 from timekeeping.recurring import plans
 
@@ -106,6 +113,8 @@ def cancel_plan(request, subscription_id: str):
                         "started does not start. You keep it until then, and you can resume "
                         "it until then.", yes="Yes, cancel at the cycle's end",
             back=_back(request, reverse("portal:subject", args=[found.subject_id])))
+    if not once.spend(request):
+        return _plan_answer(request, found, controls.Said(True, once.ALREADY))
     if found.ends_after is None:
         found = plans.cancel_at_cycle_end(found, by=who(request))
     return _plan_answer(request, found, controls.Said(True, stops_said(found)))
@@ -116,6 +125,8 @@ def cancel_plan(request, subscription_id: str):
 def resume_plan(request, subscription_id: str):
     """Undo a cancel at the cycle's end, before the cycle ends (`plans.resume`, as the API)."""
     found = _plan_of(request, subscription_id)
+    if not once.spend(request):
+        return _plan_answer(request, found, controls.Said(True, once.ALREADY))
     try:
         found = plans.resume(found, by=who(request))
     except clocks.OrderRefused as refused:
@@ -159,18 +170,27 @@ def feed_token(request, subject_id: str):
         return ask_first(request, question="Make a new calendar link?",
                          consequence=OLD_LINKS_STOP, yes="Yes, make a new link",
                          back=reverse("portal:subject", args=[found.pk]) + "#subscribe")
-    subject_calendar.rotate_token(found)
+    said = NEW_LINK
+    if once.spend(request):
+        subject_calendar.rotate_token(found)
+    else:
+        said = once.ALREADY
     if request.htmx:
-        return render(request, "portal/_subscribe.html", {"subject": found, "rotated": True,
+        return render(request, "portal/_subscribe.html", {"subject": found, "said": said,
                                                           "feed": feed_of(found)})
-    messages.success(request, "A new calendar link: the old one no longer works.")
+    messages.success(request, said)
     return redirect("portal:subject", subject_id=found.pk)
+
+
+NEW_LINK = "A new calendar link: the old one no longer works."
 
 
 @login_required
 @require_POST
 def acknowledge(request, clock_id: str):
     occurrence = date_of(request, clock_id, request.POST.get("item", ""))
+    if not once.spend(request):
+        return _answer(request, occurrence, controls.Said(True, once.ALREADY))
     return _answer(request, occurrence, controls.acknowledge(occurrence, by=who(request)))
 
 
@@ -182,6 +202,8 @@ def done(request, clock_id: str):
         return ask_first(request, question=f"Mark {occurrence.clock.title} done?",
                          consequence=DONE_STOPS, yes="Yes, mark it done",
                          back=reverse("portal:subject", args=[occurrence.clock.subject_id]))
+    if not once.spend(request):
+        return _answer(request, occurrence, controls.Said(True, once.ALREADY))
     return _answer(request, occurrence, controls.mark_done(occurrence, by=who(request)))
 
 
@@ -189,14 +211,31 @@ def done(request, clock_id: str):
 @require_POST
 def choose(request, clock_id: str):
     occurrence = date_of(request, clock_id, request.POST.get("item", ""))
+    if not once.spend(request):
+        return _answer(request, occurrence, controls.Said(True, once.ALREADY))
     said = controls.choose(occurrence, request.POST.get("choice", ""), by=who(request))
     return _answer(request, occurrence, said)
 
 
+@login_required
+@require_POST
+def undo(request, record_id: str):
+    """The Undo an action offered: the customer's own action on their own date, for
+    `undo.UNDO_WINDOW` (docs/portal.md)."""
+    entry, found, occurrence = action_of(request, record_id)
+    return _answer(request, occurrence, controls.undone(request, found.brand, entry,
+                                                        by=who(request)))
+
+
+UNDO = "portal:undo"
+
+
 def _answer(request, occurrence: Occurrence, said: controls.Said):
+    back = _back(request, reverse("portal:subject", args=[occurrence.clock.subject_id]))
     if request.htmx:
-        return render(request, "portal/_row.html", {"row": rows.row_of(occurrence),
-                                                    "gone": occurrence, "said": said})
+        return render(request, "portal/_row.html", {
+            "row": rows.row_of(occurrence), "gone": occurrence, "said": said,
+            **controls.undo_context(request, said, UNDO, back)})
     (messages.success if said.ok else messages.error)(request, said.text)
-    return redirect(_back(request, reverse("portal:subject",
-                                           args=[occurrence.clock.subject_id])))
+    controls.offer(request, said, UNDO)
+    return redirect(back)

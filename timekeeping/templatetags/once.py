@@ -22,4 +22,5 @@ def undo_offered(context) -> dict:
     shown once, then gone from the session."""
     request = context.get("request")
     offered = request.session.pop(OFFERED, None) if request is not None else None
-    return {"offered": offered, "window": UNDO_WINDOW_WORDS}
+    return {"offered": offered, "window": UNDO_WINDOW_WORDS,  # and back here after it
+            "next": request.get_full_path() if request is not None else ""}
