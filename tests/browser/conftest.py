@@ -5,16 +5,23 @@ PATH (`.ci/run` installs it when missing), and fail loudly without it. Screensho
 go to `screenshots/` beside manage.py (ignored by git), for people to look at.
 """
 
+import io
 import os
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from playwright.sync_api import expect
 
 # The desks the console's and the portal's own tests work at, for the browser to visit.
 from tests.timekeeping.console.conftest import desk  # noqa: F401
 from tests.timekeeping.portal.conftest import portal  # noqa: F401
+from timekeeping import clock, clocks, tick
+from timekeeping.demo import DEMO_PASSWORD, TAX_CLOCK, TAX_SUBJECT
+from timekeeping.models import Ask, Brand, Member, Subject, TestClock
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -124,3 +131,34 @@ def sign_in(live_server):
         expect(page.get_by_role("button", name="Sign out")).to_be_visible()
 
     return enter
+
+
+# The demo as `manage.py demo` loads it, on New York's spring-forward morning (its tax practice
+# keeps New York's time), and ticked once, as tests/test_words.py reads it.
+DEMO_LOADED = datetime(2027, 3, 14, 6, 30, tzinfo=UTC)
+HARBOR_2027 = {"jurisdictions": ["US", "US-CA"], "earliest_credit_expiry": "2031-06-30"}
+VIEWER_USERNAME = "vera"  # a viewer of the tax practice, which the demo itself does not seat
+
+
+@pytest.fixture
+def demo(settings) -> Brand:
+    """The demo's world, its tax practice returned, with two things the pages need more of:
+    Harbor Robotics' 2027 return, taken on by hand, asking the customer for the organizer (an
+    open ask); and a viewer.
+    The demo's dates live on test clocks, so the live server's real clock never moves them."""
+    settings.DEBUG = True  # the demo refuses to load its published password otherwise
+    with clock.fixed(DEMO_LOADED):
+        call_command("demo", stdout=io.StringIO())
+    ticked = DEMO_LOADED + timedelta(minutes=1)
+    with clock.fixed(ticked):
+        tick.run_once(now=ticked)
+    harbor = TestClock.objects.get(pk=TAX_CLOCK)
+    # The practice takes on Harbor's 2027 return, which opens by asking for the organizer.
+    clocks.order(brand=harbor.brand, service="annual-return",
+                 subject=Subject.objects.get(pk=TAX_SUBJECT), period="2027",
+                 by="the practice", input=HARBOR_2027)
+    assert Ask.objects.filter(test_clock=harbor, state=Ask.State.OPEN).exists()
+    viewer = get_user_model().objects.create_user(VIEWER_USERNAME, "vera@keeping-time.example",
+                                                  DEMO_PASSWORD, first_name="Vera")
+    Member.objects.create(brand=harbor.brand, user=viewer, role=Member.Role.VIEWER)
+    return harbor.brand

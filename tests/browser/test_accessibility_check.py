@@ -48,3 +48,19 @@ def test_it_finds_nothing_on_a_page_without_faults(page):
     assert page.evaluate(ACCESSIBILITY) == []
     page.set_viewport_size(PHONE)
     assert page.evaluate(OVERFLOW) == []
+
+
+def test_axe_names_the_rule_of_each_serious_or_critical_violation(page):
+    from tests.browser.pages import Crawl
+
+    page.set_content(FAULTY)
+    crawl = Crawl(page, "")
+    crawl.check("the faulty page")
+    told = crawl.told()
+    assert "the faulty page" in told
+    assert "button-name (critical)" in told and "image-alt (critical)" in told
+    assert "label (critical)" in told
+    page.set_content(FINE.replace("<body>", "<head><title>Fine</title></head><body>"))
+    crawl = Crawl(page, "")
+    crawl.check("the fine page")
+    assert crawl.problems == {}
