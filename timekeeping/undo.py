@@ -60,9 +60,22 @@ def undoable(entry: Record) -> bool:
 
 
 def offer(entry: Record | None) -> Offer | None:
-    if entry is None or not undoable(entry):
+    """The undo a page offers after an action: none when the action cannot be undone, nor
+    when what it set in motion could not be taken back (`undo` would refuse it)."""
+    if entry is None or not undoable(entry) or _set_in_motion(entry):
         return None
     return Offer(entry.pk, entry.instant + UNDO_WINDOW)
+
+
+def _set_in_motion(entry: Record) -> bool:
+    """A choice whose step went further, or a date kept that other dates are measured from."""
+    if entry.kind == "clock.chosen":
+        return bool(entry.data.get("in_motion"))
+    if entry.kind != "clock.satisfied":
+        return False
+    kept = Occurrence.objects.select_related("clock__job").filter(
+        pk=entry.data["occurrence"]).first()
+    return kept is not None and bool(clocks.measured_from_it(kept))
 
 
 def doer(entry: Record) -> str:
