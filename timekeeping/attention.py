@@ -232,7 +232,7 @@ def job_name(job: Job) -> str:
     """A job as people name it: "Juniper Labs' 2027 annual-return"."""
     owner = job.subject.name
     return f"{owner}{chr(39) if owner.endswith('s') else chr(39) + 's'} " \
-           f"{(job.period + ' ' if job.period else '')}{job.service}"
+           f"{(job.period + ' ' if job.period else '')}{shown.service(job.service)}"
 
 
 # Every lapse (S23): a date, a hard date, a job, a grant. A link's second expiry is said by its
@@ -294,7 +294,7 @@ def _frozen(subscription: Subscription) -> Item:
     waiting = (f"{held} piece{'' if held == 1 else 's'} of work wait" if held
                else "nothing waits yet")
     return Item("lapse", True, subscription.frozen_since,
-                f"{subscription.subject.name}'s {subscription.service} plan is on hold: its "
+                f"{subscription.subject.name}'s {shown.plan(subscription.service)} is on hold: its "
                 f"renewal is still unpaid after the reminders, so its allowances are paused "
                 f"and new work waits until it is paid ({waiting})", ref=subscription.pk,
                 test_clock=subscription.test_clock_id, subject=subscription.subject_id,

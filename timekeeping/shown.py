@@ -131,3 +131,15 @@ def kind(name: str, count: int = 1) -> str:
 def person(user) -> str:
     """A person as the pages name them: their full name, else their sign-in name."""
     return user.get_full_name() or user.get_username()
+
+
+def service(name: str) -> str:
+    """A service as people read it: its manifest key with words for dashes ("annual-return"
+    reads "annual return"; a manifest names services by key, not by title)."""
+    return " ".join(name.replace("_", "-").split("-"))
+
+
+def plan(name: str) -> str:
+    """A subscription's plan by its service: "the tax plan", not "the tax-plan plan"."""
+    said = service(name)
+    return said if said.split()[-1:] == ["plan"] else f"{said} plan"

@@ -162,7 +162,8 @@ class Roster:
                                       state=Job.State.OPEN).order_by("opened", "pk").only(
                 "subject_id", "service", "period"):
             if rows[job.subject_id].open_jobs <= JOBS_NAMED:
-                rows[job.subject_id].jobs.append(f"{job.service} {job.period}".strip())
+                rows[job.subject_id].jobs.append(
+                    f"{shown.service(job.service)} {job.period}".strip())
         for each in mine.filter(assignee__isnull=False).values(
                 "clock__subject", "assignee__user__first_name", "assignee__user__last_name",
                 "assignee__user__username").distinct():

@@ -189,8 +189,8 @@ def end_job(request, brand_id: str, subject_id: str, job_id: str):
         messages.error(request, f"Not ended: {refused.message}. Reload the page to see the "
                                 "job as it stands now.")
     else:
-        messages.success(request, f"Ended: {job.service} {job.period}. Its dates that live on "
-                                  "the subject stay open.")
+        messages.success(request, f"Ended: {shown.service(job.service)} {job.period}. Its dates "
+                                  "that live on the subject stay open.")
     return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)
 
 
@@ -214,7 +214,8 @@ def record_payment(request, brand_id: str, subject_id: str, subscription_id: str
     except dunning.PaymentRefused as refused:
         messages.error(request, f"Not recorded: {refused.message}.")
     else:
-        messages.success(request, f"Recorded: {shown.money(amount, currency)} on {found.service}"
-                                  + ("; it is paid up" if not dunning.owed(paid) else
-                                     f"; {dunning.shown_owed(paid)} still owed") + ".")
+        left = ("; it is paid up" if not dunning.owed(paid) else
+                f"; {dunning.shown_owed(paid)} still owed")
+        messages.success(request, f"Recorded: {shown.money(amount, currency)} on the "
+                                  f"{shown.plan(found.service)}{left}.")
     return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)

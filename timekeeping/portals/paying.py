@@ -114,7 +114,7 @@ def _plan(subscription: Subscription, used: dict[int, dict[str, int]],
     lines = [_line(subscription, spec.amount, zone, *row) for row in ledger_lines]
     charged = sum(row[4] for row in ledger_lines if row[0] == "cycle.charge")
     return Plan(
-        subscription=subscription, name=subscription.service,
+        subscription=subscription, name=shown.plan(subscription.service),
         price=(f"{shown.money(spec.amount, spec.currency)} {_every(spec.every)}"
                if spec.amount else f"no charge, renewed {_every(spec.every)}"),
         renews_on=renews, ends_on=renews if cancelled else None,

@@ -96,7 +96,7 @@ def _plan_of(request, subscription_id: str) -> Subscription:
 
 def stops_said(plan: Subscription) -> str:
     ends = shown.day(plans.renews_on(plan, (plan.ends_after or plan.cycle) + 1))
-    return (f"Your {plan.service} plan stops on {ends}; you keep it until then; you can "
+    return (f"Your {shown.plan(plan.service)} stops on {ends}; you keep it until then; you can "
             "resume it until then.")
 
 
@@ -107,7 +107,7 @@ def cancel_plan(request, subscription_id: str):
     found = _plan_of(request, subscription_id)
     if found.ends_after is None and not confirmed(request):
         return ask_first(
-            request, question=f"Cancel {found.service} at the end of this cycle?",
+            request, question=f"Cancel your {shown.plan(found.service)} at the end of this cycle?",
             consequence=f"It ends on {shown.day(plans.renews_on(found, found.cycle + 1))} and "
                         "does not renew: no new cycle is charged, and the work it would have "
                         "started does not start. You keep it until then, and you can resume "
@@ -140,7 +140,7 @@ def resumed_said(plan: Subscription) -> str:
     renews = shown.day(plans.renews_on(plan, plan.cycle + 1))
     charge = (f"; the next charge is {shown.money(spec.amount, spec.currency)} on {renews}"
               if spec.amount else "")
-    return f"Resumed: your {plan.service} plan renews on {renews}{charge}."
+    return f"Resumed: your {shown.plan(plan.service)} renews on {renews}{charge}."
 
 
 def _plan_answer(request, plan: Subscription, said: controls.Said):

@@ -33,3 +33,15 @@ def zone_name(zone) -> str:
 def kind(name, count=1) -> str:
     """{{ kind|kind:n }}: "reminder", "tasks"."""
     return shown.kind(name, count)
+
+
+@register.filter
+def service(name) -> str:
+    """{{ job.service|service }}: "annual return"."""
+    return shown.service(name) if isinstance(name, str) else ""
+
+
+@register.filter
+def plan(name) -> str:
+    """{{ sub.service|plan }}: "tax plan"."""
+    return shown.plan(name) if isinstance(name, str) else ""

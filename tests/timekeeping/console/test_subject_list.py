@@ -69,7 +69,7 @@ def test_each_row_says_the_next_date_what_is_at_stake_the_jobs_and_who_answers(d
     assert "Alder taxpayer file the 2027 return, US in 8 days" in text
     assert re.search(rf"{at_risk} dates \$[\d,]+ a month at stake", text)
     assert f"${total // 100:,} a month at stake" in text
-    assert "€" in text and "annual-return 2027" in text
+    assert "€" in text and "annual return 2027" in text
     first = near.order_by("late_from").first()
     assert f'title="{shown.moment(first.late_from, "America/New_York")}">in 8 days' in body
     cedar = text[text.index("Cedar"):]

@@ -48,7 +48,7 @@ def test_a_subjects_page_shows_the_apis_calendar_its_jobs_and_its_open_dates(des
     api = desk.clients["viewer"].get(f"/api/subjects/{desk.subject.pk}/calendar").json()
     assert [line["what"] for line in api["dates"]] == [
         line.what for line in subject_calendar.lines(desk.subject)]
-    assert "annual-return 2027 · open" in text and "pay the 2027 tax fixed date" in text
+    assert "annual return 2027 · open" in text and "pay the 2027 tax fixed date" in text
     assert "about $324 a month late" in text and "Mark done" not in text  # a viewer
 
 

@@ -120,7 +120,7 @@ def test_an_unpaid_renewal_is_retried_then_frozen_and_a_payment_releases_it(on_p
     refused = api.post(control, {"amount": "99.001"}, follow=True).content.decode()
     assert "Not recorded: write the amount received in USD, such as 198.00." in refused
     said = api.post(control, {"amount": "99.00"}, follow=True).content.decode()
-    assert "Recorded: $99.00 on plan; it is paid up." in said
+    assert "Recorded: $99.00 on the plan; it is paid up." in said
     paid = api.get(f"/api/subscriptions/{subscription.pk}")
     assert paid.json()["frozen_since"] is None
     assert paid.json()["owed"] == 0 and paid.json()["paid_through"] == 3

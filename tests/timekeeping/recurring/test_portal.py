@@ -41,14 +41,14 @@ def test_a_customer_sees_their_plan_and_cancels_it_at_the_cycles_end(brand, acto
                 "2027-03 books opens ahead") in page
         assert "opened" not in page.split("Also ahead")[1].split("Your plans")[0]
         asked = buyer.post(f"/portal/plans/{subscription.pk}/cancel")
-        assert "Cancel plan at the end of this cycle?" in asked.content.decode()
+        assert "Cancel your plan at the end of this cycle?" in asked.content.decode()
         assert Subscription.objects.get(pk=subscription.pk).ends_after is None  # not yet
         answer = buyer.post(f"/portal/plans/{subscription.pk}/cancel", {"confirmed": "yes"})
     assert answer.status_code == 302
     assert Subscription.objects.get(pk=subscription.pk).ends_after == 1
     with clock.fixed(datetime(2027, 2, 3, 15, tzinfo=UTC)):
         page = _text(buyer.get(f"/portal/subjects/{subject.pk}/"))
-    assert ("Your plan plan stops on Mon 15 Feb 2027; you keep it until then; you can resume it "
+    assert ("Your plan stops on Mon 15 Feb 2027; you keep it until then; you can resume it "
             "until then.") in page
     assert "ends on Mon 15 Feb 2027: you cancelled it at the cycle's end" in page
     stranger = Client()
