@@ -40,7 +40,7 @@ def test_needs_attention_says_a_job_lapsed_and_a_link_expires_soon(world, actors
                                               "expires": "2d"}})
     owner = Client()
     owner.force_login(actors["owner"])
-    soon = _text(owner.get(f"/console/{job.brand_id}/"))
+    soon = _text(owner.get(f"/console/{job.brand_id}/", {"test": clock.pk}))  # its world
     assert "Grace has not answered the link for the organizer, and it expires soon" in soon
     assert job.pk not in soon.split("Details")[0]  # named, not by id
     assert soon.index("The work") < soon.index("expires soon") < soon.index("Needs attention")
@@ -49,11 +49,12 @@ def test_needs_attention_says_a_job_lapsed_and_a_link_expires_soon(world, actors
     clock.refresh_from_db()
     test_clocks.advance(clock, to=ask.expires + timedelta(days=2))
     assert Job.objects.get(pk=job.pk).state == Job.State.LAPSED
-    page = _text(owner.get(f"/console/{job.brand_id}/"))
+    page = _text(owner.get(f"/console/{job.brand_id}/", {"test": clock.pk}))
     assert "work: it was missed: a link expired twice without an answer" in page
     assert f"job.lapsed · job {job.pk} (test world {clock.pk})" in page  # its Details
     assert datetime(2028, 3, 5, 14, tzinfo=UTC) == Ask.objects.get(pk=ask.pk).expires
-    story = _text(owner.get(f"/console/{job.brand_id}/subjects/{job.subject_id}/"))
+    story = _text(owner.get(f"/console/{job.brand_id}/subjects/{job.subject_id}/",
+                            {"test": clock.pk}))
     assert "The work was missed: a link expired twice without an answer; the hold " \
            "returns." in story
     assert "A party's link expired once and works again until Sun 5 Mar 2028." in story
@@ -79,7 +80,7 @@ def test_a_date_that_passes_unkept_is_a_lapse_in_needs_attention(world, actors):
     test_clocks.advance(clock, to=datetime(2028, 7, 1, 4, tzinfo=UTC))  # 00:00 EDT, late
     owner = Client()
     owner.force_login(actors["owner"])
-    page = _text(owner.get(f"/console/{job.brand_id}/"))
+    page = _text(owner.get(f"/console/{job.brand_id}/", {"test": clock.pk}))
     attention = page[page.index("Needs attention"):]
     assert "work: the file date of Fri 30 Jun 2028 was missed." in attention
     assert f"clock.lapsed · job {job.pk} (test world {clock.pk})" in attention

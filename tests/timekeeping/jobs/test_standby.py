@@ -139,13 +139,15 @@ def test_the_console_puts_a_member_on_standby_through_the_same_function(brand, a
     assert "a span written &lt;n&gt;d, &lt;n&gt;h or &lt;n&gt;m" in said
     assert not member.standby.exists() and not Timer.objects.filter(kind="money").exists()
     made = owner.post(page + "add", form, follow=True).content.decode()
-    assert "On standby: staff from 2027-03-01 through 2027-03-17, $200 a week." in made
+    assert "On standby: staff from Mon 1 Mar 2027 through Wed 17 Mar 2027, $200 a week." in made
     season = member.standby.get()
     assert (season.retainer, season.currency, season.test_clock_id) == (20000, "USD", clock.pk)
     # The same season the API makes: its first week's retainer armed at midnight New York.
     assert list(Timer.objects.filter(kind="money", key__startswith=season.pk).values_list(
         "owed", flat=True)) == [datetime(2027, 3, 8, 5, tzinfo=UTC)]
-    assert "$200" in made and "4h" in made and f"test clock {clock.pk}" in made
+    row = made[made.index("<tbody>"):]
+    assert '<td data-label="Retainer">$200</td>' in row and "test world spring" in row
+    assert '<td data-label="Offered first for">4h</td>' in row
     viewer = Client()
     viewer.force_login(actors["member"])
     Member.objects.create(brand=brand, user=actors["member"], role="viewer")
