@@ -102,6 +102,18 @@ class Shown:
     more: bool  # there are more than LIMIT
 
 
+def apart(tasks: Shown, dates: Shown) -> dict:
+    """The person's tasks and dates, live apart from practice (test worlds): issue 27's
+    test and live never share a list. `more` stays with the live lists."""
+    def practice(row) -> bool:
+        return bool((row.task if isinstance(row, TaskRow) else row.line.occurrence)
+                    .test_clock_id)
+    return {"tasks": Shown([row for row in tasks.rows if not practice(row)], tasks.more),
+            "dates": Shown([row for row in dates.rows if not practice(row)], dates.more),
+            "practice_tasks": [row for row in tasks.rows if practice(row)],
+            "practice_dates": [row for row in dates.rows if practice(row)]}
+
+
 @dataclass
 class Leaving:
     """A subject the person answers for dates or holds tasks of, and who may take over."""

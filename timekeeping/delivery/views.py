@@ -38,7 +38,7 @@ def home(request):
     members = members_of(request)
     worlds = rows.nows(members)
     return render(request, "delivery/home.html", {
-        "tasks": rows.tasks(members, worlds), "dates": rows.dates(members, worlds),
+        **rows.apart(rows.tasks(members, worlds), rows.dates(members, worlds)),
         "leaving": rows.leaving(members, request.user), "limit": rows.LIMIT,
         "seasons": standby.seasons_of(members),
         "acts": any(may_act(member) for member in members.values())})

@@ -43,17 +43,22 @@ def test_a_held_task_says_who_holds_it_until_when(delivery):
     assert "held by you until" in page(delivery.client("owner"))
 
 
-def test_it_lists_late_tasks_first_each_judged_on_its_own_worlds_clock(delivery, brand):
+def test_live_tasks_stand_apart_from_practice_each_judged_on_its_own_worlds_clock(delivery,
+                                                                                   brand):
     # The real world's task is due first (January 2027), but only spring's is late: spring
-    # stands at 2028-03-12, past its task's due of 03-11.
+    # stands at 2028-03-12, past its task's due of 03-11. Live first; spring's under the
+    # practice runs (issue 27: test and live never share a list).
     with clock.fixed(REAL_NOW):
         real = Task.objects.get(job=order(brand, None, "2", "Real World", due="2027-06-30"))
         test_clocks.advance(delivery.spring, to=START + timedelta(days=11))
         text = page(delivery.client("staff"))
     assert real.due < delivery.task.due
-    assert text.index(f'id="task-{delivery.task.pk}"') < text.index(f'id="task-{real.pk}"')
+    practice = text.index('id="practice"')
+    assert text.index(f'id="task-{real.pk}"') < practice < text.index(
+        f'id="task-{delivery.task.pk}"')
     late = re.search(rf'id="task-{delivery.task.pk}".*?</tr>', text, re.S).group(0)
     assert "state-late" in late
+    assert "state-late" not in re.search(rf'id="task-{real.pk}".*?</tr>', text, re.S).group(0)
 
 
 def test_it_lists_the_dates_assigned_to_the_member_only(delivery, brand):
@@ -67,7 +72,7 @@ def test_it_lists_the_dates_assigned_to_the_member_only(delivery, brand):
     assert f'id="date-{date.pk}"' not in page(delivery.client("owner"))  # not assigned to them
 
 
-def test_a_late_date_comes_first_each_judged_on_its_own_worlds_clock(delivery, brand):
+def test_live_dates_stand_apart_from_practice_each_judged_on_its_own_worlds_clock(delivery, brand):
     # The real world's date is due first (June 2027) but only spring's is late: spring stands
     # at 2028-07-02, past its filing date's late_from (2028-07-01 00:00 EDT).
     with clock.fixed(REAL_NOW):
@@ -75,11 +80,15 @@ def test_a_late_date_comes_first_each_judged_on_its_own_worlds_clock(delivery, b
         sooner = real.occurrences.get()
         clocks.assign(sooner, delivery.manager, by="owner")
         text = page(delivery.client("staff"))
-        assert text.index(f'id="date-{sooner.pk}"') < text.index(f'id="date-{delivery.date.pk}"')
+        assert text.index(f'id="date-{sooner.pk}"') < text.index('id="practice"') < \
+            text.index(f'id="date-{delivery.date.pk}"')  # live first, practice apart
         test_clocks.advance(delivery.spring, to=datetime(2028, 7, 2, 14, tzinfo=UTC))
         text = page(delivery.client("staff"))
     assert sooner.late_from < delivery.date.late_from
-    assert text.index(f'id="date-{delivery.date.pk}"') < text.index(f'id="date-{sooner.pk}"')
+    spring = re.search(rf'id="date-{delivery.date.pk}".*?</tr>', text, re.S).group(0)
+    assert "state-lapsed" in spring and ">missed<" in spring  # on spring's clock
+    real_row = re.search(rf'id="date-{sooner.pk}".*?</tr>', text, re.S).group(0)
+    assert "state-lapsed" not in real_row and "state-late" not in real_row  # the real clock's
 
 
 def test_a_viewer_reads_the_page_without_controls(delivery):
