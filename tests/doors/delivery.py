@@ -30,7 +30,9 @@ DOORS = [
     *[Endpoint(f"delivery task {verb}", "post", f"/delivery/tasks/{{task}}/{verb}",
                _member(302, 403)) for verb in ("take", "extend", "release", "done")],
     *[Endpoint(f"delivery date {verb}", "post", f"/delivery/dates/{{date}}/{verb}",
-               _member(302, 403)) for verb in ("acknowledge", "choose", "done")],
+               _member(302, 403)) for verb in ("acknowledge", "choose")],
+    # Asked first: the page that asks (the matrix's JSON body says no yes).
+    Endpoint("delivery date done", "post", "/delivery/dates/{date}/done", _member(200, 403)),
     # The withdraw form names its subject in the body, which the matrix leaves empty: B's owner,
     # a member of B, is sent back with the form's error like A's people.
     Endpoint("delivery withdraw", "post", "/delivery/withdraw",

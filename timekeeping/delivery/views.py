@@ -28,6 +28,7 @@ from timekeeping.delivery.access import (
     who,
 )
 from timekeeping.jobs import lifecycle, standby
+from timekeeping.pages import ask_first, confirmed
 from timekeeping.models import Member, Occurrence
 from timekeeping.portals import controls as date_controls
 from timekeeping.portals.controls import Said
@@ -78,6 +79,11 @@ def date_control(request, date_id: int, *, verb: str):
     members = members_of(request)
     occurrence = date_of(members, date_id)
     member = acting(members, occurrence.brand_id)
+    if verb == "done" and not confirmed(request):  # hard to restore: asked first (issue 27)
+        return ask_first(request, question=f"Mark {_what(occurrence)} done?",
+                         consequence="Its reminders stop and it leaves your dates; you can "
+                                     "undo it for 15 minutes.",
+                         yes="Yes, mark it done", back=reverse("delivery:home"))
     if occurrence.assignee_id != member.pk:
         said = Said(False, f"Nothing was done: {_what(occurrence)} is no longer assigned to "
                            "you.")

@@ -23,6 +23,8 @@ def task_post(delivery, verb, task=None, who="staff", htmx=False, **fields):
 
 
 def date_post(delivery, verb, date=None, who="staff", htmx=False, **fields):
+    """A date's control, said yes to where it asks first (Mark done)."""
+    fields.setdefault("confirmed", "yes")
     date = date or delivery.date
     return delivery.client(who).post(f"/delivery/dates/{date.pk}/{verb}", fields,
                                      **(HTMX if htmx else {}))
@@ -219,3 +221,13 @@ def test_the_hold_ends_and_the_row_shows_it_open_again(delivery):
     test_clocks.advance(delivery.spring, to=delivery.spring.frozen_time + timedelta(days=2))
     text = told(delivery)
     assert "open in the pool" in text and f"/delivery/tasks/{delivery.task.pk}/take" in text
+
+
+def test_mark_done_asks_first_and_changes_nothing_until_yes(delivery):
+    asked = date_post(delivery, "done", confirmed="")
+    assert asked.status_code == 200 and "Yes, mark it done" in said(asked)
+    assert "you can undo it for 15 minutes" in said(asked)
+    delivery.date.refresh_from_db()
+    assert delivery.date.status == Occurrence.Status.OPEN
+    row = said(delivery.client("staff").get("/delivery/"))
+    assert 'hx-confirm="Mark file it done?' in row and 'hx-vals=\'{"confirmed": "yes"}\'' in row

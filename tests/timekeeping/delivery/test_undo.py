@@ -19,6 +19,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _post(delivery, verb: str, who: str = "staff", htmx: bool = False, **form):
+    form.setdefault("confirmed", "yes")  # Mark done asks first
     return delivery.client(who).post(f"/delivery/dates/{delivery.date.pk}/{verb}", form,
                                      **(HTMX if htmx else {}))
 
@@ -112,7 +113,7 @@ def test_a_viewer_is_offered_no_assign_and_may_not_post_one(delivery):
 
 def test_a_double_submit_of_each_control_changes_nothing_the_second_time(delivery):
     posts = [(f"/delivery/dates/{delivery.date.pk}/{verb}", form) for verb, form in (
-        ("acknowledge", {}), ("choose", {"choice": "file"}), ("done", {}))]
+        ("acknowledge", {}), ("choose", {"choice": "file"}), ("done", {"confirmed": "yes"}))]
     posts.append((f"/delivery/tasks/{delivery.task.pk}/take", {}))
     for n, (path, form) in enumerate(posts):
         form["once"] = f"t-{n}"
