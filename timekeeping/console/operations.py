@@ -31,7 +31,6 @@ from timekeeping.models import (
 )
 from timekeeping.moves import operate as moves
 from timekeeping.schedules import operate as schedules
-from timekeeping.spans import span_text
 
 PER_PAGE = 50
 PREVIEW_SHOWN = 100
@@ -334,7 +333,7 @@ def _standby(request, brand: Brand, form: forms.StandbyForm, status: int = 200):
     return render(request, "console/standby.html", {
         "brand": brand, "can_act": may(request, "manager"), "page": page,
         "rows": [{"row": row, "retainer": shown.money(row.retainer, row.currency, short=True),
-                  "offer": span_text(row.offer)} for row in page],
+                  "offer": shown.span(row.offer)} for row in page],
         "form": form}, status=status)
 
 

@@ -28,8 +28,8 @@ from timekeeping.delivery.access import (
     who,
 )
 from timekeeping.jobs import lifecycle, standby
-from timekeeping.pages import ask_first, confirmed
 from timekeeping.models import Member, Occurrence
+from timekeeping.pages import ask_first, confirmed
 from timekeeping.portals import controls as date_controls
 from timekeeping.portals.controls import Said
 

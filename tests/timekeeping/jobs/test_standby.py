@@ -147,7 +147,7 @@ def test_the_console_puts_a_member_on_standby_through_the_same_function(brand, a
         "owed", flat=True)) == [datetime(2027, 3, 8, 5, tzinfo=UTC)]
     row = made[made.index("<tbody>"):]
     assert '<td data-label="Retainer">$200</td>' in row and "test world spring" in row
-    assert '<td data-label="Offered first for">4h</td>' in row
+    assert '<td data-label="Offered first for">4 hours</td>' in row
     viewer = Client()
     viewer.force_login(actors["member"])
     Member.objects.create(brand=brand, user=actors["member"], role="viewer")
