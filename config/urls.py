@@ -7,7 +7,7 @@ from timekeeping.api.docs import RedocPage
 from timekeeping.api.services import SubjectFeed
 from timekeeping.console.digest import unsubscribe
 from timekeeping.observe import health_view, metrics_view, tick_health_view
-from timekeeping.pages import home
+from timekeeping.pages import home, zone_switch
 from timekeeping.portals import asked
 
 admin.site.site_header = admin.site.site_title = "Keeping Time operations"
@@ -15,6 +15,7 @@ admin.site.index_title = "For operators: the console is the owner's place"
 
 urlpatterns = [
     path("", home, name="home"),
+    path("zone", zone_switch, name="zone"),
     path("console/", include("timekeeping.console.urls")),
     path("portal/", include("timekeeping.portals.urls")),
     path("delivery/", include("timekeeping.delivery.urls")),

@@ -67,6 +67,9 @@ REFERENCE = {
                             "empty) beside each manifest's",
     "timekeeping.ScheduleRun": "a run of a Schedule, in the same store; housekeeping deletes "
                                "runs after 30 days",
+    "timekeeping.SpentToken": "a form's one-time token, random and of no brand (it names "
+                              "nothing): it only guards a double submit, and housekeeping "
+                              "deletes those more than a day old",
 }
 
 

@@ -2,9 +2,10 @@
 coming up for a customer's portal, each with what a miss costs and why it stands where it
 stands.
 
-    at_risk(brands, now_of=…)      every open date near (14 days) or passed and unsatisfied,
-                                   and every hard date ahead; priced ones first, by what a
-                                   month late costs, then the rest by nearness
+    at_risk(brands, world=None)    every open date near (14 days) or passed and unsatisfied,
+                                   and every hard date ahead, live or in one test world;
+                                   priced ones first, by what a month late costs, then the
+                                   rest by nearness
     coming_up(subjects)            a customer's dates ahead, late and lapsed ones first, then
                                    soonest first
 
@@ -264,9 +265,10 @@ class RiskPage:
 
 
 def at_risk(brands: Iterable[Brand] | Brand, *, near: timedelta = NEAR, limit: int | None = None,
-            offset: int = 0, state: str = "", assignee: str = "") -> list[DateLine]:
-    """A list of `AtRisk` (all of them, or `limit` from `offset`)."""
-    found = AtRisk(brands, state=state, assignee=assignee, near=near)
+            offset: int = 0, state: str = "", assignee: str = "",
+            world: TestClock | None = None) -> list[DateLine]:
+    """A list of `AtRisk` (all of them, or `limit` from `offset`), live or in `world`."""
+    found = AtRisk(brands, state=state, assignee=assignee, near=near, world=world)
     return found[offset:offset + limit] if limit is not None else found[offset:]
 
 

@@ -125,7 +125,7 @@ def _kept(data: dict) -> str:
 
 
 SENTENCES: dict[str, Callable[[dict], str]] = {
-    "job.opened": lambda d: f"The {d.get('service')} job"
+    "job.opened": lambda d: f"The {shown.service(str(d.get('service', '')))} job"
                             + (f" for {d['period']}" if d.get("period") else "")
                             + f" was opened{_by(d)}.",
     "job.ended": lambda d: "The job ended.",

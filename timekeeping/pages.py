@@ -6,14 +6,20 @@ they keep, whether they are a customer).
     frame(request)     the context processor: `frame.brands`, `frame.customer`
     confirmed(request) whether a control that is hard to undo was asked about and said yes to
     ask_first(…)       the page that asks, for a browser without JavaScript
+    zone_switch(…)     the control that reads every page's times in another zone
 """
 
 from __future__ import annotations
 
 from functools import cached_property
 
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
 
+from timekeeping import shown
 from timekeeping.models import Customer, brands_kept_by
 
 
@@ -63,3 +69,26 @@ def ask_first(request, *, question: str, consequence: str, yes: str, back: str):
     return render(request, "confirm.html", {
         "question": question, "consequence": consequence, "yes": yes, "back": back,
         "action": request.path, "fields": fields})
+
+
+@login_required
+@require_POST
+def zone_switch(request):
+    """Read every page's times in another zone (issue 27): "" for each page's own (the
+    brand's, a subject's), UTC, or any zone the person names (their own); kept in their
+    session, for the console and the portals alike."""
+    asked = (request.POST.get("other") or request.POST.get("zone") or "").strip()[:100]
+    if not asked:
+        request.session.pop(shown.ZONE_KEY, None)
+    elif shown.zone_named(asked) is None:
+        messages.error(request, f"Nothing changed. Zone: \u201c{asked}\u201d is not a time "
+                                "zone we know; name one as your computer does, such as "
+                                "Europe/Paris or America/Chicago, or choose UTC.")
+    else:
+        request.session[shown.ZONE_KEY] = asked
+    target = request.POST.get("next") or ""
+    if not (target.startswith(("/console/", "/portal/", "/delivery/"))
+            and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure())):
+        target = "/"
+    return redirect(target)

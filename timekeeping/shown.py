@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from functools import lru_cache
-from zoneinfo import ZoneInfo
+from functools import cache, lru_cache
+from zoneinfo import ZoneInfo, available_timezones
 
 from babel import Locale
 from babel.dates import get_timezone_location
@@ -143,3 +143,28 @@ def plan(name: str) -> str:
     """A subscription's plan by its service: "the tax plan", not "the tax-plan plan"."""
     said = service(name)
     return said if said.split()[-1:] == ["plan"] else f"{said} plan"
+
+
+ZONE_KEY = "shown_zone"  # the zone a person chose to read times in, in their session
+ZONE_LONGEST = 64
+
+
+def zone_named(name: object) -> ZoneInfo | None:
+    """A zone people may read times in: an IANA name ("Europe/Paris", "UTC"); else None."""
+    if not isinstance(name, str) or not name or len(name) > ZONE_LONGEST:
+        return None
+    if name not in _known():
+        return None
+    return ZoneInfo(name)
+
+
+def reading_zone(request) -> str | None:
+    """The zone the person chose to read every page's times in (`pages.zone_switch`), or None
+    for each page's own (the brand's, a subject's)."""
+    chosen = zone_named(request.session.get(ZONE_KEY, "")) if request is not None else None
+    return chosen.key if chosen else None
+
+
+@cache
+def _known() -> frozenset[str]:
+    return frozenset(available_timezones()) | {"UTC"}

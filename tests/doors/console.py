@@ -27,7 +27,7 @@ DOORS: list[Endpoint] = [
     Endpoint("console test mode off", "get", "/console/{brand}/", READ, query="test=off"),
     Endpoint("console what a miss costs", "get", "/console/{brand}/help/money", READ),
     # The person's own choice of zone, for every page: anyone signed in sets their own.
-    Endpoint("console zone switch", "post", "/console/zone", _page(302, 302)),
+    Endpoint("zone switch (every page)", "post", "/zone", _page(302, 302)),
     Endpoint("console settle what needs attention", "post", "/console/{brand}/attention/settle",
              CONTROL),
     *[Endpoint(f"console {verb}", "post", f"/console/{{brand}}/clocks/{{clock}}/{verb}",

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
-from zoneinfo import ZoneInfo, available_timezones
+from zoneinfo import ZoneInfo
 
 from calendars.moments import zone_of
 from timekeeping import shown
 from timekeeping.models import Brand
+from timekeeping.shown import ZONE_KEY, zone_named
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,6 @@ class Shown:
 
     def __str__(self) -> str:
         return f"{self.local} ({self.relative})"
-
-
-ZONE_KEY = "shown_zone"
-ZONE_LONGEST = 64
 
 
 @dataclass(frozen=True)
@@ -81,17 +77,3 @@ def face_of(brand: Brand, now: datetime, request=None) -> Face:
     home = zone_of(brand.calendar_rules().zone_name)
     chosen = zone_named(request.session.get(ZONE_KEY, "")) if request is not None else None
     return Face(chosen or home, now, home)
-
-
-def zone_named(name: object) -> ZoneInfo | None:
-    """A zone people may read times in: an IANA name ("Europe/Paris", "UTC"); else None."""
-    if not isinstance(name, str) or not name or len(name) > ZONE_LONGEST:
-        return None
-    if name not in _known():
-        return None
-    return ZoneInfo(name)
-
-
-@cache
-def _known() -> frozenset[str]:
-    return frozenset(available_timezones()) | {"UTC"}

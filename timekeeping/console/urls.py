@@ -17,7 +17,6 @@ from timekeeping.console import (
 app_name = "console"
 urlpatterns = [
     path("", views.index, name="index"),
-    path("zone", views.zone_switch, name="zone"),
     path("<pid:brand_id>/", views.home, name="home"),
     *[path(f"<pid:brand_id>/clocks/<pid:clock_id>/{verb}", controls.control,
            {"verb": verb}, name=verb) for verb in controls.CONTROLS],

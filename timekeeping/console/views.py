@@ -5,20 +5,16 @@ shows and who may use it."""
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
 
 from timekeeping import ahead, attention, clock, dates, money_at_risk, why
 from timekeeping.console import overview, test_mode
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.chart import chart
 from timekeeping.console.controls import members
-from timekeeping.console.shown import ZONE_KEY, face_of, zone_named
+from timekeeping.console.shown import face_of
 from timekeeping.models import brands_kept_by
 from timekeeping.schedules import operate
 
@@ -89,24 +85,3 @@ def why_page(request, brand_id: str):
 def help_money(request, brand_id: str):
     """How the cost of a miss is worked out: the page each figure's breakdown links to."""
     return render(request, "console/help_money.html", {"brand": brand_of(request, brand_id)})
-
-
-@login_required
-@require_POST
-def zone_switch(request):
-    """Read every console page's times in another zone (issue 27): "" for the brand's, UTC,
-    or any zone the person names (their own); kept in their session, for every brand."""
-    asked = (request.POST.get("other") or request.POST.get("zone") or "").strip()[:100]
-    if not asked:
-        request.session.pop(ZONE_KEY, None)
-    elif zone_named(asked) is None:
-        messages.error(request, f"Nothing changed. Zone: \u201c{asked}\u201d is not a time "
-                                "zone we know; name one as your computer does, such as "
-                                "Europe/Paris or America/Chicago, or choose UTC.")
-    else:
-        request.session[ZONE_KEY] = asked
-    target = request.POST.get("next") or ""
-    if not (target.startswith("/console/") and url_has_allowed_host_and_scheme(
-            target, allowed_hosts={request.get_host()}, require_https=request.is_secure())):
-        target = reverse("console:index")
-    return redirect(target)

@@ -102,9 +102,12 @@ class Shown:
     more: bool  # there are more than LIMIT
 
 
-def apart(tasks: Shown, dates: Shown) -> dict:
+def apart(tasks: Shown, dates: Shown, *, reading: str | None = None) -> dict:
     """The person's tasks and dates, live apart from practice (test worlds): issue 27's
-    test and live never share a list. `more` stays with the live lists."""
+    test and live never share a list. `more` stays with the live lists. With `reading` (the
+    zone the person chose to read times in), every row's times are in it."""
+    for row in (*tasks.rows, *dates.rows):
+        row.zone = reading or row.zone
     def practice(row) -> bool:
         return bool((row.task if isinstance(row, TaskRow) else row.line.occurrence)
                     .test_clock_id)

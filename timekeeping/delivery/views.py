@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from timekeeping import once
+from timekeeping import once, shown
 from timekeeping.delivery import controls, rows
 from timekeeping.delivery.access import (
     acting,
@@ -37,9 +37,10 @@ from timekeeping.portals.controls import Said
 @login_required
 def home(request):
     members = members_of(request)
-    worlds = rows.nows(members)
+    worlds, reading = rows.nows(members), shown.reading_zone(request)
     return render(request, "delivery/home.html", {
-        **rows.apart(rows.tasks(members, worlds), rows.dates(members, worlds)),
+        **rows.apart(rows.tasks(members, worlds), rows.dates(members, worlds),
+                     reading=reading), "reading": reading,
         "leaving": rows.leaving(members, request.user), "limit": rows.LIMIT,
         "seasons": standby.seasons_of(members),
         "acts": any(may_act(member) for member in members.values())})

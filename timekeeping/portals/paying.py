@@ -73,7 +73,9 @@ def plans_of(subjects: list[Subject]) -> dict[str, list[Plan]]:
     if not subscriptions:
         return {}
     used: dict[str, dict[int, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
-    for row in Allowance.objects.filter(subscription__in=subscriptions).values_list(
+    for row in Allowance.objects.filter(
+            brand_id__in={sub.brand_id for sub in subscriptions},
+            subscription__in=subscriptions).values_list(
             "subscription_id", "cycle", "service", "used"):
         used[row[0]][row[1]][row[2]] = row[3]
     lines = _ledger_lines(subscriptions, by_pk)

@@ -40,9 +40,12 @@ class Row:
         return shown.moment(at, self.zone) if at else ""
 
 
-def coming_up(subjects: list[Subject]) -> list[Row]:
+def coming_up(subjects: list[Subject], *, reading: str | None = None) -> list[Row]:
+    """The subjects' rows, each shown in its subject's zone, or all in `reading` (the zone
+    the person chose to read times in)."""
     zones = {subject.pk: subject_calendar.zone_of_subject(subject) for subject in subjects}
-    return [Row(line, zones[line.clock.subject_id]) for line in dates.coming_up(subjects)]
+    return [Row(line, reading or zones[line.clock.subject_id])
+            for line in dates.coming_up(subjects)]
 
 
 def row_of(occurrence: Occurrence) -> Row | None:

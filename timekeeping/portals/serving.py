@@ -88,9 +88,11 @@ class World:
         return any(part.plans for part in self.parts)
 
 
-def home(subjects: list[Subject]) -> list[World]:
-    dated = rows.coming_up(subjects)
-    parts = {subject.pk: _part(subject) for subject in subjects}
+def home(subjects: list[Subject], *, reading: str | None = None) -> list[World]:
+    """The home's worlds; its times in each subject's zone, or in `reading` when the person
+    chose one (`shown.reading_zone`)."""
+    dated = rows.coming_up(subjects, reading=reading)
+    parts = {subject.pk: _part(subject, reading) for subject in subjects}
     _asks(parts)
     _jobs(parts, dated)
     for subject_id, found in paying.plans_of(subjects).items():
@@ -104,10 +106,11 @@ def home(subjects: list[Subject]) -> list[World]:
     return worlds
 
 
-def _part(subject: Subject) -> Part:
+def _part(subject: Subject, reading: str | None) -> Part:
     """A subject's part, read in its own world: its test clock's time, else the real one."""
     now = clock.now(brand=subject.brand, test_clock=subject.test_clock)
-    return Part(subject, subject_calendar.zone_of_subject(subject), now, feed_of(subject))
+    return Part(subject, reading or subject_calendar.zone_of_subject(subject), now,
+                feed_of(subject))
 
 
 def _asks(parts: dict[str, Part]) -> None:
@@ -130,11 +133,13 @@ def _jobs(parts: dict[str, Part], dated: list[rows.Row]) -> None:
     if not jobs:
         return
     tasks: dict[str, Task] = {}
-    for task in Task.objects.filter(job__in=jobs, state__in=[Task.State.OPEN, Task.State.HELD]
+    brands = {job.brand_id for job in jobs}  # each read by its brand (docs/security.md)
+    for task in Task.objects.filter(brand_id__in=brands, job__in=jobs,
+                                    state__in=[Task.State.OPEN, Task.State.HELD]
                                     ).order_by("-opened"):
         tasks[task.job_id] = task  # the oldest open task wins
     grants = {grant.job_id: grant for grant in Grant.objects.filter(
-        job__in=jobs, state=Grant.State.ACTIVE)}
+        brand_id__in=brands, job__in=jobs, state=Grant.State.ACTIVE)}
     asked = {waiting.ask.job_id: waiting for part in parts.values() for waiting in part.waiting}
     dates: dict[str, rows.Row] = {}
     for row in sorted(dated, key=lambda row: row.occurrence.late_from):

@@ -47,11 +47,13 @@ def home(request):
     then what lives on a practice clock, under its banner (`serving.home`)."""
     customer_only(request)
     subjects = list(subjects_of(request).select_related("test_clock").order_by("name", "pk"))
-    worlds = serving.home(subjects)
+    reading = shown.reading_zone(request)
+    worlds = serving.home(subjects, reading=reading)
     for world in worlds:
         world.page = Paginator(world.rows, ROWS_PER_PAGE).get_page(
             request.GET.get("practice_page" if world.practice else "page"))
-    return render(request, "portal/home.html", {"subjects": subjects, "worlds": worlds})
+    return render(request, "portal/home.html", {"subjects": subjects, "worlds": worlds,
+                                                "reading": reading})
 
 
 @login_required
@@ -63,16 +65,19 @@ def subject(request, subject_id: str):
         raise BadRequest(str(error)) from None
     zone = subject_calendar.zone_of_subject(found)
     today = day_in_zone(clock.now(brand=found.brand, test_clock=found.test_clock), zone)
+    reading = shown.reading_zone(request)  # the zone the person reads times in, if chosen
     return render(request, "portal/subject.html", {
-        "ahead": subject_calendar.ahead(found, today=today),
-        "subject": found, "zone": zone, "rows": rows.coming_up([found]),
+        "ahead": subject_calendar.ahead(found, today=today), "reading": reading,
+        "subject": found, "zone": reading or zone, "subject_zone": zone,
+        "rows": rows.coming_up([found], reading=reading),
         # What the brand asks of the subject's people by a link (docs/jobs.md): the link
         # itself reached them by email; the page says what and until when.
         "asked": list(Ask.objects.filter(brand_id=found.brand_id, subject=found,
                                          state=Ask.State.OPEN)
                       .order_by("expires")[:ASKED_SHOWN]),
         "plans": plans.of_subject(found),
-        "history": record.page(found, before=before, zone=zone), "feed": feed_of(found)})
+        "history": record.page(found, before=before, zone=reading or zone),
+        "feed": feed_of(found)})
 
 
 @login_required

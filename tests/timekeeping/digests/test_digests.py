@@ -162,7 +162,7 @@ def test_an_owners_digest_names_the_live_dates_at_risk_with_a_total_and_what_cha
     assert "Harbor: pay the 2027 tax" in text
     assert "$648 a month at risk across 4 dates (2 of them not priced)." in text
     assert "Rehearsal Co" not in text  # a test clock's world stays out
-    assert "Harbor: The annual-return job for 2028 was opened." in text
+    assert "Harbor: The annual return job for 2028 was opened." in text
     assert "Wed 1 Mar 2028, 15:00 EST" in text  # what changed, when, in the digest's zone
     assert _said(text) == [] and _said(visible_text(html)) == []
     assert f"/console/{brand.pk}/" in text

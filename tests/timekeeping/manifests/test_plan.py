@@ -252,7 +252,8 @@ def test_the_console_shows_the_plan_before_the_load(brand, actors):
     page = client.post(f"/console/{brand.pk}/manifests/check", {"document": "{}"})
     text = page.content.decode()
     assert page.status_code == 200
-    assert "removal_unstated" in text and "not stated" in text and "1 row" in text
+    assert "removal_unstated" in text and "1 row" in text  # the code under Details
+    assert "not listed among what it removes: add it there to load" in text
     assert '<td data-label="Change" class="removed">removed</td>' in text
 
 

@@ -64,7 +64,7 @@ def test_it_shows_a_subjects_dates_subscription_and_history(portal):
     assert "Times are Los Angeles time." in text
     assert f"webcal://127.0.0.1:8000/subjects/{portal.subject.pk}/calendar.ics?token=" \
            f"{portal.subject.feed_token}" in text
-    assert "The annual-return job for 2027 was opened." in text
+    assert "The annual return job for 2027 was opened." in text
     headings = [line.strip()[:4] for line in text.splitlines() if line.strip()[:3] in
                 ("<h1", "<h2", "<h3")]
     assert headings[0] == "<h1>" and all(h.startswith("<h2") for h in headings[1:])
