@@ -193,7 +193,8 @@ def test_the_owner_reads_why_and_works_each_operations_page(page, live_server, o
     page.get_by_label("In which world").select_option(desk.test_clock.pk)
     look("console-postponements")
     page.get_by_role("button", name="Add it and move the dates").click()
-    expect(page.locator(".messages")).to_contain_text("Notice added: 2 dates moved to Mon 1 May 2028")
+    expect(page.locator(".messages")).to_contain_text(
+        "Notice added: 2 dates moved to Mon 1 May 2028")
     expect(page.get_by_role("row").filter(has_text="IR-2028-77: storms")).to_have_count(1)
     look("console-postponement-added")
 
