@@ -89,6 +89,8 @@ def test_it_lists_live_subjects_unless_a_test_world_is_named(desk, listed):
     answer = _get(desk, test=desk.test_clock.pk)
     assert _names(answer) == ["Harbor Books"]
     assert "test world spring" in _text(answer)
+    assert f'href="{desk.url("subjects/")}?test=off">Show live subjects' in \
+        answer.content.decode()  # the way back leaves test mode
     # A test world that is not the brand's (gone, or another brand's) shows the live list.
     for unknown in ("tc_nosuchclock", desk.other.pk):
         answer = _get(desk, test=unknown)
