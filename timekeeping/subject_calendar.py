@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 
 from calendars import ical
 from calendars.moments import day_in_zone
-from timekeeping import exposure, shown
+from timekeeping import exposure
 from timekeeping.clocks import calendar_for, measured_from, spec_of
 from timekeeping.models import (
     Ask,
@@ -92,7 +92,7 @@ def _plan_lines(subject: Subject) -> list[Line]:
         if owner is None:
             continue
         if record.kind == "cycle.renewed":
-            found.append(Line(day, f"the {shown.plan(owner.service)} renews", "cycle", buyer,
+            found.append(Line(day, f"the {owner.service} renews", "cycle", buyer,
                               f"renewed, cycle {data.get('cycle')}", f"{record.pk}@keeping-time"))
         else:
             found.append(Line(day, f"the {data.get('period')} {data.get('service')} opens",
@@ -103,7 +103,7 @@ def _plan_lines(subject: Subject) -> list[Line]:
         owner, day = subscriptions[timer.owner_id], day_in_zone(timer.owed, zone)
         if timer.kind == "cycle":
             ending = owner.ends_after is not None and timer.payload["cycle"] > owner.ends_after
-            found.append(Line(day, f"the {shown.plan(owner.service)} renews", "cycle", buyer,
+            found.append(Line(day, f"the {owner.service} renews", "cycle", buyer,
                               "ends: cancelled at the cycle's end" if ending else
                               f"ahead · cycle {timer.payload['cycle']}",
                               f"{timer.pk}@keeping-time"))
@@ -138,8 +138,7 @@ def _window_lines(subject: Subject) -> list[Line]:
     """Each window of the subject's jobs (S21, `window`), on the day it closes in the subject's
     zone: an acceptance window (open, accepted or sent back), an outcome's wait, each
     invoice's window and its tail, a repair window. Two queries."""
-    jobs = {pk: f"{shown.service(service)} {period}".strip()
-            for pk, service, period in Job.objects.filter(
+    jobs = {pk: f"{service} {period}".strip() for pk, service, period in Job.objects.filter(
         brand_id=subject.brand_id, subject=subject).values_list("pk", "service", "period")}
     if not jobs:
         return []
@@ -183,9 +182,8 @@ def _work_lines(subject: Subject) -> list[Line]:
     # subject's any more, so not on its calendar.
     for deadline in Deadline.objects.filter(**mine, job__subject=subject).exclude(
             state=Deadline.State.CLOSED).select_related("job"):
-        what = (f"{shown.service(deadline.job.service)} {deadline.job.period}".strip()
-                if not deadline.step else
-                f"step {deadline.step} of {shown.service(deadline.job.service)}") + " is due"
+        what = (f"{deadline.job.service} {deadline.job.period}".strip() if not deadline.step
+                else f"step {deadline.step} of {deadline.job.service}") + " is due"
         status = deadline.get_state_display()
         if deadline.state in ("open", "at_risk") and deadline.running_since is None:
             status += " · held while a party is asked"

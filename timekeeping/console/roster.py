@@ -100,7 +100,7 @@ class Roster:
 
     def _annotated(self):
         ahead = self._dates(Q(status=Occurrence.Status.OPEN, late_from__gt=self.now)).order_by(
-            "late_from", "pk")
+            "late_from", "clock__title", "item", "pk")  # ties read the same on every database
         staked = self._dates(_at_risk(self.now)).values("clock__subject").annotate(
             total=Sum("miss_cost"))
         open_jobs = Job.objects.filter(brand=self.brand, subject=OuterRef("pk"),
