@@ -41,8 +41,8 @@ def fill(brands: int, each: int) -> list[str]:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
+    from timekeeping.basics.public_ids import new_id
     from timekeeping.models import Brand
-    from timekeeping.public_ids import new_id
 
     owner = get_user_model().objects.create_user("bench-owner")
     made = Brand.objects.bulk_create(

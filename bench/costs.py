@@ -174,8 +174,9 @@ def reticked(meter: Meter) -> Cost:
     """Each clock ticked again, one by one, with nothing owed on it."""
     from django.utils import timezone
 
-    from timekeeping import leases, tick
+    from timekeeping import tick
     from timekeeping.models import Brand
+    from timekeeping.timers import leases
 
     brands = list(Brand.objects.select_related("owner"))
     instant, deadline = timezone.now(), time.monotonic() + 600

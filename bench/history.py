@@ -107,7 +107,7 @@ def fill_live(brands: list[str]) -> str:
 def armed_rows(brands: list[str]):
     """ARMED armed no-op timers owed from a day to a year and a day ahead: none falls due
     while the benchmark runs."""
-    from timekeeping.public_ids import new_id
+    from timekeeping.basics.public_ids import new_id
 
     year = 365 * 86400
     for n in range(ARMED):
@@ -193,7 +193,7 @@ def history_rows(brands: list[str], start: int, stop: int, total: int) -> tuple[
     """Fired timers start…stop of `total` and their `timer.fired` records, as COPY text:
     in the order they fired, round the brands, ten rungs to a date, one in 200 fired more than
     five minutes late (the console's late timers)."""
-    from timekeeping.public_ids import new_id
+    from timekeeping.basics.public_ids import new_id
 
     step = (HISTORY_END - HISTORY_START) / total
     timers, records = io.StringIO(), io.StringIO()
@@ -276,10 +276,10 @@ def copy_rows(table: str, columns: str, rows) -> None:
 def monthly_partitions() -> None:
     """Records as a database partitioned since before its history keeps them: a month's
     partition for each month of the history (each record written when it fired), in place of
-    the first partition, which is empty in a new database (timekeeping.partitions)."""
+    the first partition, which is empty in a new database (timekeeping.tick.partitions)."""
     from django.db import connection
 
-    from timekeeping import partitions
+    from timekeeping.tick import partitions
 
     with connection.cursor() as cursor:
         cursor.execute("ALTER TABLE timekeeping_record DETACH PARTITION timekeeping_record_before")
@@ -357,7 +357,7 @@ def arm_owed(brands: list[str], round_no: int) -> None:
     """OWED owed no-op timers on OWED_BRANDS brands (not the pages brand), up to a day late."""
     from django.db import connection
 
-    from timekeeping.public_ids import new_id
+    from timekeeping.basics.public_ids import new_id
 
     def rows():
         for n in range(OWED):
@@ -374,10 +374,10 @@ def arm_owed(brands: list[str], round_no: int) -> None:
 def fire_per_s() -> float:
     """One `manage.py tick` process fires what is owed: timers a second, from its first
     clock's run to its last."""
-    from timekeeping import clock
+    from timekeeping.basics import wallclock
     from timekeeping.models import TickRun
 
-    since = clock.wall_now()
+    since = wallclock.wall_now()
     done = subprocess.run([sys.executable, "manage.py", "tick", "--budget", "600"], cwd=ROOT,
                           env=dict(os.environ), capture_output=True, text=True)
     if done.returncode:

@@ -39,7 +39,8 @@ def fill(subjects: int) -> dict:
     from django.contrib.auth import get_user_model
 
     from calendars.rules import Calendar as Rules
-    from timekeeping import clock, manifests
+    from timekeeping import manifests
+    from timekeeping.basics import wallclock
     from timekeeping.models import (
         Brand,
         Clock,
@@ -51,7 +52,7 @@ def fill(subjects: int) -> dict:
         Timer,
     )
 
-    now = clock.wall_now()
+    now = wallclock.wall_now()
     users = get_user_model().objects
     owner = users.create_user("owner", password="pw")
     buyer = users.create_user("buyer", password="pw")

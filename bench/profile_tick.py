@@ -65,7 +65,8 @@ def main() -> None:
         setup_django(url)
         from django.db import connection
 
-        from timekeeping import records, tick
+        from timekeeping import tick
+        from timekeeping.timers import records
 
         fill(args.brands, args.each)
         owed = args.brands * args.each

@@ -53,11 +53,11 @@ def worker(args) -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from timekeeping import test_clocks
     from timekeeping.demo import TAX_INPUT, TAX_MANIFEST, VENUE_MANIFEST
     from timekeeping.manifests import load
     from timekeeping.models import Brand, ScheduleRun, Subject, TestClock, Timer
     from timekeeping.recurring import plans
+    from timekeeping.tick import test_clocks
 
     document = json.loads(Path(TAX_MANIFEST).read_text())
     document["tables"] = json.loads(Path(VENUE_MANIFEST).read_text())["tables"]

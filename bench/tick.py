@@ -110,7 +110,7 @@ def copy_timers(timers: Iterable[tuple[str, datetime]], *, test_clock: str | Non
     `test_clock`; their keys are numbered from `first`. Returns how many, after ANALYZE."""
     from django.db import connection
 
-    from timekeeping.public_ids import new_id
+    from timekeeping.basics.public_ids import new_id
 
     payload = json.dumps({"operation": "timekeeping.noop", "input": {}, "overdue_s": None})
     clock = test_clock or "\\N"
@@ -150,7 +150,7 @@ def reset_fired() -> None:
 
 def floor(brands: list[str]) -> float:
     """The raw-SQL floor: batches of 1,000 with SKIP LOCKED, one UPDATE, a record per timer."""
-    from timekeeping.public_ids import new_id
+    from timekeeping.basics.public_ids import new_id
 
     fired = 0
     started = time.perf_counter()

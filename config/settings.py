@@ -120,7 +120,7 @@ vars().update(EMAIL_CONFIG)
 if "EMAIL_URL" not in os.environ:
     # No mail set up (development, the demo): one line per email on the terminal; the
     # console's Sent emails page shows each in full (timekeeping/mail.py).
-    EMAIL_BACKEND = "timekeeping.mail.OneLineBackend"
+    EMAIL_BACKEND = "timekeeping.timers.mail.OneLineBackend"
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="keeping-time@localhost")
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -147,7 +147,7 @@ SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
 # (none set: 404); the tick counts as stopped once its last pass is older than this.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 TICK_STALE_SECONDS = env.int("TICK_STALE_SECONDS", default=300)
-# Months of records kept on PostgreSQL, this month counting as one (timekeeping.partitions);
+# Months of records kept on PostgreSQL, this month counting as one (timekeeping.tick.partitions);
 # 0 keeps every month.
 RECORDS_KEEP_MONTHS = env.int("RECORDS_KEEP_MONTHS", default=0)
 if not 0 <= RECORDS_KEEP_MONTHS <= 1200:

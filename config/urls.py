@@ -6,9 +6,9 @@ from timekeeping.api import strict  # noqa: F401 - registers the path converters
 from timekeeping.api.docs import RedocPage
 from timekeeping.api.services import SubjectFeed
 from timekeeping.console.digest import unsubscribe
-from timekeeping.observe import health_view, metrics_view, tick_health_view
 from timekeeping.pages import home, zone_switch
 from timekeeping.portals import asked
+from timekeeping.tick.observe import health_view, metrics_view, tick_health_view
 
 admin.site.site_header = admin.site.site_title = "Keeping Time operations"
 admin.site.index_title = "For operators: the console is the owner's place"

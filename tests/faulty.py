@@ -1,8 +1,8 @@
 """Operations that fail on purpose, for the tick's fault-injection tests (and the child
 processes they start, which import this module before ticking)."""
 
-from timekeeping import records
-from timekeeping.delays import operation
+from timekeeping.timers import records
+from timekeeping.timers.delays import operation
 
 
 @operation("faulty.bad_record")

@@ -16,7 +16,7 @@ from django.test import Client
 from tests.csrf import unmasked
 from tests.doors import Endpoint, api, console, delivery, portal, reading
 from tests.world import ACTORS, NOW, World
-from timekeeping import keys
+from timekeeping.access import keys
 from timekeeping.models import Record, Subject
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]

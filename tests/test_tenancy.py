@@ -26,8 +26,8 @@ an entry no longer used fails the test too.
 What the check does not see: the boolean shape of a WHERE (a brand condition inside an OR still
 counts); a schedule's run, which runs in a thread with its own connection; and the COPY with
 which the tick writes records on PostgreSQL, which goes around Django's cursor (it writes
-`brand_id`, a required column, `timekeeping.records.write_many`). The SQL is read with regular
-expressions written for the SQL Django generates on SQLite and on PostgreSQL.
+`brand_id`, a required column, `timekeeping.timers.records.write_many`). The SQL is read
+with regular expressions written for the SQL Django generates on SQLite and on PostgreSQL.
 """
 
 import re
@@ -42,9 +42,11 @@ from django.test.utils import CaptureQueriesContext
 from tests.doors import console, delivery, portal
 from tests.test_authorization import _fill
 from tests.world import NOW
-from timekeeping import clock, clocks, delays, tick
+from timekeeping import clocks, tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Record, Subject, Task
 from timekeeping.schedules import engine as schedules_engine
+from timekeeping.timers import delays
 
 APPS = ("timekeeping", "money", "calendars")
 
@@ -273,7 +275,7 @@ def test_a_tick_over_two_brands_reads_and_writes_each_brands_rows_by_its_brand(w
     schedules_engine._declared_in_bundle.cache_clear()
     statements = []
     for at in INSTANTS:
-        with clock.fixed(at), CaptureQueriesContext(connection) as captured:
+        with wallclock.fixed(at), CaptureQueriesContext(connection) as captured:
             tick.run_once(now=at, phases=True)
         statements += [query["sql"] for query in captured.captured_queries]
     assert {r.brand_id for r in Record.objects.filter(kind="timer.fired")} == {

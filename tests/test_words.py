@@ -17,7 +17,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from tests.words import crawl, engine_words, visible_text
-from timekeeping import clock, tick
+from timekeeping import tick
+from timekeeping.basics import wallclock
 from timekeeping.demo import CUSTOMER_USERNAME, DEMO_USERNAME, MEMBER_USERNAME, VENUE_USERNAME
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
@@ -37,10 +38,10 @@ def demo(settings):
     """The demo as its first tick leaves it: a priced date at risk, a task that ran late, a
     row held back; the wall clock stands still while the pages are read."""
     settings.DEBUG = True
-    with clock.fixed(LOADED):
+    with wallclock.fixed(LOADED):
         call_command("demo", stdout=io.StringIO())
     ticked = LOADED + timedelta(minutes=1)
-    with clock.fixed(ticked):
+    with wallclock.fixed(ticked):
         tick.run_once(now=ticked)
         yield ticked
 

@@ -16,7 +16,7 @@ from urllib.parse import urldefrag, urlsplit
 
 from django.apps import apps
 
-from timekeeping.public_ids import PublicIdField
+from timekeeping.basics.public_ids import PublicIdField
 
 UNSEEN = {"script", "style", "template", "noscript"}  # never read; <details> is below
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",

@@ -13,7 +13,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from timekeeping import clock, clocks, gate, keys, manifests
+from timekeeping import clocks, manifests
+from timekeeping.access import keys
+from timekeeping.basics import wallclock
+from timekeeping.clocks import gate
 from timekeeping.jobs import asks
 from timekeeping.manifests import services_of
 from timekeeping.models import Brand, Connection, Customer, Member, Subject, Task, TestClock
@@ -116,7 +119,7 @@ def world() -> World:
     # the organizer, open, whose answer commits that step again.
     gate.propose(job=job, step="organizer", by="the world")
     found.task = Task.objects.get(job=job, step="prepare")
-    opened = asks.open_ask(job, now=clock.wall_now(), step="organizer",
+    opened = asks.open_ask(job, now=wallclock.wall_now(), step="organizer",
                            spec=services_of(job.bundle)[job.service].work.deliver["organizer"])
     found.link, found.ask = opened.token, opened.ask.pk
     found.subscription = plans.subscribe(subject=subject, service="tax-plan", by="the world")

@@ -18,7 +18,9 @@ from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
 from calendars.models import Calendar, Postponement
-from timekeeping import clock, clocks, instants, keys, outbox, timers
+from timekeeping import clocks
+from timekeeping.access import keys
+from timekeeping.basics import instants, wallclock
 from timekeeping.models import (
     ApiKey,
     Brand,
@@ -43,6 +45,7 @@ from timekeeping.models import (
 )
 from timekeeping.moves import operate as moves_operate
 from timekeeping.schedules import operate
+from timekeeping.timers import arming, outbox
 
 
 def _by(request) -> str:
@@ -173,7 +176,7 @@ class TimerAdmin(ReadOnlyAdmin):
 
     @admin.display(description="why")
     def why(self, obj):
-        return timers.explain(obj) if obj.pk else ""
+        return arming.explain(obj) if obj.pk else ""
 
 
 @admin.register(TickRun)
@@ -198,7 +201,7 @@ class DeliveryAdmin(ReadOnlyAdmin):
                   permissions=["operate"])
     def send_again(self, request, queryset):
         chosen = list(queryset.values_list("pk", flat=True))
-        again = outbox.retry(chosen, now=clock.wall_now())
+        again = outbox.retry(chosen, now=wallclock.wall_now())
         self.message_user(request, f"{again} failed deliveries go out again at the next sweep; "
                                    f"{len(chosen) - again} were not failed and are left as "
                                    "they are.")
@@ -359,19 +362,19 @@ class ConnectionAdmin(admin.ModelAdmin):
 
     @admin.display(description="backlog (rows due, not yet moved)")
     def backlog(self, obj):
-        lines = moves_operate.backlog(obj, now=clock.wall_now())
+        lines = moves_operate.backlog(obj, now=wallclock.wall_now())
         return format_html_join(mark_safe("<br>"), "{} · timed move {} ({}): {} due, oldest {}", (
             (b.table, b.rule, b.move, b.due, b.oldest or "—") for b in lines)) or "—"
 
     @admin.display(description="set aside")
     def rows_set_aside(self, obj):
-        rows = moves_operate.set_aside(obj, now=clock.wall_now())
+        rows = moves_operate.set_aside(obj, now=wallclock.wall_now())
         return format_html_join(mark_safe("<br>"), "{} #{} · timed move {} · until {} · {}", (
             (r.table, r.row, r.rule, r.until, r.code) for r in rows)) or "—"
 
     @admin.display(description="what moves in the next 24 hours")
     def next_24_hours(self, obj):
-        lines = moves_operate.preview(obj, now=clock.wall_now(), hours=24)
+        lines = moves_operate.preview(obj, now=wallclock.wall_now(), hours=24)
         return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines)) or "—"
 
 
@@ -501,7 +504,7 @@ class ApiKeyAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Revoke the selected keys", permissions=["operate"])
     def revoke(self, request, queryset):
-        now = clock.wall_now()
+        now = wallclock.wall_now()
         for key in queryset:
             keys.revoke(key, now=now)
         self.message_user(request, f"{queryset.count()} key(s) revoked.")

@@ -6,15 +6,18 @@ class TimekeepingConfig(AppConfig):
     verbose_name = "Keeping Time"
 
     def ready(self) -> None:
-        # Operations and actions live in modules of any installed app; import them all so
-        # their decorators register them before a tick needs them.
+        """Everything the product registers, in one place (docs/architecture.md, "Wiring"):
+        the system checks, then each package's timer kinds, gate checks and effects, hooks,
+        operations and actions, in this order (a job's own time opens after its clocks, a
+        subscription's after the job's)."""
+        from django.core import checks as django_checks
         from django.utils.module_loading import autodiscover_modules
 
-        from timekeeping import checks, kinds  # noqa: F401 - registers the system checks
+        from timekeeping import checks, clocks, jobs, recurring, schedules, timers
 
-        kinds.load()
+        django_checks.register(checks.schedule_store)
+        for package in (timers, clocks, jobs, recurring, schedules):
+            package.register()
+        # A developer's own operations, due rules and actions: each installed app's
+        # `operations`, `dues` and `actions` module, as docs/timers.md says.
         autodiscover_modules("operations", "dues", "actions")
-
-        from timekeeping.schedules import purge
-
-        purge.register_actions()

@@ -1,12 +1,11 @@
 """System checks: configuration the schedules need (SPEC J6)."""
 
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error
 
 ROUTER = "config.routers.ScheduleStoreRouter"
 
 
-@register()
 def schedule_store(app_configs, **kwargs):
     """With several databases, the schedules' store must be named (SCHEDULES_STORE), be one
     of them, and be routed to (without the router the setting would change nothing)."""

@@ -20,7 +20,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from timekeeping import clock, clocks, delays, gate, invitations, manifests, test_clocks
+from timekeeping import clocks, manifests
+from timekeeping.access import invitations
+from timekeeping.basics import wallclock
+from timekeeping.clocks import gate
 from timekeeping.jobs import lifecycle, tasks
 from timekeeping.models import (
     Brand,
@@ -34,6 +37,8 @@ from timekeeping.models import (
     TestClock,
 )
 from timekeeping.recurring import plans
+from timekeeping.tick import test_clocks
+from timekeeping.timers import delays
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeping-time-demo"
@@ -151,7 +156,7 @@ def demo_lockers(brand: Brand) -> None:
     if SampleRow.objects.filter(brand_id=venue.link.brand_id, connection=venue.link).exists():
         return
     samples.add(venue, "lockers", [{"holder": "Locker 7 (sample)",
-                                    "release_at": {"@in": "-PT1H"}}], now=clock.wall_now())
+                                    "release_at": {"@in": "-PT1H"}}], now=wallclock.wall_now())
 
 
 def demo_delays(brand: Brand) -> None:
@@ -160,7 +165,7 @@ def demo_delays(brand: Brand) -> None:
     Keyed by the minute they are owed, so loading twice in one minute arms nothing new, and
     each later `make demo` arms a fresh set.
     """
-    now = clock.wall_now().replace(second=0, microsecond=0)
+    now = wallclock.wall_now().replace(second=0, microsecond=0)
     for minutes in range(1, 11):
         at = now + timedelta(minutes=minutes)
         delays.delay("timekeeping.note", {"demo": f"a note owed at {at:%H:%M}Z"}, brand=brand,
@@ -284,7 +289,7 @@ def demo_customer(subject: Subject, *, by) -> None:
         customer = Customer.objects.get_or_create(brand=subject.brand, user=found)[0]
         customer.subjects.add(subject, through_defaults={"brand": subject.brand})
         return
-    now = clock.wall_now()
+    now = wallclock.wall_now()
     made = invitations.invite(subject=subject, email=CUSTOMER_USERNAME, by=by, now=now)
     invitations.accept(made, now=now, password=DEMO_PASSWORD)
 
@@ -337,7 +342,7 @@ def demo_member(brand: Brand) -> None:
 def demo_late(brand: Brand) -> None:
     """A timer that fires late: a note owed an hour before the load, which the first tick
     fires an hour late. Keyed by the minute of the load, as the demo's other notes."""
-    now = clock.wall_now().replace(second=0, microsecond=0)
+    now = wallclock.wall_now().replace(second=0, microsecond=0)
     delays.delay("timekeeping.note", {"demo": f"a note owed at {now - timedelta(hours=1):%H:%M}Z"
                                               ", fired late"},
                  brand=brand, at=now - timedelta(hours=1), key=f"demo:late:{now:%Y-%m-%dT%H:%M}",
@@ -376,7 +381,7 @@ def demo_venue(user) -> None:
                                                         closes=closes, open=is_open)
     if SampleRow.objects.filter(brand_id=venue.link.brand_id, connection=venue.link).exists():
         return
-    now = clock.wall_now()
+    now = wallclock.wall_now()
     samples.add(venue, "orders", [{"customer": "Ines (sample)", "total": 1250,
                                    "pickup_at": {"@in": "PT20M", "@slot": "opening_hours"}},
                                   {"customer": "Rui (sample)", "pickup_at": {"@in": "-P1D"}}],

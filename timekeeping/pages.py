@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from timekeeping import shown
+from timekeeping.basics import shown
 from timekeeping.models import Customer, brands_kept_by
 
 

@@ -19,7 +19,8 @@ from playwright.sync_api import expect
 # The desks the console's and the portal's own tests work at, for the browser to visit.
 from tests.timekeeping.console.conftest import desk  # noqa: F401
 from tests.timekeeping.portal.conftest import portal  # noqa: F401
-from timekeeping import clock, clocks, tick
+from timekeeping import clocks, tick
+from timekeeping.basics import wallclock
 from timekeeping.demo import DEMO_PASSWORD, TAX_CLOCK, TAX_SUBJECT
 from timekeeping.models import Ask, Brand, Member, Subject, TestClock
 
@@ -147,10 +148,10 @@ def demo(settings) -> Brand:
     open ask); and a viewer.
     The demo's dates live on test clocks, so the live server's real clock never moves them."""
     settings.DEBUG = True  # the demo refuses to load its published password otherwise
-    with clock.fixed(DEMO_LOADED):
+    with wallclock.fixed(DEMO_LOADED):
         call_command("demo", stdout=io.StringIO())
     ticked = DEMO_LOADED + timedelta(minutes=1)
-    with clock.fixed(ticked):
+    with wallclock.fixed(ticked):
         tick.run_once(now=ticked)
     harbor = TestClock.objects.get(pk=TAX_CLOCK)
     # The practice takes on Harbor's 2027 return, which opens by asking for the organizer.

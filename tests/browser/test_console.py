@@ -12,10 +12,12 @@ from playwright.sync_api import expect
 
 from tests.timekeeping.console.conftest import OPENED, tax
 from tests.world import manifest
-from timekeeping import clock, manifests, test_clocks, tick
-from timekeeping.faults import Faults
+from timekeeping import manifests, tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Connection, Schedule, ScheduleRun, SetAside, Timer
 from timekeeping.moves.rows import Venue
+from timekeeping.tick import test_clocks
+from timekeeping.timers.faults import Faults
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
@@ -120,9 +122,9 @@ def operations(desk):
     """The desk with a venue's tables (a second manifest version), a nightly schedule whose last
     run failed, a row set aside and a ticket whose offer runs out within the day."""
     manifests.load(desk.brand, {**tax(), "tables": manifest()["tables"]})
-    now = clock.wall_now()  # the live server reads the real clock
+    now = wallclock.wall_now()  # the live server reads the real clock
     nightly = Schedule.objects.create(key=f"{desk.brand.pk}:-:nightly", name="nightly",
-                                      brand=desk.brand, action="timekeeping.pulses.nothing",
+                                      brand=desk.brand, action="timekeeping.schedules.pulses.nothing",  # noqa: E501
                                       every_s=86400, next_due=now + timedelta(hours=3))
     ScheduleRun.objects.create(schedule=nightly, due=now - timedelta(days=1),
                                tick=now - timedelta(days=1), outcome="failed", reason="boom")
@@ -221,7 +223,7 @@ def test_the_owner_reads_why_and_works_each_operations_page(page, live_server, o
     look("console-test-clock-advancing")
     # The tick walks it (here, its walks phase); the page, asking again, shows the end and
     # the trace.
-    tick.walk_test_clocks(Faults(clock.wall_now()), deadline=time.monotonic() + 60,
+    tick.walk_test_clocks(Faults(wallclock.wall_now()), deadline=time.monotonic() + 60,
                           holder="the browser test")
     expect(page.get_by_role("heading", name="What happened the last time it moved on")
            ).to_be_visible(timeout=15_000)

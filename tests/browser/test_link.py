@@ -11,8 +11,9 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.timekeeping.jobs.test_work import manifest
-from timekeeping import clocks, manifests, test_clocks
+from timekeeping import clocks, manifests
 from timekeeping.models import Delivery, Subject
+from timekeeping.tick import test_clocks
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 

@@ -2,9 +2,9 @@
 
 from tests.doors import EVERYONE_200, Endpoint, _as, _writes
 from tests.world import ACTORS, manifest
-from timekeeping import test_clocks
 from timekeeping.models import Member
 from timekeeping.recurring import plans
+from timekeeping.tick import test_clocks
 
 
 def _manager(world) -> str:

@@ -8,7 +8,8 @@ from django.forms.models import model_to_dict
 
 from calendars.models import Postponement
 from money.models import Account, Hold, Posting
-from timekeeping import clock, clocks, manifests, outbox, test_clocks
+from timekeeping import clocks, manifests
+from timekeeping.basics import wallclock
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import (
     Clock,
@@ -24,6 +25,8 @@ from timekeeping.models import (
     TickRun,
     Timer,
 )
+from timekeeping.tick import test_clocks
+from timekeeping.timers import outbox
 
 TAX = json.loads(TAX_MANIFEST.read_text())
 
@@ -55,7 +58,8 @@ def test_it_lists_the_tick_models_in_the_admin(admin_client_logged_in, brand, mo
 
 
 def test_it_filters_timers_by_lateness_and_says_why_on_each(admin_client_logged_in, brand):
-    from timekeeping import delays, tick
+    from timekeeping import tick
+    from timekeeping.timers import delays
 
     at = datetime(2026, 11, 30, 14, tzinfo=UTC)
     late = delays.delay("timekeeping.note", {}, brand=brand, at=at - timedelta(minutes=2),
@@ -107,7 +111,7 @@ def world(brand):
     job = clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
                        input={"jurisdictions": ["US", "US-NJ"],
                               "earliest_credit_expiry": "2046-12-31"})
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         outbox.enqueue_email(brand=brand, to=["a@example.test"], subject="s", body="b",
                              key="failed-one")
     Delivery.objects.filter(idempotency_key="failed-one").update(state="failed", attempts=10)
@@ -287,7 +291,7 @@ def test_it_rerolls_the_open_dates_when_a_calendar_is_edited(admin_client_logged
 
 def test_it_sends_only_the_failed_deliveries_again(world):
     failed = world["timekeeping/delivery"]
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         outbox.enqueue_email(brand=failed.brand, to=["b@example.test"], subject="s", body="b",
                              key="pending-one")
     pending = Delivery.objects.get(idempotency_key="pending-one")
@@ -302,7 +306,7 @@ def test_it_sends_only_the_failed_deliveries_again(world):
 def test_it_sends_failed_deliveries_again_from_the_admin(admin_client_logged_in, world):
     failed = world["timekeeping/delivery"]
     later = T + timedelta(hours=3)
-    with clock.fixed(later):
+    with wallclock.fixed(later):
         page = admin_client_logged_in.post("/admin/timekeeping/delivery/", {
             "action": "send_again", "_selected_action": [failed.pk]}, follow=True)
     failed.refresh_from_db()

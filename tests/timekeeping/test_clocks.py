@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from timekeeping import clocks, dues, gate, manifests, test_clocks
+from timekeeping import clocks, manifests
+from timekeeping.clocks import dues, gate
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Delivery, Job, Occurrence, Record, Subject, TestClock, Timer
+from timekeeping.tick import test_clocks
 
 START = datetime(2028, 2, 1, 14, tzinfo=UTC)
 TAX = json.loads(TAX_MANIFEST.read_text())
@@ -364,7 +366,7 @@ def test_loading_an_older_manifest_again_makes_it_current(brand):
 
 
 def test_a_subject_without_a_zone_is_judged_and_listed_in_the_calendar_zone(brand):
-    from timekeeping import subject_calendar
+    from timekeeping.clocks import subject_calendar
 
     manifests.load(brand, copy.deepcopy(SMALL))
     brand.refresh_from_db()
@@ -411,7 +413,7 @@ def two_brands_on_one_calendar(tax, actors):
 
 def test_it_adds_a_postponement_and_moves_the_dates_of_every_brand_on_the_calendar(tax,
                                                                                     actors):
-    from timekeeping import clock as wall
+    from timekeeping.basics import wallclock as wall
 
     with wall.fixed(START):
         jobs = two_brands_on_one_calendar(tax, actors)
@@ -430,7 +432,7 @@ def test_it_adds_a_postponement_and_moves_the_dates_of_every_brand_on_the_calend
 
 def test_it_adds_no_postponement_when_moving_one_brands_dates_fails(tax, actors, monkeypatch):
     from calendars.models import Postponement
-    from timekeeping import clock as wall
+    from timekeeping.basics import wallclock as wall
 
     real, calls = clocks.postpone, []
 
@@ -548,7 +550,7 @@ def test_it_moves_nothing_when_a_calendar_change_leaves_every_date_where_it_was(
 
 def test_it_rearms_the_date_on_every_clock_of_every_brand_when_the_calendar_closes_earlier(
         tax, actors):
-    from timekeeping import clock as wall
+    from timekeeping.basics import wallclock as wall
 
     on_test_clock = order(tax)
     with wall.fixed(START):

@@ -4,8 +4,10 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from timekeeping import clock, delays, test_clocks
+from timekeeping.basics import wallclock
 from timekeeping.models import Record, TestClock, Timer
+from timekeeping.tick import test_clocks
+from timekeeping.timers import delays
 
 
 def run(*args) -> str:
@@ -105,16 +107,16 @@ def test_it_says_why_a_timer_has_not_fired(brand, test_clock):
 def test_it_loads_a_demo_whose_delays_fire_within_minutes(settings):
     settings.DEBUG = True  # the demo loads only in development
     loaded_at = datetime(2026, 11, 30, 9, 30, 20, tzinfo=UTC)
-    with clock.fixed(loaded_at):
+    with wallclock.fixed(loaded_at):
         call_command("demo", stdout=StringIO())
     armed = Timer.objects.filter(brand__slug="demo", state="armed")
     assert armed.count() == 10
     latest = max(armed.values_list("owed", flat=True))
     assert latest == datetime(2026, 11, 30, 9, 40, tzinfo=UTC)
-    with clock.fixed(loaded_at + timedelta(seconds=30)):
+    with wallclock.fixed(loaded_at + timedelta(seconds=30)):
         call_command("demo", stdout=StringIO())
     assert Timer.objects.filter(brand__slug="demo").count() == 10
-    with clock.fixed(latest):
+    with wallclock.fixed(latest):
         run("tick")
     assert Record.objects.filter(brand__slug="demo", kind="note").count() == 10
 

@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import leases, tick
+from timekeeping import tick
 from timekeeping.models import Brand, Record, TickRun, Timer
+from timekeeping.timers import leases
 
 pytestmark = [needs_postgres, pytest.mark.django_db(transaction=True)]
 

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from timekeeping import clocks, dates, exposure, history, manifests, test_clocks
+from timekeeping import clocks, manifests
+from timekeeping.clocks import dates, exposure, history
 from timekeeping.models import Subject, TestClock
+from timekeeping.tick import test_clocks
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "timekeeping" / "manifests" / "examples"
 TAX = json.loads((EXAMPLES / "tax.json").read_text())

@@ -99,10 +99,12 @@ def test_it_prints_the_sign_ins_that_each_reach_their_place(capsys):
 def test_its_first_load_shows_a_priced_date_at_risk_a_late_timer_and_a_set_aside_row():
     from datetime import timedelta
 
-    from timekeeping import clock, dates, tick
+    from timekeeping import tick
+    from timekeeping.basics import wallclock
+    from timekeeping.clocks import dates
 
-    loaded = clock.wall_now()
-    with clock.fixed(loaded):
+    loaded = wallclock.wall_now()
+    with wallclock.fixed(loaded):
         call_command("demo")
     near = TestClock.objects.get(pk=NEAR_CLOCK)  # the demo's dates live in test worlds
     priced = [line for line in dates.AtRisk(Brand.objects.get(slug="demo-tax"), world=near)[0:]
@@ -110,7 +112,7 @@ def test_its_first_load_shows_a_priced_date_at_risk_a_late_timer_and_a_set_aside
     assert priced and priced[0].state == "near"
     assert priced[0].cost == "about $324 a month late"
     first_tick = loaded + timedelta(minutes=1)
-    with clock.fixed(first_tick):
+    with wallclock.fixed(first_tick):
         tick.run_once(now=first_tick)
     late = Timer.objects.get(key__startswith="demo:late:")
     assert late.state == "fired" and late.late_by >= timedelta(hours=1)
@@ -129,7 +131,8 @@ def test_it_lets_the_printed_login_into_the_admin(client):
 def test_it_loads_a_venue_whose_sample_rows_move_on_their_own():
     from datetime import timedelta
 
-    from timekeeping import clock, tick
+    from timekeeping import tick
+    from timekeeping.basics import wallclock
     from timekeeping.models import Connection, SampleRow
     from timekeeping.moves.rows import Venue
 
@@ -137,8 +140,8 @@ def test_it_loads_a_venue_whose_sample_rows_move_on_their_own():
     call_command("demo")
     link = Connection.objects.select_related("brand").get(brand__slug="demo-venue")
     assert SampleRow.objects.filter(connection=link).count() == 4
-    later = clock.wall_now() + timedelta(days=3)
-    with clock.fixed(later):
+    later = wallclock.wall_now() + timedelta(days=3)
+    with wallclock.fixed(later):
         tick.run_once(now=later)
     venue = Venue.of(link)
     assert set(venue.model("orders").objects.values_list("status", flat=True)) == {"cancelled"}

@@ -11,8 +11,8 @@ import pytest
 import tests.faulty  # noqa: F401 - the failing operations the child process runs too
 from tests.processes import needs_postgres, start_manage
 from tests.timekeeping.moves.test_moves import VENUE, make_venue
-from timekeeping import delays
 from timekeeping.models import Connection, Delivery, Fault, Record, SetAside, Timer
+from timekeeping.timers import delays
 
 pytestmark = [needs_postgres, pytest.mark.django_db(transaction=True),
               pytest.mark.usefixtures("drop_venue_tables")]

@@ -1,5 +1,5 @@
 """Fault isolation in the tick: a broken brand clock, connection or phase is recorded once,
-its owner told once, and everything else in the tick goes on (timekeeping.faults)."""
+its owner told once, and everything else in the tick goes on (timekeeping.timers.faults)."""
 
 import json
 import os
@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from tests.processes import ROOT
-from timekeeping import delays, manifests, records, tick
+from timekeeping import manifests, tick
 from timekeeping.models import (
     Brand,
     Connection,
@@ -23,6 +23,7 @@ from timekeeping.models import (
     Timer,
 )
 from timekeeping.schedules import engine as schedules
+from timekeeping.timers import delays, records
 
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
 VENUE = json.loads((Path(__file__).resolve().parents[2] / "timekeeping" / "manifests" /

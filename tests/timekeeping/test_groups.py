@@ -7,8 +7,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from timekeeping import clock, delays, tick
+from timekeeping import tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Fault, Record, TickRun, Timer
+from timekeeping.timers import delays
 
 # New York on the morning clocks went back (01:30 EDT, then 01:30 EST an hour later).
 T0 = datetime(2026, 11, 1, 5, 30, tzinfo=UTC)
@@ -102,7 +104,7 @@ def test_a_clock_leased_by_another_tick_is_skipped_and_the_group_fires(db):
     held, free = brands(0, 2)
     held_timer, free_timer = owe(held, 1, T0)[0], owe(free, 1, T0)[0]
     Brand.objects.filter(pk=held.pk).update(lease_holder="elsewhere:1:abc",
-                                            lease_until=clock.wall_now() + timedelta(hours=1))
+                                            lease_until=wallclock.wall_now() + timedelta(hours=1))
     result = tick.run_once(now=T0, phases=False, sweep=False)
     assert list(result.skipped) == [held.pk]
     assert Timer.objects.get(pk=held_timer).state == "armed"
@@ -164,14 +166,14 @@ def test_a_clock_a_dead_process_here_leased_is_taken_and_fired_in_the_same_tick(
     import subprocess
     import sys
 
-    from timekeeping import leases
+    from timekeeping.timers import leases
 
     orphan, live, free = brands(0, 3)
     for brand in (orphan, live, free):
         owe(brand, 1, T0)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    until = clock.wall_now() + timedelta(hours=1)
+    until = wallclock.wall_now() + timedelta(hours=1)
     Brand.objects.filter(pk=orphan.pk).update(
         lease_holder=f"{leases.HOST}:{dead.pid}:deadbeef", lease_until=until)
     Brand.objects.filter(pk=live.pk).update(lease_holder="other-host:1:x", lease_until=until)

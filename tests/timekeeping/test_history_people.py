@@ -2,7 +2,7 @@
 
 import pytest
 
-from timekeeping.history import person
+from timekeeping.clocks.history import person
 
 
 @pytest.mark.parametrize(("recorded", "read"), [

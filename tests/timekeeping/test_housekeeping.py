@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from timekeeping import clock, tick
+from timekeeping import tick
+from timekeeping.basics import wallclock
 from timekeeping.models import SpentToken
 
 pytestmark = pytest.mark.django_db
@@ -19,14 +20,14 @@ def test_the_tick_removes_tokens_spent_more_than_a_day_ago():
         [SpentToken(token=f"old-{n}", spent=NOW - timedelta(days=1, minutes=n + 1))
          for n in range(3)]
         + [SpentToken(token="recent", spent=NOW - timedelta(hours=23))])
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         result = tick.run_once(now=NOW)
     assert result.housekeeping.deleted == {"spent form tokens": 3}
     assert list(SpentToken.objects.values_list("token", flat=True)) == ["recent"]
 
 
 def test_a_token_spent_a_minute_before_the_tick_is_kept():
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         SpentToken.objects.create(token="just-now")
         tick.run_once(now=NOW + timedelta(minutes=1))
     assert SpentToken.objects.filter(token="just-now", spent=NOW).exists()

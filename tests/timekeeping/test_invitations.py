@@ -12,7 +12,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from timekeeping import clock, invitations, manifests
+from timekeeping import manifests
+from timekeeping.access import invitations
+from timekeeping.basics import wallclock
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Customer, Delivery, Subject
 
@@ -35,7 +37,7 @@ def invited(brand, actors, settings):
 
 def page(client, token, data=None):
     path = f"/accounts/invitations/{token}/"
-    with clock.fixed(NOW + timedelta(hours=1)):
+    with wallclock.fixed(NOW + timedelta(hours=1)):
         return client.post(path, data or {}) if data is not None else client.get(path)
 
 
@@ -97,7 +99,7 @@ def test_a_used_expired_or_wrong_link_answers_one_404_page(invited, actors):
     wrong = page(Client(), "x" * 43)
     assert wrong.status_code == 404
     assert "This link no longer works" in wrong.content.decode()
-    with clock.fixed(made.expires):
+    with wallclock.fixed(made.expires):
         expired = Client().get(f"/accounts/invitations/{token}/")
     page(Client(), token, {"password1": "a long walk home", "password2": "a long walk home"})
     used = page(Client(), token)

@@ -2,8 +2,8 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 
-from timekeeping import leases
 from timekeeping.models import Brand
+from timekeeping.timers import leases
 
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
 

@@ -14,8 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from calendars.moments import shift
-from timekeeping import clock, delays, test_clocks, tick
+from timekeeping import tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Brand, TestClock, Timer, Walk
+from timekeeping.tick import test_clocks
+from timekeeping.timers import delays
 
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
 NY = "America/New_York"
@@ -97,7 +100,7 @@ def test_the_command_writes_the_trace_as_it_goes_clock_by_clock(brand):
     owed(brand, 3)
     owed(other, 2)
     out = StringIO()
-    with clock.fixed(T0):
+    with wallclock.fixed(T0):
         call_command("tick", "--trace", "--on", "ord_1,ord_0", stdout=out)
     lines = out.getvalue().splitlines()
     first, second = sorted([brand.pk, other.pk])

@@ -17,8 +17,11 @@ from django.db import OperationalError
 from django.test import Client
 
 from config.logs import JsonFormatter
-from timekeeping import clock, delays, outbox, test_clocks, tick
+from timekeeping import tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Delivery, TickRun, Timer
+from timekeeping.tick import test_clocks
+from timekeeping.timers import delays, outbox
 
 T = datetime(2027, 3, 14, 6, 30, tzinfo=UTC)  # 01:30 in New York, the night the clocks change
 TOKEN = "metrics-token-for-the-test-0123456789"
@@ -44,22 +47,22 @@ def _figures(scraper) -> dict[str, float]:
 
 @pytest.mark.django_db
 def test_health_answers_while_the_database_does_and_says_the_ticks_age(client, brand):
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         said = client.get("/health/")
     assert said.status_code == 200
     assert said.json() == {"database": "ok", "tick": "never", "last_tick": None,
                            "last_tick_age_s": None}
     assert client.get("/health/tick").status_code == 503  # it never ticked
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         tick.run_once(now=T)
-    with clock.fixed(T + timedelta(seconds=90)):
+    with wallclock.fixed(T + timedelta(seconds=90)):
         said = client.get("/health/tick")
     assert said.status_code == 200
     assert said.json() == {"database": "ok", "tick": "running", "last_tick": "2027-03-14T06:30:00Z",
                            "last_tick_age_s": 90}
     # Five minutes is the default: a minute past it, the tick has stopped, and only the
     # monitor's door says so with its status; the load balancer's stays 200.
-    with clock.fixed(T + timedelta(minutes=6)):
+    with wallclock.fixed(T + timedelta(minutes=6)):
         assert client.get("/health/tick").status_code == 503
         assert client.get("/health/tick").json()["tick"] == "stopped"
         assert client.get("/health/").status_code == 200
@@ -98,7 +101,7 @@ def test_metrics_count_the_real_clocks_timers_lag_outbox_and_tick(brand, scraper
                  test_clock=rehearsal, key="rehearsal")  # a test clock's: not counted
     outbox.tell(brand=brand, test_clock_id=None, to=["someone@example.test"], subject="Hello",
                 body="A body.", key="hello")
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         before = _figures(scraper)
     assert before['keeping_time_timers_armed{place="5"}'] == 4
     assert before['keeping_time_timers_owed{place="5"}'] == 3
@@ -110,9 +113,9 @@ def test_metrics_count_the_real_clocks_timers_lag_outbox_and_tick(brand, scraper
     assert before["keeping_time_timers_fired_late_last_hour"] == 0
 
     # The tick fires the three, each more than five minutes late.
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         tick.run_once(now=T, sweep=False)
-    with clock.fixed(T + timedelta(minutes=1)):
+    with wallclock.fixed(T + timedelta(minutes=1)):
         after = _figures(scraper)
     assert after['keeping_time_timers_owed{place="5"}'] == 0
     assert after['keeping_time_timers_armed{place="5"}'] == 1
@@ -131,12 +134,12 @@ def test_metrics_count_the_real_clocks_timers_lag_outbox_and_tick(brand, scraper
     assert after["keeping_time_timer_late_by_seconds_count"] == 3
     assert Timer.objects.get(key="rehearsal").state == Timer.State.ARMED
     Delivery.objects.update(state=Delivery.State.FAILED)
-    with clock.fixed(T + timedelta(minutes=1)):
+    with wallclock.fixed(T + timedelta(minutes=1)):
         assert _figures(scraper)['keeping_time_outbox_deliveries{state="failed"}'] == 1
 
     # The histogram is a running total: the next tick's firing (20 s late) adds to it.
     delays.delay("timekeeping.note", {}, brand=brand, at=T + timedelta(minutes=2), key="soon")
-    with clock.fixed(T + timedelta(minutes=2, seconds=20)):
+    with wallclock.fixed(T + timedelta(minutes=2, seconds=20)):
         tick.run_once(now=T + timedelta(minutes=2, seconds=20), sweep=False)
         later = _figures(scraper)
     assert [later[f'keeping_time_timer_late_by_seconds_bucket{{le="{le}"}}']
@@ -153,11 +156,11 @@ def test_stopped_work_is_counted_by_kind_and_the_tick_takes_it_up(brand, scraper
         payload={"to": ["a@example.test"], "subject": "s", "body": "b"})
     TickRun.objects.create(brand=brand, instant=T - timedelta(hours=2),
                            started=T - timedelta(hours=2), holder="gone:1:x")
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         before = _figures(scraper)
     assert [before[f'keeping_time_stopped_work{{kind="{kind}"}}'] for kind in (
         "delivery_sending", "schedule_run_running", "tick_run_unfinished")] == [1, 0, 1]
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         tick.run_once(now=T)
         after = _figures(scraper)
     assert [after[f'keeping_time_stopped_work{{kind="{kind}"}}'] for kind in (
@@ -169,7 +172,7 @@ def test_stopped_work_is_counted_by_kind_and_the_tick_takes_it_up(brand, scraper
 @pytest.mark.django_db
 def test_a_scrape_asks_the_same_queries_however_many_timers(brand, scraper,
                                                            django_assert_max_num_queries):
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         _figures(scraper)
         Timer.objects.bulk_create([
             Timer(brand=brand, key=f"k{n}", kind="delay", place=5, owed=T - timedelta(hours=n),
@@ -184,7 +187,7 @@ def test_the_tick_prints_one_json_object_when_asked(settings, brand):
     settings.LOG_FORMAT = "json"
     delays.delay("timekeeping.note", {}, brand=brand, at=T - timedelta(minutes=1), key="one")
     out = StringIO()
-    with clock.fixed(T):
+    with wallclock.fixed(T):
         call_command("tick", stdout=out)
     lines = out.getvalue().splitlines()
     assert len(lines) == 1
@@ -194,7 +197,7 @@ def test_the_tick_prints_one_json_object_when_asked(settings, brand):
     assert said["faults"] == [] and said["outbox"] == {"sent": 0, "retried": 0, "failed": 0}
     settings.LOG_FORMAT = "text"
     out = StringIO()
-    with clock.fixed(T + timedelta(minutes=1)):
+    with wallclock.fixed(T + timedelta(minutes=1)):
         call_command("tick", stdout=out)
     assert out.getvalue().startswith("tick 2027-03-14 06:31:00Z · 0 clock(s) · 0 fired")
 
@@ -203,12 +206,12 @@ def test_log_records_are_json_lines_with_their_traceback():
     try:
         raise ValueError("a bad row")
     except ValueError:
-        record = logging.LogRecord("timekeeping.loop", logging.ERROR, __file__, 1,
+        record = logging.LogRecord("timekeeping.tick.loop", logging.ERROR, __file__, 1,
                                    "tick failed for %s", ("brd_1",), sys.exc_info())
     record.created = T.timestamp()
     said = json.loads(JsonFormatter().format(record))
     assert said["time"] == "2027-03-14T06:30:00.000Z" and said["level"] == "ERROR"
-    assert said["message"] == "tick failed for brd_1" and said["logger"] == "timekeeping.loop"
+    assert said["message"] == "tick failed for brd_1" and said["logger"] == "timekeeping.tick.loop"
     assert "ValueError: a bad row" in said["exception"]
 
 

@@ -6,8 +6,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 from django.core import mail
 
-from timekeeping import clock, outbox
+from timekeeping.basics import wallclock
 from timekeeping.models import Delivery
+from timekeeping.timers import outbox
 
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
 
@@ -36,7 +37,7 @@ def receiver():
 
 
 def test_it_sends_an_email_once_with_its_idempotency_key(brand):
-    with clock.fixed(T0):
+    with wallclock.fixed(T0):
         outbox.enqueue_email(brand=brand, to=["a@example.test"], subject="Notice",
                              body="Your date is near.", key="notice:clk_1:90d")
         outbox.enqueue_email(brand=brand, to=["a@example.test"], subject="Notice",
@@ -51,7 +52,7 @@ def test_it_sends_an_email_once_with_its_idempotency_key(brand):
 
 
 def test_it_posts_a_webhook_to_a_real_server(brand, receiver):
-    with clock.fixed(T0):
+    with wallclock.fixed(T0):
         outbox.enqueue_webhook(brand=brand, url=receiver["url"], body={"timer": "tmr_1"},
                                key="hook:tmr_1")
         assert outbox.sweep().sent == 1
@@ -62,11 +63,11 @@ def test_it_posts_a_webhook_to_a_real_server(brand, receiver):
 def test_it_backs_off_after_a_failure_and_fails_for_good_after_ten(brand, receiver):
     receiver["status"] = 500
     at = T0
-    with clock.fixed(at):
+    with wallclock.fixed(at):
         outbox.enqueue_webhook(brand=brand, url=receiver["url"], body={}, key="hook:bad")
     waits = []
     for _ in range(10):
-        with clock.fixed(at):
+        with wallclock.fixed(at):
             outbox.sweep()
         delivery = Delivery.objects.get()
         if delivery.state == "pending":
@@ -80,23 +81,23 @@ def test_it_backs_off_after_a_failure_and_fails_for_good_after_ten(brand, receiv
 
 
 def test_it_sends_again_a_delivery_whose_sender_died_after_its_lease(brand):
-    with clock.fixed(T0):
+    with wallclock.fixed(T0):
         outbox.enqueue_email(brand=brand, to=["a@example.test"], subject="s", body="b",
                              key="k:1")
     Delivery.objects.update(state="running", lease_until=T0 + timedelta(minutes=5))
-    with clock.fixed(T0 + timedelta(minutes=4)):
+    with wallclock.fixed(T0 + timedelta(minutes=4)):
         assert outbox.sweep().sent == 0
-    with clock.fixed(T0 + timedelta(minutes=6)):
+    with wallclock.fixed(T0 + timedelta(minutes=6)):
         assert outbox.sweep().sent == 1
     assert Delivery.objects.get().state == "succeeded"
 
 
 def test_it_takes_at_most_100_oldest_first(brand):
     for n in range(105):
-        with clock.fixed(T0 + timedelta(seconds=n)):
+        with wallclock.fixed(T0 + timedelta(seconds=n)):
             outbox.enqueue_email(brand=brand, to=["a@example.test"], subject=f"n{n}", body="",
                                  key=f"k:{n}")
-    with clock.fixed(T0 + timedelta(minutes=5)):
+    with wallclock.fixed(T0 + timedelta(minutes=5)):
         assert outbox.sweep().sent == 100
         assert [m.subject for m in mail.outbox[:2]] == ["n0", "n1"]
         assert outbox.sweep().sent == 5

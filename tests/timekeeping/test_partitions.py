@@ -1,4 +1,4 @@
-"""Records by month on PostgreSQL (timekeeping.partitions, migration 0024): a firing's records
+"""Records by month on PostgreSQL (timekeeping.tick.partitions, migration 0024): a firing's records
 go into this month's partition; housekeeping keeps months made ahead, moves what the default
 partition took into its month, and drops months past RECORDS_KEEP_MONTHS whole; the migration
 keeps every record there was, and gives it back when reversed."""
@@ -12,8 +12,10 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from tests.processes import needs_postgres
-from timekeeping import delays, partitions, tick
+from timekeeping import tick
 from timekeeping.models import Record
+from timekeeping.tick import partitions
+from timekeeping.timers import delays
 
 AT = datetime(2027, 3, 1, 14, tzinfo=UTC)
 

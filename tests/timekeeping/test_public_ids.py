@@ -1,8 +1,8 @@
 import pytest
 from django.core.exceptions import ValidationError
 
+from timekeeping.basics.public_ids import RANDOM_LENGTH, new_id
 from timekeeping.models import Brand, TestClock
-from timekeeping.public_ids import RANDOM_LENGTH, new_id
 
 
 def test_it_makes_ids_of_prefix_and_random_base62():

@@ -9,9 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
-from timekeeping import test_clocks
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Ask, Job, Manifest, Record, Subject, Subscription, TestClock
+from timekeeping.tick import test_clocks
 
 TAX = json.loads(TAX_MANIFEST.read_text())
 JSON = "application/json"

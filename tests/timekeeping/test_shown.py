@@ -8,7 +8,8 @@ from django.contrib.auth import get_user_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timekeeping import exposure, shown
+from timekeeping.basics import shown
+from timekeeping.clocks import exposure
 
 NEW_YORK = "America/New_York"
 

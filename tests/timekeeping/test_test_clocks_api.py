@@ -2,8 +2,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from timekeeping import delays, records, tick
+from timekeeping import tick
 from timekeeping.models import Member, Record, TestClock, Timer, Walk
+from timekeeping.timers import delays, records
 
 
 @pytest.fixture

@@ -5,10 +5,13 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from calendars.moments import shift, wall_time
-from timekeeping import clock, delays, kinds, test_clocks, tick, timers
-from timekeeping.firing import Firing
-from timekeeping.kinds import Place
+from timekeeping import tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Delivery, Record, TickRun, Timer
+from timekeeping.tick import test_clocks
+from timekeeping.timers import arming, delays, kinds
+from timekeeping.timers.firing import Firing
+from timekeeping.timers.kinds import Place
 
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
 NY = "America/New_York"
@@ -133,11 +136,11 @@ def test_it_fires_one_instant_in_place_then_owner_opened_then_key_byte_order(bra
     armed = []
     for place in reversed(Place):
         for key in ("a", "B", "_", "Z"):  # bytes: "B" 0x42 < "Z" 0x5a < "_" 0x5f < "a" 0x61
-            armed.append(timers.arm(brand=brand, kind=f"test_place_{place.value}",
+            armed.append(arming.arm(brand=brand, kind=f"test_place_{place.value}",
                                     key=f"{place.value}:{key}", owed=T0, owner_opened=opened))
-    later_owner = timers.arm(brand=brand, kind="test_place_1", key="1:0-later-owner", owed=T0,
+    later_owner = arming.arm(brand=brand, kind="test_place_1", key="1:0-later-owner", owed=T0,
                              owner_opened=opened + timedelta(seconds=1))
-    earlier_owed = timers.arm(brand=brand, kind="test_place_8", key="8:earlier", owed=T0
+    earlier_owed = arming.arm(brand=brand, kind="test_place_8", key="8:earlier", owed=T0
                               - timedelta(microseconds=1), owner_opened=opened)
     ORDER_SEEN.clear()
     tick.run_once(now=T0)
@@ -155,7 +158,7 @@ def test_it_fires_one_instant_in_place_then_owner_opened_then_key_byte_order(bra
 
 def test_it_keeps_the_order_across_batches(brand):
     for n in range(25):
-        timers.arm(brand=brand, kind="test_place_3", key=f"k{n:02d}", owed=T0 - timedelta(
+        arming.arm(brand=brand, kind="test_place_3", key=f"k{n:02d}", owed=T0 - timedelta(
             seconds=25 - n), owner_opened=T0)
     ORDER_SEEN.clear()
     tick.run_once(now=T0, batch_size=4)
@@ -204,8 +207,8 @@ def test_it_records_a_failing_handler_and_fires_the_rest_of_its_batch(brand):
     failure = Record.objects.get(kind="timer.failed")
     assert failure.timer == ids[2] and failure.data["error"] == "RuntimeError: boom 2"
     assert result.total("failed") == 1 and result.total("fired") == 4
-    with clock.fixed(T0 + timedelta(minutes=1)):
-        assert "failed 1 time(s), last with: RuntimeError: boom 2" in timers.explain(failing)
+    with wallclock.fixed(T0 + timedelta(minutes=1)):
+        assert "failed 1 time(s), last with: RuntimeError: boom 2" in arming.explain(failing)
     # Retried at the next tick, and only then.
     tick.run_once(now=T0 + timedelta(minutes=2))
     assert Timer.objects.get(pk=ids[2]).attempts == 2
@@ -226,16 +229,16 @@ def test_it_leaves_what_the_budget_does_not_reach_to_the_next_tick(brand):
 
 
 def test_it_skips_a_clock_another_tick_holds(brand):
-    from timekeeping import leases
     from timekeeping.models import Brand
+    from timekeeping.timers import leases
 
     delays.delay("timekeeping.note", {}, brand=brand, at=T0)
-    with clock.fixed(T0):
+    with wallclock.fixed(T0):
         assert leases.take(Brand, brand.pk, holder="elsewhere:1:x", now=T0,
                            until=T0 + timedelta(minutes=2))
         result = tick.run_once(now=T0)
     assert list(result.skipped) == [brand.pk] and result.total("fired") == 0
-    with clock.fixed(T0 + timedelta(minutes=3)):  # the lease has run out
+    with wallclock.fixed(T0 + timedelta(minutes=3)):  # the lease has run out
         assert tick.run_once(now=T0 + timedelta(minutes=3)).total("fired") == 1
 
 
@@ -305,16 +308,16 @@ def test_it_explains_why_a_timer_has_or_has_not_fired(brand):
     fired = delays.delay("timekeeping.note", {}, brand=brand, at=T0 - timedelta(minutes=3))
     held = delays.delay("timekeeping.note", {}, brand=brand, at=T0)
     cancelled = delays.delay("timekeeping.note", {}, brand=brand, at=T0)
-    assert timers.hold(held, by="ask_9Ts4 while the organizer waits")
+    assert arming.hold(held, by="ask_9Ts4 while the organizer waits")
     delays.cancel(cancelled)
     tick.run_once(now=T0)
-    with clock.fixed(T0):
-        why = {name: timers.explain(Timer.objects.get(pk=pk)) for name, pk in
+    with wallclock.fixed(T0):
+        why = {name: arming.explain(Timer.objects.get(pk=pk)) for name, pk in
                [("later", later), ("fired", fired), ("held", held), ("cancelled", cancelled)]}
     assert "armed and owed 2026-12-02 14:00:00Z, 2d from now" in why["later"]
     assert "fired at 2026-11-30 14:00:00Z" in why["fired"] and "late by 3m" in why["fired"]
     assert "is held by ask_9Ts4 while the organizer waits" in why["held"]
     assert "was cancelled by cancel()" in why["cancelled"]
-    assert timers.release(held)
+    assert arming.release(held)
     tick.run_once(now=T0)
     assert Timer.objects.get(pk=held).state == "fired"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from timekeeping import clocks, manifests, test_clocks
+from timekeeping import clocks, manifests
 from timekeeping.models import Subject
+from timekeeping.tick import test_clocks
 
 TAX = json.loads((Path(__file__).resolve().parents[2] / "timekeeping" / "manifests" /
                   "examples" / "tax.json").read_text())

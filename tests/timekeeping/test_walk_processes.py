@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import manifests, test_clocks, tick
+from timekeeping import manifests, tick
 from timekeeping.models import Brand, Record, ScheduleRun, TestClock, TickRun, Timer, Walk
+from timekeeping.tick import test_clocks
 
 pytestmark = [needs_postgres, pytest.mark.django_db(transaction=True)]
 

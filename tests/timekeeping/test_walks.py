@@ -8,9 +8,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from timekeeping import delays, loop, manifests, test_clocks, tick
-from timekeeping.faults import Faults
+from timekeeping import manifests, tick
 from timekeeping.models import Record, ScheduleRun, TestClock, Timer
+from timekeeping.tick import loop, test_clocks
+from timekeeping.timers import delays
+from timekeeping.timers.faults import Faults
 
 T0 = datetime(2027, 1, 20, 14, tzinfo=UTC)
 NEW_YORK = ZoneInfo("America/New_York")

@@ -18,8 +18,10 @@ from rest_framework.exceptions import (
 )
 from rest_framework.permissions import SAFE_METHODS
 
-from timekeeping import clock, keys, records
+from timekeeping.access import keys
+from timekeeping.basics import wallclock
 from timekeeping.models import ApiKey, Brand, brands_kept_by
+from timekeeping.timers import records
 
 
 class KeyHolder:
@@ -53,7 +55,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             secret = words[1].decode("ascii") if len(words) == 2 else ""
         except UnicodeDecodeError:
             secret = ""
-        key = keys.find(secret, now=clock.wall_now()) if secret else None
+        key = keys.find(secret, now=wallclock.wall_now()) if secret else None
         if key is None:
             raise AuthenticationFailed("the API key is wrong or revoked")
         return KeyHolder(key), key

@@ -7,9 +7,10 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from timekeeping import clock, keys
+from timekeeping.access import keys
 from timekeeping.api.access import owned
 from timekeeping.api.strict import StrictSerializer
+from timekeeping.basics import wallclock
 from timekeeping.models import ApiKey
 
 
@@ -47,7 +48,7 @@ class KeyList(APIView):
         given = KeyIn(data=request.data)
         given.is_valid(raise_exception=True)
         made = keys.make(brand=brand, name=given.validated_data["name"], by=request.user,
-                         now=clock.wall_now())
+                         now=wallclock.wall_now())
         body = KeyOut(made.key).data | {"secret": made.secret}
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -59,4 +60,4 @@ class KeyRevoke(APIView):
         key = brand.api_keys.filter(pk=key_id).first()
         if key is None:
             raise NotFound(f"key: no key {key_id!r} of the brand")
-        return Response(KeyOut(keys.revoke(key, now=clock.wall_now())).data)
+        return Response(KeyOut(keys.revoke(key, now=wallclock.wall_now())).data)

@@ -25,8 +25,8 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
 from rest_framework.pagination import LimitOffsetPagination
 
-from timekeeping import instants
 from timekeeping.api.access import brands
+from timekeeping.basics import instants
 
 WHOLE = re.compile(r"[0-9]{1,18}")  # digits only: no sign, no "1_000", fits a 64-bit integer
 

@@ -17,12 +17,12 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from timekeeping import timers
 from timekeeping.api import queries, services
 from timekeeping.api.access import brands, kept
 from timekeeping.api.queries import Listing
 from timekeeping.api.services import JobOut, SubjectOut
 from timekeeping.models import Clock, Job, Occurrence, Record, Subject, Timer
+from timekeeping.timers import arming
 
 # -- subjects ----------------------------------------------------------------------------------
 
@@ -213,7 +213,7 @@ class TimerDetailRead(TimerRead):
 
     def get_why(self, timer: Timer) -> str:
         """Why it has or has not fired, in a sentence (`manage.py timers why`)."""
-        return timers.explain(timer)
+        return arming.explain(timer)
 
 
 class Timers(Listing):

@@ -15,11 +15,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from calendars.models import Postponement
-from timekeeping import clock
 from timekeeping.api import queries, services
 from timekeeping.api import test_clocks as test_clocks_api
 from timekeeping.api.access import brands, kept_brand
 from timekeeping.api.queries import Listing
+from timekeeping.basics import wallclock
 from timekeeping.models import Manifest, Schedule, ScheduleRun, TestClock
 from timekeeping.schedules import operate
 
@@ -168,8 +168,8 @@ def _now_of(row: Schedule):
     if row.test_clock_id:
         world = TestClock.objects.filter(pk=row.test_clock_id).first()
         if world is not None:
-            return clock.now(test_clock=world)
-    return clock.wall_now()
+            return wallclock.now(test_clock=world)
+    return wallclock.wall_now()
 
 
 def visible_schedules(request) -> QuerySet:

@@ -15,9 +15,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from timekeeping import clock
 from timekeeping.api.access import brand_for, who
 from timekeeping.api.strict import StrictSerializer
+from timekeeping.basics import wallclock
 from timekeeping.models import Connection
 from timekeeping.moves import rows
 from timekeeping.moves.rows import MoveRefused, Venue
@@ -111,7 +111,7 @@ class RowList(APIView):
         venue = _venue(request, table)
         try:
             row = rows.create(venue, table, request.data, who=_who(request),
-                              at=clock.wall_now())
+                              at=wallclock.wall_now())
         except ValuesInvalid as invalid:
             raise ValidationError(invalid.errors) from None
         except ModelValidationError as error:
@@ -134,7 +134,7 @@ class RowDetail(APIView):
         _row(venue, table, pk)
         try:
             row = rows.update(venue, table, pk, request.data, who=_who(request),
-                              at=clock.wall_now())
+                              at=wallclock.wall_now())
         except MoveRefused as refused:
             return _refused(refused)
         except ValuesInvalid as invalid:
@@ -153,7 +153,7 @@ class RowMove(APIView):
         given.is_valid(raise_exception=True)
         try:  # a row another writer holds is refused by the move itself: WRITE_CONFLICT
             row = rows.move(venue, table, pk, given.validated_data["to"], who=_who(request),
-                            at=clock.wall_now(), seen=given.validated_data.get("from"))
+                            at=wallclock.wall_now(), seen=given.validated_data.get("from"))
         except MoveRefused as refused:
             return _refused(refused)
         return Response(rows.as_dict(row))
@@ -184,7 +184,7 @@ class PublicRowMove(APIView):
         try:  # no `seen`: a guest never undoes; a busy row is WRITE_CONFLICT from the move
             row = rows.move(venue, table, found.pk, given.validated_data["to"],
                             who=f"guest with the link of {table} #{found.pk}",
-                            at=clock.wall_now(), audience="public")
+                            at=wallclock.wall_now(), audience="public")
         except MoveRefused as refused:
             return _refused(refused)
         return Response({"id": row.pk, "status": getattr(row, venue.tables[table].states.column)})

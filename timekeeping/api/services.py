@@ -17,9 +17,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from calendars.moments import zone_of
-from timekeeping import clock, clocks, gate, instants, manifests, subject_calendar, undo
+from timekeeping import clocks, manifests
 from timekeeping.api.access import brand_for, brands, kept, kept_brand, who
 from timekeeping.api.strict import StrictSerializer
+from timekeeping.basics import instants, wallclock
+from timekeeping.clocks import gate, subject_calendar, undo
 from timekeeping.models import Clock, Job, Member, Occurrence, Record, Subject, TestClock
 from timekeeping.models.service import new_feed_token
 
@@ -365,7 +367,7 @@ class SubjectFeed(APIView):
         kept_token = (subject.feed_token if subject else new_feed_token()).encode()
         if not secrets.compare_digest(given, kept_token) or subject is None:
             raise Http404("no such feed")
-        body = subject_calendar.feed(subject, stamp=clock.wall_now())
+        body = subject_calendar.feed(subject, stamp=wallclock.wall_now())
         return HttpResponse(body, content_type="text/calendar; charset=utf-8")
 
 

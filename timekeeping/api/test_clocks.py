@@ -13,11 +13,11 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from timekeeping import test_clocks, trace
 from timekeeping.api.access import brand_for, kept, who
 from timekeeping.api.strict import StrictSerializer
-from timekeeping.instants import parse_instant
+from timekeeping.basics.instants import parse_instant
 from timekeeping.models import TestClock
+from timekeeping.tick import test_clocks, trace
 
 
 @extend_schema_field(OpenApiTypes.DATETIME)

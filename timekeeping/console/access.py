@@ -9,8 +9,8 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from timekeeping import records
 from timekeeping.models import Brand, brands_kept_by
+from timekeeping.timers import records
 
 RANKS = {"viewer": 0, "manager": 1, "owner": 2}
 

@@ -12,7 +12,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.urls import reverse
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.shown import face_of
 from timekeeping.models import Delivery
@@ -68,7 +68,7 @@ def sent_emails(request, brand_id: str):
     """The brand's emails, newest first: to whom, the subject, when, whether it went; the
     body in a disclosure. A brand's owner and managers read them (they name customers)."""
     brand = brand_of(request, brand_id, at_least="manager")
-    face = face_of(brand, clock.wall_now(), request)
+    face = face_of(brand, wallclock.wall_now(), request)
     emails = Delivery.objects.filter(brand=brand, channel=Delivery.Channel.EMAIL).order_by(
         "-created", "-pk").only("payload", "state", "created", "delivered")
     page = Paginator(emails, PER_PAGE).get_page(request.GET.get("page"))

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from timekeeping import shown
-from timekeeping.ahead import Ahead
+from timekeeping.basics import shown
+from timekeeping.console.ahead import Ahead
 
 STEP, BAR = 26, 18  # the width each day takes, and its bar's
 PLOT, TOP, LEFT, BOTTOM = 140, 48, 34, 48  # the plot's height and the margins around it

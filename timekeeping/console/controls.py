@@ -21,13 +21,17 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from timekeeping import clock, clocks, dates, once, records, refusals, undo
+from timekeeping import clocks
+from timekeeping.access import once
+from timekeeping.basics import refusals, wallclock
+from timekeeping.clocks import dates, undo
 from timekeeping.console import forms
 from timekeeping.console.access import back_to, brand_of, by
 from timekeeping.console.shown import face_of
 from timekeeping.jobs import tasks
 from timekeeping.models import Brand, Clock, Member, Occurrence, Record
 from timekeeping.pages import ask_first, confirmed
+from timekeeping.timers import records
 
 
 @dataclass(frozen=True)
@@ -188,7 +192,7 @@ def row_context(request, brand: Brand, occurrence: Occurrence, said: Said) -> di
     lines = dates.coming_up([occurrence.clock.subject])
     line = next((each for each in lines if each.occurrence.pk == occurrence.pk), None)
     return {"brand": brand, "line": line, "said": said, "occurrence": occurrence,
-            "members": members(brand), "face": face_of(brand, clock.wall_now(), request),
+            "members": members(brand), "face": face_of(brand, wallclock.wall_now(), request),
             "next": back_to(request, brand), "can_act": True,
             "window": undo.UNDO_WINDOW_WORDS,
             "undo_action": reverse("console:undo", args=[brand.pk, said.undo.record])

@@ -14,7 +14,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from calendars.moments import zone_of as iana_zone
-from timekeeping import clock, shown
+from timekeeping.basics import shown, wallclock
 from timekeeping.console.access import brand_of
 from timekeeping.digests import choose, tokens
 from timekeeping.models import Brand, Digest
@@ -78,7 +78,7 @@ def digest_page(request, brand_id: str):
         data = form.cleaned_data
         digest = choose.digest_set(brand=brand, user=request.user, period=data["period"],
                                    zone=data["zone"], hour=data["hour"],
-                                   weekday=data["weekday"], now=clock.wall_now())
+                                   weekday=data["weekday"], now=wallclock.wall_now())
         messages.success(request, _said(digest))
         return redirect("console:digest", brand_id=brand.pk)
     return _page(request, brand, digest, form, status=400)

@@ -9,10 +9,10 @@ from datetime import date, datetime
 from django import forms
 
 from calendars.moments import wall_time
-from timekeeping import instants, shown
-from timekeeping.exposure import minor_units
-from timekeeping.jobs.spec import parse_span
+from timekeeping.basics import instants, shown
+from timekeeping.clocks.exposure import minor_units
 from timekeeping.models import Brand, Member, TestClock
+from timekeeping.specs.jobs import parse_span
 
 MANIFEST_MAX = 2 * 1024 * 1024  # as the API's body limit
 

@@ -15,7 +15,9 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from calendars.models import Postponement
-from timekeeping import clock, clocks, history, refusals, shown, test_clocks, trace
+from timekeeping import clocks
+from timekeeping.basics import refusals, shown, wallclock
+from timekeeping.clocks import history
 from timekeeping.console import connections, forms
 from timekeeping.console.access import brand_of, by, may
 from timekeeping.console.shown import face_of
@@ -31,6 +33,7 @@ from timekeeping.models import (
 )
 from timekeeping.moves import operate as moves
 from timekeeping.schedules import operate as schedules
+from timekeeping.tick import test_clocks, trace
 
 PER_PAGE = 50
 PREVIEW_SHOWN = 100
@@ -62,7 +65,7 @@ def _every(seconds: int, at: str) -> str:
 @login_required
 def schedule_list(request, brand_id: str):
     brand = brand_of(request, brand_id)
-    now = clock.wall_now()
+    now = wallclock.wall_now()
     # Filtered on the brand's column, never joined: SCHEDULES_STORE may be another database.
     rows = _with_last_run(Schedule.objects.filter(brand_id=brand.pk, active=True)
                           .order_by("test_clock_id", "name", "pk"))
@@ -111,7 +114,7 @@ def _connection(brand: Brand) -> Connection | None:
 @login_required
 def moves_page(request, brand_id: str):
     brand = brand_of(request, brand_id)
-    now, link = clock.wall_now(), _connection(brand)
+    now, link = wallclock.wall_now(), _connection(brand)
     face = face_of(brand, now, request)
     found = {"brand": brand, "face": face, "can_act": may(request, "manager"), "link": link}
     if link is not None:
@@ -220,7 +223,7 @@ def _zone(brand: Brand) -> str:
 
 
 def _test_clocks(request, brand: Brand, form: forms.TestClockForm, status: int = 200):
-    face = face_of(brand, clock.wall_now(), request)
+    face = face_of(brand, wallclock.wall_now(), request)
     page = Paginator(TestClock.objects.filter(brand=brand).order_by("name", "pk"),
                      PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "console/test_clocks.html", {
@@ -272,7 +275,7 @@ def _walk_view(walk) -> dict | None:
 
 
 def _test_clock_page(request, brand: Brand, found: TestClock, form, *, status: int = 200):
-    face = face_of(brand, clock.wall_now(), request)
+    face = face_of(brand, wallclock.wall_now(), request)
     walk = test_clocks.latest(found)
     context = {
         "brand": brand, "face": face, "can_act": may(request, "manager"), "clock": found,

@@ -14,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from timekeeping import ahead, attention, dates
+from timekeeping.attention import lists
+from timekeeping.clocks import dates
+from timekeeping.console import ahead
 from timekeeping.models import Brand
 
 SHOWN = 50
@@ -37,7 +39,7 @@ class Glance:
 
 
 def glance(brand: Brand, *, now: datetime) -> Glance:
-    needs = attention.attention(brand, now=now)
+    needs = lists.attention(brand, now=now)
     week = ahead.ahead(brand, now=now, days=WEEK)
     due = sum(n for day in week.days for kind, n in day.counts.items()
               if kind in (ahead.HARD, ahead.DATE))

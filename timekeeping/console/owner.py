@@ -1,5 +1,5 @@
 """What only a brand's owner does in the console (docs/security.md): API keys (list, make with
-the secret shown once, revoke: `timekeeping.keys`) and loading a manifest (`manifests.load`).
+the secret shown once, revoke: `timekeeping.access.keys`) and loading a manifest (`manifests.load`).
 Managers may check a manifest (`manifests.check`) without loading it; viewers see the versions.
 """
 
@@ -14,11 +14,14 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from timekeeping import clock, keys, manifests, records, refusals
+from timekeeping import manifests
+from timekeeping.access import keys
+from timekeeping.basics import refusals, wallclock
 from timekeeping.console import forms
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.shown import face_of
 from timekeeping.models import ApiKey, Brand, Manifest
+from timekeeping.timers import records
 
 PER_PAGE = 50
 
@@ -26,7 +29,7 @@ PER_PAGE = 50
 # -- API keys --------------------------------------------------------------------------------
 
 def _keys(request, brand: Brand, form: forms.KeyForm, status: int = 200):
-    face = face_of(brand, clock.wall_now(), request)
+    face = face_of(brand, wallclock.wall_now(), request)
     page = Paginator(ApiKey.objects.filter(brand=brand).order_by("-created", "pk"),
                      PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "console/keys.html", {
@@ -49,7 +52,7 @@ def key_make(request, brand_id: str):
     if not form.is_valid():
         return _keys(request, brand, form, status=400)
     made = keys.make(brand=brand, name=form.cleaned_data["name"], by=request.user,
-                     now=clock.wall_now())
+                     now=wallclock.wall_now())
     # The secret is on this answer only: never stored, never cached, never shown again.
     answer = render(request, "console/key_made.html", {"brand": brand, "made": made})
     answer["Cache-Control"] = "no-store"
@@ -63,7 +66,7 @@ def key_revoke(request, brand_id: str, key_id: str):
     key = ApiKey.objects.filter(brand=brand, pk=key_id).first()
     if key is None:
         raise Http404("no such key")
-    keys.revoke(key, now=clock.wall_now())
+    keys.revoke(key, now=wallclock.wall_now())
     messages.success(request, f"Key {key.name} is revoked: the program that used it can no "
                               "longer reach the API.")
     return redirect("console:keys", brand_id=brand.pk)
@@ -74,7 +77,7 @@ def key_revoke(request, brand_id: str, key_id: str):
 def _manifests(request, brand: Brand, form: forms.ManifestForm, *, problems=None,
                checked: bool = False, planned: manifests.Plan | None = None,
                status: int = 200):
-    face = face_of(brand, clock.wall_now(), request)
+    face = face_of(brand, wallclock.wall_now(), request)
     current = Manifest.objects.filter(brand=brand).order_by("-version").first()
     versions = Manifest.objects.filter(brand=brand).only(
         "id", "version", "bundle", "created").order_by("-version")

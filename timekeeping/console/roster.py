@@ -22,7 +22,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
-from timekeeping import dates, shown
+from timekeeping.basics import shown
+from timekeeping.clocks import dates
 from timekeeping.models import Brand, Job, Occurrence, Subject, TestClock
 
 PER_PAGE = 50
@@ -177,7 +178,7 @@ class Roster:
 
 
 def _at_risk(now: datetime) -> Q:
-    """At risk as the home's list says it (timekeeping.dates): missed, late or near, or a
+    """At risk as the home's list says it (timekeeping.clocks.dates): missed, late or near, or a
     fixed date ahead."""
     return (Q(status=Occurrence.Status.LAPSED) | Q(hard=True)
             | Q(late_from__lte=now + dates.NEAR))

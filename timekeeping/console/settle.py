@@ -8,7 +8,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from timekeeping import clock, settling
+from timekeeping.attention import settling
+from timekeeping.basics import wallclock
 from timekeeping.console.access import back_to, brand_of, by
 
 FIELDS_SAID = {"do": "What to do", "row": "The item", "reason": "The reason"}
@@ -22,7 +23,7 @@ def settle(request, brand_id: str):
     try:
         said = settling.act(brand, kind, row, request.POST.get("do", "")[:20],
                             reason=request.POST.get("reason", "")[:settling.REASON_LONGEST + 1],
-                            by=by(request), now=clock.wall_now())
+                            by=by(request), now=wallclock.wall_now())
     except settling.Refused as refused:
         messages.error(request, f"Nothing was done. {FIELDS_SAID[refused.field]}: "
                                 f"{refused.message}.")

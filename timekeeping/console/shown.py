@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from calendars.moments import zone_of
-from timekeeping import shown
+from timekeeping.basics import shown
+from timekeeping.basics.shown import ZONE_KEY, zone_named
 from timekeeping.models import Brand
-from timekeeping.shown import ZONE_KEY, zone_named
 
 
 @dataclass(frozen=True)

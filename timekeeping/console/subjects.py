@@ -16,26 +16,20 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from timekeeping import (
-    clock,
-    clocks,
-    dates,
-    history,
-    instants,
-    invitations,
-    records,
-    shown,
-    subject_calendar,
-)
+from timekeeping import clocks
+from timekeeping.access import invitations
+from timekeeping.basics import instants, shown, wallclock
+from timekeeping.clocks import dates, history, subject_calendar
+from timekeeping.clocks.exposure import minor_units
 from timekeeping.console import forms, roster, test_mode
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.controls import members
 from timekeeping.console.shown import face_of
-from timekeeping.exposure import minor_units
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Brand, Clock, Invitation, Job, Subject, Subscription
 from timekeeping.pages import ask_first, confirmed
 from timekeeping.recurring import dunning, plans
+from timekeeping.timers import records
 
 PER_PAGE = 50
 KINDS_SHOWN = 50
@@ -46,7 +40,7 @@ HISTORY_PAGE = 50
 def subject_list(request, brand_id: str):
     brand = brand_of(request, brand_id)
     world = test_mode.world_of(request, brand)
-    now, ask = clock.wall_now(), roster.Ask.of(request.GET)
+    now, ask = wallclock.wall_now(), roster.Ask.of(request.GET)
     listed = roster.Roster(brand, now=now, world=world, ask=ask)
     page, rows = listed.page(request.GET.get("page"))
     face = face_of(brand, now, request)
@@ -93,7 +87,7 @@ def _before(request):
 
 def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
           status: int = 200):
-    now = clock.wall_now()
+    now = wallclock.wall_now()
     said = history.history(subject, limit=HISTORY_PAGE, before=_before(request))
     token, face = subject.feed_token, face_of(brand, now, request)
     world = subject.test_clock.frozen_time if subject.test_clock_id else now
@@ -154,7 +148,7 @@ def invite(request, brand_id: str, subject_id: str):
     if form.is_valid():
         try:
             made = invitations.invite(subject=subject, email=form.cleaned_data["email"],
-                                      by=request.user, now=clock.wall_now())
+                                      by=request.user, now=wallclock.wall_now())
         except invitations.InvitationRefused as refused:
             form.add_error("email" if refused.field == "email" else None, refused.message)
         else:

@@ -22,7 +22,7 @@ from functools import cached_property
 from django.http import HttpResponseRedirect, QueryDict
 
 from calendars.moments import zone_of
-from timekeeping import shown
+from timekeeping.basics import shown
 from timekeeping.models import Brand, TestClock, brands_kept_by
 
 PARAM = "test"

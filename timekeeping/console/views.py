@@ -9,8 +9,10 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 
-from timekeeping import ahead, attention, clock, dates, money_at_risk, why
-from timekeeping.console import overview, test_mode
+from timekeeping.attention import lists
+from timekeeping.basics import wallclock
+from timekeeping.clocks import costs, dates
+from timekeeping.console import ahead, overview, test_mode, why
 from timekeeping.console.access import brand_of, may
 from timekeeping.console.chart import chart
 from timekeeping.console.controls import members
@@ -31,7 +33,7 @@ def index(request):
         raise Http404("you keep no brand")
     if len(kept) == 1:
         return redirect("console:home", brand_id=kept[0].pk)
-    now = clock.wall_now()
+    now = wallclock.wall_now()
     return render(request, "console/overview.html", {
         "glances": [overview.glance(brand, now=now) for brand in kept[:overview.SHOWN]],
         "more": len(kept) > overview.SHOWN})
@@ -40,12 +42,12 @@ def index(request):
 @login_required
 def home(request, brand_id: str):
     brand = brand_of(request, brand_id)
-    now, world = clock.wall_now(), test_mode.world_of(request, brand)
+    now, world = wallclock.wall_now(), test_mode.world_of(request, brand)
     here = world.frozen_time if world is not None else now  # the world's own now
     state, assignee = request.GET.get("state", ""), request.GET.get("assignee", "")
     coming, face = ahead.ahead(brand, now=now, test_clock=world), face_of(brand, here, request)
-    needs = attention.attention(brand, now=now, world=world)
-    work = attention.work_at_risk(brand, now=now, world=world)
+    needs = lists.attention(brand, now=now, world=world)
+    work = lists.work_at_risk(brand, now=now, world=world)
     listed = dates.AtRisk(brand, state=state if state in STATES else "", assignee=assignee,
                           world=world)
     everything = dates.AtRisk(brand, world=world)
@@ -60,7 +62,7 @@ def home(request, brand_id: str):
         "attention_more": needs.more,
         "work": [{"item": item, "at": face.at(item.at)} for item in work.items],
         "work_more": work.more,
-        "money": money_at_risk.at_risk(brand, now=now, test_clock=world),
+        "money": costs.at_risk(brand, now=now, test_clock=world),
         "ahead": coming, "chart": chart(coming), "world": world,
         # The tab's title counts what needs the reader, whatever the filters (issue 27).
         "risk_count": everything.count(),
@@ -78,7 +80,7 @@ def why_page(request, brand_id: str):
     asked = request.GET.get("q", "").strip()[:300]
     return render(request, "console/why.html", {
         "brand": brand, "asked": asked,
-        "answer": why.why(brand, asked, now=clock.wall_now()) if asked else []})
+        "answer": why.why(brand, asked, now=wallclock.wall_now()) if asked else []})
 
 
 @login_required

@@ -8,9 +8,10 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from timekeeping import records, undo
+from timekeeping.clocks import undo
 from timekeeping.jobs.tasks import member_of
 from timekeeping.models import Brand, Member, Occurrence, Record, Subject, Task
+from timekeeping.timers import records
 
 ACTS = (Member.Role.OWNER, Member.Role.MANAGER)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from timekeeping import refusals, shown
+from timekeeping.basics import refusals, shown
 from timekeeping.console.controls import CONTROLS
 from timekeeping.jobs import tasks
 from timekeeping.models import Job, Member, Occurrence, Task

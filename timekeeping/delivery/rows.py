@@ -25,9 +25,11 @@ from datetime import datetime
 
 from django.db.models import Case, F, Q, Value, When
 
-from timekeeping import clock, clocks, exposure, shown
+from timekeeping import clocks
+from timekeeping.basics import shown, wallclock
+from timekeeping.clocks import exposure
+from timekeeping.clocks.dates import DateLine
 from timekeeping.console.controls import Person, people
-from timekeeping.dates import DateLine
 from timekeeping.delivery import access
 from timekeeping.models import Member, Occurrence, Subject, Task, TestClock
 from timekeeping.portals.rows import Row
@@ -126,7 +128,7 @@ class Leaving:
 
 
 def nows(members: dict[str, Member]) -> dict[str | None, datetime]:
-    found: dict[str | None, datetime] = {None: clock.wall_now()}
+    found: dict[str | None, datetime] = {None: wallclock.wall_now()}
     for test_clock in TestClock.objects.filter(brand_id__in=list(members)).only(
             "id", "frozen_time"):
         found[test_clock.pk] = test_clock.frozen_time
@@ -192,7 +194,7 @@ def leaving(members: dict[str, Member], user) -> list[Leaving]:
 def task_row(task: Task, member: Member | None) -> TaskRow | None:
     if task.state not in LIVE_TASKS:
         return None
-    return TaskRow(task, zone_of(task.subject), clock.now(test_clock=task.test_clock), member)
+    return TaskRow(task, zone_of(task.subject), wallclock.now(test_clock=task.test_clock), member)
 
 
 def date_row(occurrence: Occurrence, member: Member) -> DateRow | None:
@@ -200,7 +202,7 @@ def date_row(occurrence: Occurrence, member: Member) -> DateRow | None:
     if occurrence.status not in LIVE_DATES or occurrence.assignee_id != member.pk:
         return None
     brand = occurrence.clock.brand
-    return _row(occurrence, clock.now(test_clock=occurrence.clock.test_clock),
+    return _row(occurrence, wallclock.now(test_clock=occurrence.clock.test_clock),
                 people([brand]) if access.may_act(member) else {})
 
 

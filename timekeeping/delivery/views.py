@@ -15,7 +15,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from timekeeping import once, shown
+from timekeeping.access import once
+from timekeeping.basics import shown
 from timekeeping.delivery import controls, rows
 from timekeeping.delivery.access import (
     acting,

@@ -23,8 +23,8 @@ from django.db.models import Q
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from timekeeping import dates, exposure, history, shown
-from timekeeping.clocks import spec_of
+from timekeeping.basics import shown
+from timekeeping.clocks import dates, exposure, history, spec_of
 from timekeeping.digests.choose import zone_of
 from timekeeping.digests.tokens import unsubscribe_url
 from timekeeping.models import Digest, Member, Occurrence, Record, Subject, Task

@@ -29,12 +29,13 @@ from datetime import datetime
 
 from django.db import transaction
 
-from timekeeping import clock, outbox
+from timekeeping.basics import wallclock
 from timekeeping.digests import periods
 from timekeeping.digests.choose import zone_of
 from timekeeping.digests.content import content_of, render
 from timekeeping.digests.tokens import unsubscribe_url
 from timekeeping.models import Digest
+from timekeeping.timers import outbox
 
 PAGE = 500  # digests a tick takes; the rest are the next tick's
 
@@ -58,7 +59,7 @@ def run_due(*, now: datetime, deadline: float | None = None,
             guard: Callable[[Digest], AbstractContextManager] | None = None) -> Sent:
     sent = Sent()
     # One time for the whole phase: the dates' "in 3 days" read the tick's instant.
-    with clock.fixed(now):
+    with wallclock.fixed(now):
         for digest in due(now)[:PAGE]:
             if deadline is not None and time.monotonic() > deadline:
                 break  # its period is still due: the next tick takes it

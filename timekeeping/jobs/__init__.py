@@ -1,0 +1,25 @@
+"""Jobs (SPEC J*, docs/jobs.md): a service ordered for a subject, with its asks, grants, tasks,
+deadlines, signals and repairs, and the timer kinds that fire for them (`jobs.kinds`)."""
+
+
+def register() -> None:
+    """The jobs' timer kinds, what the gate asks of them, what opens and ends with a job, and
+    the `jobs.order` operation (called by `apps.ready`)."""
+    from timekeeping import clocks
+    from timekeeping.clocks import gate
+    from timekeeping.jobs import grants, lifecycle, operations, repairs
+    from timekeeping.jobs.kinds import ask, clock, deadline, grant, signal, task
+    from timekeeping.timers import delays, kinds
+    from timekeeping.timers.kinds import Place
+
+    for name, place, module in (("clock", Place.CLOCK, clock), ("ask", Place.ASK, ask),
+                                ("grant", Place.ASK, grant), ("task", Place.TASK, task),
+                                ("deadline", Place.DEADLINE, deadline),
+                                ("signal", Place.DEADLINE, signal)):
+        kinds.register(name, place=place, describe=module.describe)(module.fire)
+    gate.check(50)(grants.check_needs_grant)
+    gate.effect(15)(repairs.effect_resubmitted)
+    gate.effect(30)(lifecycle.effect_committed)
+    clocks.on_open(lifecycle.when_opened)
+    clocks.on_end(lifecycle.when_ended)
+    delays.operation("jobs.order")(operations.order_job)

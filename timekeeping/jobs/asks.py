@@ -23,10 +23,10 @@ from datetime import datetime
 from django.conf import settings
 from django.db import transaction
 
-from timekeeping import gate
+from timekeeping.clocks import gate
 from timekeeping.jobs import common, deadlines
-from timekeeping.jobs.spec import DeliverSpec, Span, parse_span
 from timekeeping.models import Ask, Job
+from timekeeping.specs.jobs import DeliverSpec, Span, parse_span
 
 KIND = "ask"
 

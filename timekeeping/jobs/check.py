@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from timekeeping.jobs.spec import LATE, parse_span, parse_within
-from timekeeping.manifest_rules import shown
+from timekeeping.specs.jobs import LATE, parse_span, parse_within
+from timekeeping.specs.rules import shown
 
 Add = Callable[[str, str, str], None]
 PRICE_KEYS = ("within", "late", "every", "amount", "currency", "includes", "final_after",

@@ -7,11 +7,13 @@ from datetime import datetime
 
 from django.conf import settings
 
-from timekeeping import clocks, outbox, records, shown, timers
-from timekeeping.firing import now_for
-from timekeeping.jobs.spec import WorkSpec
-from timekeeping.manifests import services_of
+from timekeeping import clocks
+from timekeeping.basics import shown
 from timekeeping.models import Job, Subject, Timer
+from timekeeping.specs.current import services_of
+from timekeeping.specs.jobs import WorkSpec
+from timekeeping.timers import arming, outbox, records
+from timekeeping.timers.firing import now_for
 
 
 def work_of(job: Job) -> WorkSpec:
@@ -34,27 +36,27 @@ def now_for_subject(subject: Subject) -> datetime:
 
 def arm(job: Job, kind: str, key: str, owed: datetime, payload: dict, *,
         held_by: str = "") -> Timer:
-    return timers.arm(brand=job.brand, test_clock=job.test_clock, kind=kind, key=key,
+    return arming.arm(brand=job.brand, test_clock=job.test_clock, kind=kind, key=key,
                       owed=owed, owner_type="job", owner_id=job.pk, owner_opened=job.opened,
                       bundle=job.bundle, payload=payload, held_by=held_by)
 
 
 def rearm(job: Job, kind: str, key: str, owed: datetime, payload: dict, *, why: str) -> Timer:
     """Arm `key` anew for `owed`: a live timer under it (armed or held) is superseded."""
-    return timers.rearm(brand=job.brand, test_clock=job.test_clock, kind=kind, key=key,
+    return arming.rearm(brand=job.brand, test_clock=job.test_clock, kind=kind, key=key,
                         owed=owed, why=why, owner_type="job", owner_id=job.pk,
                         owner_opened=job.opened, bundle=job.bundle, payload=payload)
 
 
 def live(job: Job, key: str) -> Timer | None:
-    return timers.clock_timers(job.brand, job.test_clock).filter(
+    return arming.clock_timers(job.brand, job.test_clock).filter(
         key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first()
 
 
 def cancel(job: Job, *keys: str, why: str) -> None:
-    for timer in timers.clock_timers(job.brand, job.test_clock).filter(
+    for timer in arming.clock_timers(job.brand, job.test_clock).filter(
             key__in=keys, state__in=[Timer.State.ARMED, Timer.State.HELD]):
-        timers.end(timer.id, state=Timer.State.CANCELLED, by=why)
+        arming.end(timer.id, state=Timer.State.CANCELLED, by=why)
 
 
 def record(job: Job, kind: str, data: dict, *, at: datetime | None = None) -> None:

@@ -20,10 +20,10 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
+from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
-from timekeeping.jobs.spec import Within, parse_within
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
-from timekeeping.spans import span_text
+from timekeeping.specs.jobs import Within, parse_within
 
 KIND = "deadline"
 OPEN_STATES = (Deadline.State.OPEN, Deadline.State.AT_RISK, Deadline.State.LATE)

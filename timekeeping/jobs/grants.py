@@ -12,7 +12,6 @@ from datetime import datetime
 
 from django.db import transaction
 
-from timekeeping import gate
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Grant, Job, Timer
 
@@ -65,8 +64,7 @@ def active(job: Job, now: datetime) -> bool:
     return grant is None or (grant.state == Grant.State.ACTIVE and now < grant.ends)
 
 
-@gate.check(50)
-def _needs_grant(job: Job, step: str, items: list[str], now: datetime):
+def check_needs_grant(job: Job, step: str, items: list[str], now: datetime):
     if not common.work_of(job).needs_grant(step) or active(job, now):
         return None
     grant = Grant.objects.get(job=job)

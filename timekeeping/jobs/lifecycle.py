@@ -18,15 +18,15 @@ from datetime import datetime
 
 from django.db import transaction
 
-from timekeeping import clocks, gate, records
+from timekeeping import clocks
 from timekeeping.jobs import asks, common, deadlines, grants, signals, tasks
-from timekeeping.manifests import services_of
-from timekeeping.manifests.spec import ServiceSpec
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Occurrence, Subject, Task
+from timekeeping.specs.current import services_of
+from timekeeping.specs.services import ServiceSpec
+from timekeeping.timers import records
 
 
-@clocks.on_open
-def _opened(job: Job, spec: ServiceSpec, now: datetime) -> None:
+def when_opened(job: Job, spec: ServiceSpec, now: datetime) -> None:
     grants.start(job, now)
     open_steps(job, now)
     if spec.work.within is not None:
@@ -57,8 +57,7 @@ def open_steps(job: Job, now: datetime) -> list[str]:
     return [spec.name for spec in ready]
 
 
-@gate.effect(30)
-def _committed(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
+def effect_committed(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
     if step not in job.steps_done:
         job.steps_done = [*job.steps_done, step]
         Job.objects.filter(pk=job.pk).update(steps_done=job.steps_done)
@@ -75,8 +74,7 @@ def _committed(job: Job, step: str, items: list[str], now: datetime, outcome) ->
     signals.arm_all(job, now)
 
 
-@clocks.on_end
-def _ended(job: Job, state: str, now: datetime) -> None:
+def when_ended(job: Job, state: str, now: datetime) -> None:
     why = f"job {job.pk} {state}"
     if state == Job.State.ENDED:
         for deadline in Deadline.objects.select_for_update(of=("self",)).filter(

@@ -22,11 +22,11 @@ from datetime import datetime
 
 from django.db import transaction
 
-from timekeeping import clocks, gate
-from timekeeping.firing import now_for
+from timekeeping import clocks
 from timekeeping.jobs import common
-from timekeeping.manifests import services_of
 from timekeeping.models import Job, Occurrence, Timer
+from timekeeping.specs.current import services_of
+from timekeeping.timers.firing import now_for
 
 KIND = "window"
 
@@ -82,8 +82,7 @@ def _window(job: Job, step: str) -> Timer | None:
                                 state=Timer.State.ARMED).first()
 
 
-@gate.effect(15)
-def _resubmitted(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
+def effect_resubmitted(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
     """The step commits again inside its repair window: the dates it keeps again are kept at
     their first filing time (after 10 kept them now)."""
     window = _window(job, step)

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from timekeeping import gate
+from timekeeping.clocks import gate
 from timekeeping.jobs import common
 from timekeeping.models import Job
 

@@ -22,9 +22,10 @@ from django.db import transaction
 
 from calendars.moments import day_in_zone, wall_time
 from money import ledger
-from timekeeping import outbox, records, shown, timers
-from timekeeping.firing import now_for
+from timekeeping.basics import shown
 from timekeeping.models import Brand, Member, Standby, Task, TestClock
+from timekeeping.timers import arming, outbox, records
+from timekeeping.timers.firing import now_for
 
 KIND = "money"
 SEASON_MAX_DAYS = 366
@@ -90,7 +91,7 @@ def _arm(season: Standby, week: int) -> None:
     ends = week_ends(season)
     if week > len(ends):
         return
-    timers.arm(brand=season.brand, test_clock=season.test_clock, kind=KIND,
+    arming.arm(brand=season.brand, test_clock=season.test_clock, kind=KIND,
                key=f"{season.pk}:week:{week}", owed=ends[week - 1], owner_type="standby",
                owner_id=season.pk, owner_opened=season.created, bundle="",
                payload={"standby": season.pk, "week": week})

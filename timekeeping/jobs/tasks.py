@@ -18,10 +18,10 @@ from datetime import datetime
 
 from django.db import transaction
 
-from timekeeping import gate
+from timekeeping.clocks import gate
 from timekeeping.jobs import common, standby
-from timekeeping.jobs.spec import DeliverSpec, parse_span
 from timekeeping.models import Brand, Deadline, Job, Member, Task
+from timekeeping.specs.jobs import DeliverSpec, parse_span
 
 KIND = "task"
 

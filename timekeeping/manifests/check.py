@@ -18,12 +18,14 @@ from datetime import date
 
 from calendars import rules
 from calendars.moments import is_zone, parse_time_of_day
-from timekeeping import dues
-from timekeeping.exposure import FORMS as EXPOSURE_FORMS
-from timekeeping.instants import parse_date
+from timekeeping.basics.instants import parse_date
+from timekeeping.clocks import dues
+from timekeeping.clocks.exposure import FORMS as EXPOSURE_FORMS
 from timekeeping.jobs.check import check_work, deliver_steps
-from timekeeping.manifest_rules import is_whole, shown
-from timekeeping.manifests.spec import (
+from timekeeping.moves.check import check_section as check_tables
+from timekeeping.recurring.check import check_plan
+from timekeeping.specs.rules import is_whole, shown
+from timekeeping.specs.services import (
     EVERY_MAX,
     OWNERS,
     PERIODS,
@@ -31,8 +33,6 @@ from timekeeping.manifests.spec import (
     parse_every,
     parse_rung,
 )
-from timekeeping.moves.check import check_section as check_tables
-from timekeeping.recurring.check import check_plan
 
 SECTIONS = ("calendar", "services", "tables", "schedules", "settings", "removes")
 CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at", "roll",
@@ -517,7 +517,7 @@ QUARTERS = ("Q1", "Q2", "Q3", "Q4")
 
 def _due(checker: Checker, rule: object, clocks: dict, own: str, path: str, *,
          item: bool = False, own_date: bool = False) -> None:
-    """A due rule (timekeeping.dues); `item`: an item's own rule, which holds no items."""
+    """A due rule (timekeeping.clocks.dues); `item`: an item's own rule, which holds no items."""
     if not isinstance(rule, dict):
         checker.add("clock.due_invalid", path, "a due rule is an object: " + _forms())
         return

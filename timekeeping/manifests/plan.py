@@ -115,8 +115,8 @@ def plan(brand: Brand, document: object, *, current: Manifest | None = None) -> 
     """What loading `document` as the brand's manifest would change; writes nothing. With
     problems (the check's, and every removal in use that `removes` does not state), the load
     would be refused."""
-    from timekeeping.manifests.store import bundle_of
-    from timekeeping.manifests.store import current as current_of
+    from timekeeping.specs.current import bundle_of
+    from timekeeping.specs.current import current as current_of
 
     current = current if current is not None else current_of(brand)
     problems = check(document)

@@ -18,30 +18,23 @@ columns) behind, which the next load of the manifest reuses. Nothing a user wrot
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
-from functools import lru_cache
 
 from django.db import connections, transaction
 
 from calendars.models import Calendar, Postponement
-from timekeeping import clock, records
+from timekeeping.basics import wallclock
 from timekeeping.manifests.check import Problem
 from timekeeping.manifests.plan import Plan, plan
-from timekeeping.manifests.spec import ServiceSpec, compile_services
 from timekeeping.models import Brand, Connection, Manifest
+from timekeeping.specs.current import bundle_of, current, services_of  # noqa: F401 - its API
+from timekeeping.timers import records
 
 
 class ManifestInvalid(Exception):
     def __init__(self, problems: list[Problem]):
         super().__init__(f"the manifest has {len(problems)} problem(s)")
         self.problems = problems
-
-
-def bundle_of(document: dict) -> str:
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -79,7 +72,7 @@ def _connection(brand: Brand, document: dict) -> Connection:
 
 def _build_tables(link: Connection, document: dict):
     from timekeeping.moves import tables
-    from timekeeping.moves.spec import compile_tables
+    from timekeeping.specs.tables import compile_tables
 
     compiled = compile_tables(document["tables"])
     try:
@@ -120,22 +113,9 @@ def _keep(brand: Brand, document: dict, planned: Plan, by: str, built=None) -> A
 
 def _record_removals(brand: Brand, version: Manifest, planned: Plan, by: str) -> None:
     for change in planned.removals:
-        records.write("manifest.removed", brand=brand, instant=clock.now(brand=brand), data={
+        records.write("manifest.removed", brand=brand, instant=wallclock.now(brand=brand), data={
             "path": change.path, "what": change.what, "uses": list(change.uses),
             "stated": change.stated, "version": version.version, "by": by or "unknown"})
-
-
-def current(brand: Brand) -> Manifest | None:
-    return Manifest.objects.filter(brand=brand).order_by("-version").first()
-
-
-def services_of(bundle: str) -> dict[str, ServiceSpec]:
-    return _compiled(bundle)
-
-
-@lru_cache(maxsize=64)
-def _compiled(bundle: str) -> dict[str, ServiceSpec]:
-    return compile_services(Manifest.objects.filter(bundle=bundle).first().document)
 
 
 def _apply_calendar(brand: Brand, spec: dict) -> None:

@@ -2,9 +2,9 @@
 
 import django.core.serializers.json
 import django.db.models.deletion
-import timekeeping.clock
+import timekeeping.basics.wallclock
 import timekeeping.models.service
-import timekeeping.public_ids
+import timekeeping.basics.public_ids
 from django.conf import settings
 from django.db import migrations, models
 
@@ -45,10 +45,10 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Brand',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='brd', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='brd', primary_key=True, serialize=False)),
                 ('name', models.CharField(max_length=200)),
                 ('slug', models.SlugField(max_length=64, unique=True)),
-                ('created', models.DateTimeField(default=timekeeping.clock.wall_now, editable=False)),
+                ('created', models.DateTimeField(default=timekeeping.basics.wallclock.wall_now, editable=False)),
                 ('lease_holder', models.CharField(blank=True, default='', editable=False, max_length=200)),
                 ('lease_until', models.DateTimeField(blank=True, editable=False, null=True)),
                 ('calendar', models.ForeignKey(blank=True, help_text='The calendar every date of the brand falls on; none: UTC, weekends only.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='brands', to='calendars.calendar')),
@@ -62,7 +62,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Connection',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='con', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='con', primary_key=True, serialize=False)),
                 ('database', models.CharField(default='default', help_text='The Django database alias the tables live in.', max_length=64)),
                 ('zone', models.CharField(blank=True, default='', help_text="The venue's clock; empty means UTC.", max_length=64)),
                 ('paused', models.BooleanField(default=False, help_text='Paused: the job skips it.')),
@@ -75,11 +75,11 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='TestClock',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='tc', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='tc', primary_key=True, serialize=False)),
                 ('name', models.CharField(max_length=200)),
                 ('frozen_time', models.DateTimeField(help_text="The clock's now, in UTC.")),
                 ('status', models.CharField(choices=[('ready', 'ready'), ('advancing', 'advancing'), ('internal_failure', 'internal failure')], default='ready', max_length=20)),
-                ('created', models.DateTimeField(default=timekeeping.clock.wall_now, editable=False)),
+                ('created', models.DateTimeField(default=timekeeping.basics.wallclock.wall_now, editable=False)),
                 ('lease_holder', models.CharField(blank=True, default='', editable=False, max_length=200)),
                 ('lease_until', models.DateTimeField(blank=True, editable=False, null=True)),
                 ('brand', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='test_clocks', to='timekeeping.brand')),
@@ -91,7 +91,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Subject',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='sbj', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='sbj', primary_key=True, serialize=False)),
                 ('kind', models.CharField(max_length=64)),
                 ('key', models.CharField(help_text='Its identifier of that kind (an EIN).', max_length=200)),
                 ('name', models.CharField(max_length=200)),
@@ -101,7 +101,7 @@ class Migration(migrations.Migration):
                 ('owner_name', models.CharField(blank=True, default='', help_text="Who answers for the subject's own dates.", max_length=200)),
                 ('bundle', models.CharField(blank=True, default='', max_length=64)),
                 ('feed_token', models.CharField(default=timekeeping.models.service.new_feed_token, max_length=64)),
-                ('created', models.DateTimeField(default=timekeeping.clock.wall_now)),
+                ('created', models.DateTimeField(default=timekeeping.basics.wallclock.wall_now)),
                 ('brand', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='subjects', to='timekeeping.brand')),
                 ('test_clock', models.ForeignKey(blank=True, help_text="A subject made on a test clock lives in that clock's world: its jobs and dates run on it.", null=True, on_delete=django.db.models.deletion.CASCADE, related_name='subjects', to='timekeeping.testclock')),
             ],
@@ -112,7 +112,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Schedule',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='sch', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='sch', primary_key=True, serialize=False)),
                 ('key', models.CharField(max_length=300, unique=True)),
                 ('name', models.CharField(max_length=200)),
                 ('action', models.CharField(max_length=200)),
@@ -125,7 +125,7 @@ class Migration(migrations.Migration):
                 ('lease_holder', models.CharField(blank=True, default='', max_length=200)),
                 ('lease_until', models.DateTimeField(blank=True, null=True)),
                 ('last_tick', models.DateTimeField(blank=True, help_text='The last tick that reached it.', null=True)),
-                ('created', models.DateTimeField(default=timekeeping.clock.wall_now)),
+                ('created', models.DateTimeField(default=timekeeping.basics.wallclock.wall_now)),
                 ('brand', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='schedules', to='timekeeping.brand')),
                 ('test_clock', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='schedules', to='timekeeping.testclock')),
             ],
@@ -136,7 +136,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Record',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='rec', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='rec', primary_key=True, serialize=False)),
                 ('kind', models.CharField(max_length=64)),
                 ('instant', models.DateTimeField(help_text='When it happened, on the clock it happened on.')),
                 ('subject', models.CharField(blank=True, default='', max_length=48)),
@@ -153,7 +153,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Job',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='job', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='job', primary_key=True, serialize=False)),
                 ('service', models.CharField(max_length=100)),
                 ('period', models.CharField(blank=True, default='', max_length=32)),
                 ('input', models.JSONField(blank=True, default=dict, encoder=django.core.serializers.json.DjangoJSONEncoder)),
@@ -172,7 +172,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Clock',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='clk', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='clk', primary_key=True, serialize=False)),
                 ('name', models.CharField(max_length=100)),
                 ('title', models.CharField(max_length=200)),
                 ('owner', models.CharField(help_text='Who answers for it.', max_length=200)),
@@ -192,7 +192,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='TickRun',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='tick', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='tick', primary_key=True, serialize=False)),
                 ('instant', models.DateTimeField(help_text="The clock's time the tick fired at (the last).")),
                 ('started', models.DateTimeField()),
                 ('finished', models.DateTimeField(blank=True, null=True)),
@@ -215,7 +215,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Timer',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='tmr', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='tmr', primary_key=True, serialize=False)),
                 ('key', models.CharField(max_length=255)),
                 ('kind', models.CharField(max_length=32)),
                 ('place', models.PositiveSmallIntegerField()),
@@ -228,7 +228,7 @@ class Migration(migrations.Migration):
                 ('owner_opened', models.DateTimeField(help_text='When the owner opened: the third tie rule.')),
                 ('bundle', models.CharField(blank=True, default='', max_length=64)),
                 ('payload', models.JSONField(blank=True, default=dict, encoder=django.core.serializers.json.DjangoJSONEncoder)),
-                ('armed_at', models.DateTimeField(default=timekeeping.clock.wall_now)),
+                ('armed_at', models.DateTimeField(default=timekeeping.basics.wallclock.wall_now)),
                 ('armed_by', models.CharField(blank=True, default='', help_text='The timer whose firing armed this one.', max_length=48)),
                 ('ended_by', models.CharField(blank=True, default='', help_text='What superseded, held, cancelled or dropped it.', max_length=200)),
                 ('attempts', models.PositiveIntegerField(default=0)),
@@ -243,7 +243,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Delivery',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='dlv', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='dlv', primary_key=True, serialize=False)),
                 ('channel', models.CharField(choices=[('email', 'email'), ('webhook', 'webhook')], max_length=10)),
                 ('payload', models.JSONField(encoder=django.core.serializers.json.DjangoJSONEncoder)),
                 ('idempotency_key', models.CharField(max_length=255, unique=True)),
@@ -252,7 +252,7 @@ class Migration(migrations.Migration):
                 ('next_attempt', models.DateTimeField()),
                 ('lease_until', models.DateTimeField(blank=True, null=True)),
                 ('last_error', models.TextField(blank=True, default='')),
-                ('created', models.DateTimeField(default=timekeeping.clock.wall_now)),
+                ('created', models.DateTimeField(default=timekeeping.basics.wallclock.wall_now)),
                 ('delivered', models.DateTimeField(blank=True, null=True)),
                 ('brand', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='deliveries', to='timekeeping.brand')),
             ],
@@ -265,11 +265,11 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Manifest',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='mfv', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='mfv', primary_key=True, serialize=False)),
                 ('version', models.PositiveIntegerField()),
                 ('bundle', models.CharField(help_text='sha256 of the canonical content', max_length=64)),
                 ('document', models.JSONField(encoder=django.core.serializers.json.DjangoJSONEncoder)),
-                ('created', models.DateTimeField(default=timekeeping.clock.wall_now)),
+                ('created', models.DateTimeField(default=timekeeping.basics.wallclock.wall_now)),
                 ('brand', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='manifests', to='timekeeping.brand')),
             ],
             options={
@@ -335,7 +335,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='ScheduleRun',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='run', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='run', primary_key=True, serialize=False)),
                 ('due', models.DateTimeField()),
                 ('tick', models.DateTimeField(help_text="The tick's time: the run's clock (J4).")),
                 ('started', models.DateTimeField(blank=True, null=True)),
@@ -361,7 +361,7 @@ class Migration(migrations.Migration):
                 ('rule', models.PositiveSmallIntegerField(help_text="The timed move's number, from 1.")),
                 ('code', models.CharField(max_length=200)),
                 ('until', models.DateTimeField()),
-                ('created', models.DateTimeField(default=timekeeping.clock.wall_now)),
+                ('created', models.DateTimeField(default=timekeeping.basics.wallclock.wall_now)),
                 ('connection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='set_aside', to='timekeeping.connection')),
             ],
             options={

@@ -2,7 +2,7 @@
 
 import datetime
 import django.db.models.deletion
-import timekeeping.public_ids
+import timekeeping.basics.public_ids
 from django.db import migrations, models
 
 
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Grant',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='grt', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='grt', primary_key=True, serialize=False)),
                 ('term', models.DurationField()),
                 ('ask_term', models.DurationField(help_text='How long the link asking for it again works.')),
                 ('starts', models.DateTimeField()),
@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Ask',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='ask', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='ask', primary_key=True, serialize=False)),
                 ('purpose', models.CharField(choices=[('step', 'a step the party takes'), ('grant', 'the grant, given again')], default='step', max_length=8)),
                 ('step', models.CharField(blank=True, default='', max_length=100)),
                 ('title', models.CharField(max_length=200)),
@@ -61,7 +61,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Deadline',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='dln', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='dln', primary_key=True, serialize=False)),
                 ('step', models.CharField(blank=True, default='', help_text="The step it is on; empty: the job's own deadline.", max_length=100)),
                 ('rule', models.CharField(help_text="As written: '30d', '5d before file'.", max_length=80)),
                 ('follows', models.CharField(blank=True, default='', help_text='The clock whose date it follows, if any.', max_length=100)),
@@ -87,7 +87,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Task',
             fields=[
-                ('id', timekeeping.public_ids.PublicIdField(editable=False, max_length=48, prefix='tsk', primary_key=True, serialize=False)),
+                ('id', timekeeping.basics.public_ids.PublicIdField(editable=False, max_length=48, prefix='tsk', primary_key=True, serialize=False)),
                 ('step', models.CharField(max_length=100)),
                 ('title', models.CharField(max_length=200)),
                 ('state', models.CharField(choices=[('open', 'open'), ('held', 'held'), ('done', 'done'), ('closed', 'closed (its job ended)')], default='open', max_length=8)),

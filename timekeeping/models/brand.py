@@ -2,8 +2,8 @@ from django.conf import settings
 from django.db import models
 
 from calendars import rules
-from timekeeping import clock, instants
-from timekeeping.public_ids import PublicIdField
+from timekeeping.basics import instants, wallclock
+from timekeeping.basics.public_ids import PublicIdField
 
 
 class Brand(models.Model):
@@ -32,9 +32,9 @@ class Brand(models.Model):
     plan = models.CharField(
         max_length=10, default="team",
         choices=[("free", "Free"), ("launch", "Launch"), ("team", "Team")],
-        help_text="Which manifest keys run live (timekeeping.tiers); every key runs on a test "
-                  "clock whatever the plan.")
-    created = models.DateTimeField(default=clock.wall_now, editable=False)
+        help_text="Which manifest keys run live on this plan (docs/manifest.md); every key "
+                  "runs on a test clock whatever the plan.")
+    created = models.DateTimeField(default=wallclock.wall_now, editable=False)
     # The real clock's tick lease (DESIGN decision 4): taken by one conditional UPDATE.
     lease_holder = models.CharField(max_length=200, blank=True, default="", editable=False)
     lease_until = models.DateTimeField(null=True, blank=True, editable=False)
@@ -76,7 +76,7 @@ class TestClock(models.Model):
     name = models.CharField(max_length=200)
     frozen_time = models.DateTimeField(help_text="The clock's now, in UTC.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.READY)
-    created = models.DateTimeField(default=clock.wall_now, editable=False)
+    created = models.DateTimeField(default=wallclock.wall_now, editable=False)
     lease_holder = models.CharField(max_length=200, blank=True, default="", editable=False)
     lease_until = models.DateTimeField(null=True, blank=True, editable=False)
 
@@ -113,7 +113,7 @@ class Walk(models.Model):
     synced = models.BooleanField(default=False, help_text="The brand's schedules are on it.")
     state = models.CharField(max_length=20, choices=State.choices, default=State.WALKING)
     by = models.CharField(max_length=200, blank=True, default="")
-    requested = models.DateTimeField(default=clock.wall_now, editable=False)
+    requested = models.DateTimeField(default=wallclock.wall_now, editable=False)
     finished = models.DateTimeField(null=True, blank=True)
     slices = models.PositiveIntegerField(default=0)
     fired = models.PositiveIntegerField(default=0)

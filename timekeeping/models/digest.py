@@ -5,9 +5,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand
-from timekeeping.public_ids import PublicIdField
 
 
 class Digest(models.Model):
@@ -37,7 +37,7 @@ class Digest(models.Model):
     next_due = models.DateTimeField(null=True, blank=True)
     last_key = models.CharField(max_length=32, blank=True, default="")
     last_sent = models.DateTimeField(null=True, blank=True)
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         ordering = ["brand", "user"]

@@ -3,8 +3,8 @@
 from django.db import models
 from django.db.models import Q
 
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand
-from timekeeping.public_ids import PublicIdField
 
 
 class Fault(models.Model):

@@ -3,9 +3,9 @@
 from django.conf import settings
 from django.db import models
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand
-from timekeeping.public_ids import PublicIdField
 
 
 class ApiKey(models.Model):
@@ -21,7 +21,7 @@ class ApiKey(models.Model):
     digest = models.CharField(max_length=64, unique=True, editable=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                    on_delete=models.SET_NULL, related_name="+")
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
     last_used = models.DateTimeField(null=True, blank=True)
     revoked = models.DateTimeField(null=True, blank=True)
 

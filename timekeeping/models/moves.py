@@ -3,9 +3,9 @@
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand
-from timekeeping.public_ids import PublicIdField
 
 
 class Connection(models.Model):
@@ -37,7 +37,7 @@ class SetAside(models.Model):
     rule = models.PositiveSmallIntegerField(help_text="The timed move's number, from 1.")
     code = models.CharField(max_length=200)
     until = models.DateTimeField()
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         indexes = [models.Index(fields=["brand", "connection", "table", "until"],
@@ -105,7 +105,7 @@ class BrandTable(models.Model):
         help_text="The last manifest version that declared it. A table the current version "
                   "no longer declares is retired: its rows are kept, readable, and no longer "
                   "written or moved.")
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         ordering = ["brand", "name"]

@@ -1,6 +1,6 @@
 from django.db import models
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
 
 
 class SpentToken(models.Model):
@@ -9,7 +9,7 @@ class SpentToken(models.Model):
     the guard: of two posts at once, one inserts and the other finds it taken."""
 
     token = models.CharField(max_length=64, primary_key=True)
-    spent = models.DateTimeField(default=clock.wall_now)
+    spent = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         indexes = [models.Index(fields=["spent"], name="spent_token_spent")]

@@ -2,9 +2,9 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand
-from timekeeping.public_ids import PublicIdField
 
 
 class Delivery(models.Model):
@@ -31,7 +31,7 @@ class Delivery(models.Model):
     next_attempt = models.DateTimeField()
     lease_until = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
     delivered = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -4,10 +4,10 @@ the subjects they may see; and the invitations that make a subject's contact a c
 from django.conf import settings
 from django.db import models
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand
 from timekeeping.models.service import Subject
-from timekeeping.public_ids import PublicIdField
 
 
 class Member(models.Model):
@@ -26,7 +26,7 @@ class Member(models.Model):
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.MANAGER)
     zone = models.CharField(max_length=64, blank=True, default="",
                             help_text="The zone this person reads times in; empty: the brand's.")
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         ordering = ["brand", "user__username"]
@@ -50,7 +50,7 @@ class Customer(models.Model):
                              related_name="customer_accounts")
     subjects = models.ManyToManyField(Subject, blank=True, related_name="customers",
                                       through="CustomerSubject")
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         ordering = ["brand", "user__username"]
@@ -90,7 +90,7 @@ class Invitation(models.Model):
     accepted = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                    on_delete=models.SET_NULL, related_name="+")
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         ordering = ["-created"]

@@ -2,8 +2,8 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models.functions import Now
 
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand, TestClock
-from timekeeping.public_ids import PublicIdField
 
 
 class AppendOnlyError(Exception):
@@ -41,7 +41,7 @@ class Record(models.Model):
     timer = models.CharField(max_length=48, blank=True, default="")
     data = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
     # When the row was written, by the database's clock: on PostgreSQL the table is
-    # partitioned by month of it (`timekeeping.partitions`), so a firing's records go into
+    # partitioned by month of it (`timekeeping.tick.partitions`), so a firing's records go into
     # this month's indexes, whatever the years kept. Records from before partitioning say
     # 1970-01-01 00:00Z.
     written = models.DateTimeField(db_default=Now(), editable=False)

@@ -3,10 +3,10 @@ mints jobs on its schedules; its allowances are counted per cycle."""
 
 from django.db import models
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand, TestClock
 from timekeeping.models.service import Subject
-from timekeeping.public_ids import PublicIdField
 
 
 class Subscription(models.Model):
@@ -35,7 +35,7 @@ class Subscription(models.Model):
     frozen_since = models.DateTimeField(
         null=True, blank=True, help_text="Dunning ran out on an unpaid renewal: allowances are "
                                          "frozen and mints held until it is paid.")
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         ordering = ["brand", "subject", "service"]

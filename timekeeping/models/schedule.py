@@ -2,9 +2,9 @@
 
 from django.db import models
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand, TestClock
-from timekeeping.public_ids import PublicIdField
 
 
 class Schedule(models.Model):
@@ -36,7 +36,7 @@ class Schedule(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     last_tick = models.DateTimeField(null=True, blank=True,
                                      help_text="The last tick that reached it.")
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         ordering = ["name"]

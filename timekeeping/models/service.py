@@ -6,9 +6,9 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand, TestClock
-from timekeeping.public_ids import PublicIdField
 
 
 def new_feed_token() -> str:
@@ -24,7 +24,7 @@ class Manifest(models.Model):
     version = models.PositiveIntegerField()
     bundle = models.CharField(max_length=64, help_text="sha256 of the canonical content")
     document = models.JSONField(encoder=DjangoJSONEncoder)
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         ordering = ["brand", "-version"]
@@ -55,7 +55,7 @@ class Subject(models.Model):
                   "dates run on it.")
     bundle = models.CharField(max_length=64, blank=True, default="")
     feed_token = models.CharField(max_length=64, default=new_feed_token)
-    created = models.DateTimeField(default=clock.wall_now)
+    created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:
         ordering = ["brand", "name"]

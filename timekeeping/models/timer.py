@@ -4,9 +4,9 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand, TestClock
-from timekeeping.public_ids import PublicIdField
 
 
 class Timer(models.Model):
@@ -45,7 +45,7 @@ class Timer(models.Model):
     owner_opened = models.DateTimeField(help_text="When the owner opened: the third tie rule.")
     bundle = models.CharField(max_length=64, blank=True, default="")
     payload = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
-    armed_at = models.DateTimeField(default=clock.wall_now)
+    armed_at = models.DateTimeField(default=wallclock.wall_now)
     armed_by = models.CharField(max_length=48, blank=True, default="",
                                 help_text="The timer whose firing armed this one.")
     ended_by = models.CharField(max_length=200, blank=True, default="",

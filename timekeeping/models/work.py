@@ -7,10 +7,10 @@ from datetime import timedelta
 from django.db import models
 from django.db.models import Q
 
+from timekeeping.basics.public_ids import PublicIdField
 from timekeeping.models.brand import Brand, TestClock
 from timekeeping.models.people import Member
 from timekeeping.models.service import Job, Subject
-from timekeeping.public_ids import PublicIdField
 
 
 class Deadline(models.Model):

@@ -2,9 +2,9 @@
 exception.
 
 The check reads any JSON value at any place and answers with problems: whatever it lets
-through is compiled (timekeeping.moves.spec, `compile_tables`) and becomes DDL and ORM lookups,
+through is compiled (timekeeping.specs.tables, `compile_tables`) and becomes DDL and ORM lookups,
 so every name and number that can reach the database is held to a stated rule here. The
-section's shape is shown in timekeeping.moves.spec.
+section's shape is shown in timekeeping.specs.tables.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.db.models import Model
 
 from calendars.moments import parse_time_of_day
-from timekeeping.manifest_rules import NAME_RULE, VALUE_RULE, is_name, is_value, is_whole, shown
+from timekeeping.specs.rules import NAME_RULE, VALUE_RULE, is_name, is_value, is_whole, shown
 
 TYPES = ("text", "integer", "boolean", "date", "timestamptz", "enum")
 # 'id' is the key; the others already mean something on the row's Django model ('pk', 'save').

@@ -23,8 +23,8 @@ import secrets
 import string
 from datetime import UTC, datetime
 
-from timekeeping import outbox
 from timekeeping.moves.moments import shift_by
+from timekeeping.timers import outbox
 
 ALPHABET = string.ascii_letters + string.digits
 

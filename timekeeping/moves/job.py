@@ -26,7 +26,6 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, OperationalError, connections, transaction
 from django.db.models import F
 
-from timekeeping import leases
 from timekeeping.models import Connection, SetAside
 from timekeeping.moves import effects, moments, reminders
 from timekeeping.moves.moments import MomentOutOfRange
@@ -39,7 +38,8 @@ from timekeeping.moves.rows import (
     listed_move,
     lock_busy,
 )
-from timekeeping.moves.spec import Table, Timed
+from timekeeping.specs.tables import Table, Timed
+from timekeeping.timers import leases
 
 log = logging.getLogger("timekeeping.moves")
 CAP = 500

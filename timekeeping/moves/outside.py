@@ -1,5 +1,5 @@
 """A brand's tables and the systems outside that know the truth of their rows: two steps for
-pulses (`timekeeping.pulses`) to take over a brand's manifest tables (SPEC T3, T5, T6):
+pulses (`timekeeping.schedules.pulses`) to take over a brand's manifest tables (SPEC T3, T5, T6):
 
 - `reconcile` sets a copy to the truth outside (a warehouse's counts, a provider's statuses):
   each line the outside system answered is written to the row it names, unless that row was

@@ -12,7 +12,7 @@ which the move gives a fixed value.
 
 from __future__ import annotations
 
-from timekeeping.moves.spec import Table
+from timekeeping.specs.tables import Table
 
 PRODUCT_RULES = ("code", "stamp")
 

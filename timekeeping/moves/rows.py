@@ -13,13 +13,13 @@ from django.db import OperationalError, transaction
 from django.forms.models import model_to_dict
 
 from calendars.hours import HoursRow
-from timekeeping.manifests import current
 from timekeeping.models import BrandTable, Connection, Manifest, RowAudit
 from timekeeping.moves import effects
 from timekeeping.moves.moments import MomentOutOfRange, Reader, moment_of
-from timekeeping.moves.spec import Move, States, Table, compile_tables
 from timekeeping.moves.tables import model_for
 from timekeeping.moves.values import clean
+from timekeeping.specs.current import current
+from timekeeping.specs.tables import Move, States, Table, compile_tables
 
 
 class MoveRefused(Exception):

@@ -20,10 +20,10 @@ import re
 from django.apps.registry import Apps
 from django.db import DatabaseError, connections, models
 
-from timekeeping.manifest_rules import VALUE_LENGTH
 from timekeeping.models import Brand, BrandTable, Connection, Manifest
 from timekeeping.moves.check import MAX_LENGTH
-from timekeeping.moves.spec import Column, Table
+from timekeeping.specs.rules import VALUE_LENGTH
+from timekeeping.specs.tables import Column, Table
 
 _registry = Apps()  # dynamic models never join the project's app registry
 IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]{0,62}$")

@@ -7,7 +7,7 @@ link code, a stamp or a late flag: `owned.product_columns`), each value of its c
     enum         one of the column's values (or a string of at most 64 characters)
     integer      a whole number (not true/false) that fits 64 bits
     boolean      true or false
-    date         YYYY-MM-DD, within the span of dates kept (timekeeping.instants)
+    date         YYYY-MM-DD, within the span of dates kept (timekeeping.basics.instants)
     timestamptz  an ISO 8601 instant with an offset, within that span
 
 and null only where the column may be empty. Every refusal names its column and its rule, and
@@ -16,10 +16,10 @@ all of them are given at once; a write with any refusal changes nothing.
 
 from __future__ import annotations
 
-from timekeeping import instants
-from timekeeping.manifest_rules import VALUE_LENGTH
+from timekeeping.basics import instants
 from timekeeping.moves.owned import product_columns
-from timekeeping.moves.spec import Column, Table
+from timekeeping.specs.rules import VALUE_LENGTH
+from timekeeping.specs.tables import Column, Table
 
 LIMIT_64 = 2**63
 

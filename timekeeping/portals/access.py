@@ -8,8 +8,9 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from timekeeping import records, undo
+from timekeeping.clocks import undo
 from timekeeping.models import Clock, Customer, Occurrence, Record, Subject
+from timekeeping.timers import records
 
 
 def customer_only(request) -> None:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.urls import reverse
 
-from timekeeping import clocks, undo
+from timekeeping import clocks
+from timekeeping.clocks import undo
 from timekeeping.console import controls as console
 from timekeeping.models import Brand, Job, Occurrence, Record
 

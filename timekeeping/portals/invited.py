@@ -11,7 +11,8 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.shortcuts import redirect, render
 
-from timekeeping import clock, invitations
+from timekeeping.access import invitations
+from timekeeping.basics import wallclock
 from timekeeping.models import Invitation
 
 
@@ -29,14 +30,14 @@ class PasswordForm(forms.Form):
 
 
 def invitation(request, token: str):
-    found = invitations.find(token, now=clock.wall_now())
+    found = invitations.find(token, now=wallclock.wall_now())
     if found is None:
         return _gone(request)
     signed_in = request.user.is_authenticated
     form = None if signed_in else PasswordForm(request.POST or None)
     if request.method == "POST" and (signed_in or form.is_valid()):
         try:
-            user = invitations.accept(found, now=clock.wall_now(),
+            user = invitations.accept(found, now=wallclock.wall_now(),
                                       user=request.user if signed_in else None,
                                       password="" if signed_in else form.cleaned_data["password1"])
         except invitations.InvitationRefused as refused:

@@ -18,10 +18,10 @@ from datetime import date, datetime
 
 from calendars.moments import day_in_zone
 from money.models import Entry
-from timekeeping import shown
-from timekeeping.firing import now_for
+from timekeeping.basics import shown
 from timekeeping.models import Allowance, Subject, Subscription
 from timekeeping.recurring import dunning, plans
+from timekeeping.timers.firing import now_for
 
 SHOWN_LINES = 12  # the latest charges and payments a plan shows; the rest are in the totals
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from timekeeping import history, shown
+from timekeeping.basics import shown
+from timekeeping.clocks import history
 from timekeeping.models import Subject
 
 SIZE = 50

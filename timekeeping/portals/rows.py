@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from timekeeping import dates, shown, subject_calendar
+from timekeeping.basics import shown
+from timekeeping.clocks import dates, subject_calendar
 from timekeeping.models import Occurrence, Subject
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from timekeeping import clock, shown, subject_calendar
-from timekeeping.attention import job_name
+from timekeeping.attention.lists import job_name
+from timekeeping.basics import shown, wallclock
+from timekeeping.clocks import subject_calendar
 from timekeeping.models import Ask, Grant, Job, Subject, Task
 from timekeeping.portals import paying, rows
 from timekeeping.portals.subscribe import Feed, feed_of
@@ -108,7 +109,7 @@ def home(subjects: list[Subject], *, reading: str | None = None) -> list[World]:
 
 def _part(subject: Subject, reading: str | None) -> Part:
     """A subject's part, read in its own world: its test clock's time, else the real one."""
-    now = clock.now(brand=subject.brand, test_clock=subject.test_clock)
+    now = wallclock.now(brand=subject.brand, test_clock=subject.test_clock)
     return Part(subject, reading or subject_calendar.zone_of_subject(subject), now,
                 feed_of(subject))
 

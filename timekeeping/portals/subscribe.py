@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from timekeeping import subject_calendar
+from timekeeping.clocks import subject_calendar
 from timekeeping.models import Subject
 
 

@@ -16,7 +16,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from calendars.moments import day_in_zone
-from timekeeping import clock, clocks, once, shown, subject_calendar
+from timekeeping import clocks
+from timekeeping.access import once
+from timekeeping.basics import shown, wallclock
+from timekeeping.clocks import subject_calendar
 from timekeeping.models import Ask, Occurrence, Subscription
 from timekeeping.pages import ask_first, confirmed
 from timekeeping.portals import controls, paying, record, rows, serving
@@ -64,7 +67,7 @@ def subject(request, subject_id: str):
     except ValueError as error:
         raise BadRequest(str(error)) from None
     zone = subject_calendar.zone_of_subject(found)
-    today = day_in_zone(clock.now(brand=found.brand, test_clock=found.test_clock), zone)
+    today = day_in_zone(wallclock.now(brand=found.brand, test_clock=found.test_clock), zone)
     reading = shown.reading_zone(request)  # the zone the person reads times in, if chosen
     return render(request, "portal/subject.html", {
         "ahead": subject_calendar.ahead(found, today=today), "reading": reading,
@@ -84,7 +87,7 @@ def subject(request, subject_id: str):
 def calendar(request, subject_id: str):
     """The feed's .ics as a download: the same file calendar apps fetch."""
     found = subject_of(request, subject_id)
-    body = subject_calendar.feed(found, stamp=clock.wall_now())
+    body = subject_calendar.feed(found, stamp=wallclock.wall_now())
     return HttpResponse(body, content_type="text/calendar; charset=utf-8", headers={
         "Content-Disposition": f'attachment; filename="{found.pk}.ics"'})
 

@@ -25,11 +25,12 @@ from datetime import datetime
 from django.db import transaction
 
 from money import ledger
-from timekeeping import clocks, gate, records, timers
-from timekeeping.firing import now_for
-from timekeeping.jobs.spec import parse_span
-from timekeeping.manifests import services_of
+from timekeeping import clocks
 from timekeeping.models import Deadline, Job, Record, Timer
+from timekeeping.specs.current import services_of
+from timekeeping.specs.jobs import parse_span
+from timekeeping.timers import arming, records
+from timekeeping.timers.firing import now_for
 
 KIND = "window"
 
@@ -51,8 +52,7 @@ def _record(job: Job, kind: str, data: dict, at: datetime) -> None:
                   subject=job.subject_id, job=job.pk, data=data)
 
 
-@clocks.on_open
-def _opened(job: Job, spec, now: datetime) -> None:
+def when_opened(job: Job, spec, now: datetime) -> None:
     plan = spec.plan
     if plan.is_plan or not plan.amount:
         return
@@ -61,8 +61,7 @@ def _opened(job: Job, spec, now: datetime) -> None:
     _record(job, "charge.held", {"amount": plan.amount, "currency": plan.currency}, now)
 
 
-@clocks.on_end
-def _ended(job: Job, state: str, now: datetime) -> None:
+def when_ended(job: Job, state: str, now: datetime) -> None:
     plan = _plan(job)
     if plan.is_plan or not plan.amount:
         return
@@ -81,7 +80,7 @@ def _ended(job: Job, state: str, now: datetime) -> None:
         release(job, now)
         return
     closes = window.after(now, clocks.calendar_for(job.subject).zone_name)
-    timers.rearm(brand=job.brand, test_clock=job.test_clock, kind=KIND, key=f"{job.pk}:accept",
+    arming.rearm(brand=job.brand, test_clock=job.test_clock, kind=KIND, key=f"{job.pk}:accept",
                  owed=closes, why="delivered again", owner_type="job", owner_id=job.pk,
                  owner_opened=job.opened, bundle=job.bundle, payload={"job": job.pk})
     _record(job, "window.opened", {"closes": closes, "final_after": plan.final_after}, now)
@@ -112,8 +111,7 @@ def _never_released(job: Job, step: str) -> str:
     return f"the job ended without its release step '{step}'"
 
 
-@gate.effect(40)
-def _step_taken(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
+def effect_step_taken(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
     """The release step commits: the work is accepted, and the charge released (the check
     allows `release` only on a job's charge)."""
     if _plan(job).release == step:
@@ -147,12 +145,12 @@ def send_back(job: Job, *, by: str) -> Job:
     with transaction.atomic():
         job = Job.objects.select_for_update(of=("self",)).select_related(
             "brand", "subject", "test_clock").get(pk=job.pk)
-        window = timers.clock_timers(job.brand, job.test_clock).filter(
+        window = arming.clock_timers(job.brand, job.test_clock).filter(
             key=f"{job.pk}:accept", state=Timer.State.ARMED).first()
         now = now_for(job.brand, job.test_clock)
         if job.state != Job.State.ENDED or window is None or now >= window.owed:
             raise clocks.OrderRefused("job", f"job {job.pk} is not in its acceptance window")
-        timers.end(window.id, state=Timer.State.CANCELLED, by=f"sent back by {by}")
+        arming.end(window.id, state=Timer.State.CANCELLED, by=f"sent back by {by}")
         Job.objects.filter(pk=job.pk).update(state=Job.State.OPEN, ended=None)
         job.state, job.ended = Job.State.OPEN, None
         _record(job, "job.sent_back", {"by": by}, now)

@@ -10,9 +10,9 @@ from datetime import date
 
 from calendars import periods
 from timekeeping.jobs.check import LATE, SPAN_RULE
-from timekeeping.jobs.spec import parse_span
-from timekeeping.manifest_rules import is_whole, shown
-from timekeeping.recurring.spec import BEFORE_CLOCK, CATCH_UP, EACH
+from timekeeping.specs.jobs import parse_span
+from timekeeping.specs.plans import BEFORE_CLOCK, CATCH_UP, EACH
+from timekeeping.specs.rules import is_whole, shown
 
 Add = Callable[[str, str, str], None]
 CURRENCY = re.compile(r"[A-Z]{3}")

@@ -26,10 +26,11 @@ from django.db import transaction
 
 from calendars.moments import day_in_zone
 from money import ledger
-from timekeeping import outbox, records, shown, timers
-from timekeeping.firing import Hold, now_for
-from timekeeping.jobs.spec import parse_span
+from timekeeping.basics import shown
 from timekeeping.models import Subscription, Timer
+from timekeeping.specs.jobs import parse_span
+from timekeeping.timers import arming, outbox, records
+from timekeeping.timers.firing import Hold, now_for
 
 
 class PaymentRefused(Exception):
@@ -78,7 +79,7 @@ def arm(subscription: Subscription, cycle: int, at: datetime) -> None:
 
 def _arm(subscription: Subscription, cycle: int, attempt: int, owed_at: datetime, *,
          since: datetime) -> Timer:
-    return timers.arm(brand=subscription.brand, test_clock=subscription.test_clock,
+    return arming.arm(brand=subscription.brand, test_clock=subscription.test_clock,
                       kind="money", key=f"{subscription.pk}:collect:{cycle}:{attempt}",
                       owed=owed_at, owner_type="subscription", owner_id=subscription.pk,
                       owner_opened=subscription.opened, bundle=subscription.bundle,
@@ -204,7 +205,7 @@ def _collected(subscription: Subscription, *, by: str) -> None:
     for timer in Timer.objects.filter(owner_type="subscription", owner_id=subscription.pk,
                                       kind="money", state=Timer.State.ARMED):
         if timer.payload.get("attempt", 0) and timer.payload.get("cycle", 0) <= through:
-            timers.end(timer.pk, state=Timer.State.CANCELLED, by=f"paid by {by}")
+            arming.end(timer.pk, state=Timer.State.CANCELLED, by=f"paid by {by}")
 
 
 def _unfreeze(subscription: Subscription, now: datetime, *, by: str) -> None:
@@ -215,6 +216,6 @@ def _unfreeze(subscription: Subscription, now: datetime, *, by: str) -> None:
     for timer in held:
         # A mint the freeze held is owed, not part of a gap: it mints whatever its catch_up.
         Timer.objects.filter(pk=timer.pk).update(payload={**timer.payload, "released": True})
-        timers.release(timer.pk)
+        arming.release(timer.pk)
     _record(subscription, "subscription.unfrozen", {"by": by, "released": [t.pk for t in held]},
             at=now)

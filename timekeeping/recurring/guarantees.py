@@ -14,9 +14,10 @@ from __future__ import annotations
 from django.db import transaction
 
 from money import ledger
-from timekeeping import clocks, records
-from timekeeping.firing import now_for
+from timekeeping import clocks
 from timekeeping.models import Job
+from timekeeping.timers import records
+from timekeeping.timers.firing import now_for
 
 
 @transaction.atomic

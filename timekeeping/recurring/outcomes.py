@@ -34,11 +34,11 @@ from django.db import transaction
 from money import ledger
 from money.models import Hold
 from timekeeping import clocks
-from timekeeping.firing import now_for
 from timekeeping.jobs import common
-from timekeeping.jobs.spec import parse_span
-from timekeeping.manifests import services_of
 from timekeeping.models import Job, Member, Outcome, Record, Task, Timer
+from timekeeping.specs.current import services_of
+from timekeeping.specs.jobs import parse_span
+from timekeeping.timers.firing import now_for
 
 KIND = "window"
 INVOICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -59,8 +59,7 @@ def _zone(job: Job) -> str:
     return clocks.calendar_for(job.subject).zone_name
 
 
-@clocks.on_open
-def _opened(job: Job, spec, now: datetime) -> None:
+def when_opened(job: Job, spec, now: datetime) -> None:
     terms = spec.plan.outcome
     if terms is None:
         return

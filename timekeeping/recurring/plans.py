@@ -29,12 +29,15 @@ from django.db import transaction
 from calendars import periods
 from calendars.moments import day_in_zone
 from money import ledger
-from timekeeping import clocks, dues, records, shown, timers
-from timekeeping.firing import now_for
-from timekeeping.manifests import services_of
+from timekeeping import clocks
+from timekeeping.basics import shown
+from timekeeping.clocks import dues
 from timekeeping.models import Allowance, Subject, Subscription, Timer
 from timekeeping.recurring import dunning
-from timekeeping.recurring.spec import BEFORE_CLOCK, PlanSpec, ScheduleSpec
+from timekeeping.specs.current import services_of
+from timekeeping.specs.plans import BEFORE_CLOCK, PlanSpec, ScheduleSpec
+from timekeeping.timers import arming, records
+from timekeeping.timers.firing import now_for
 
 GRACE = timedelta(days=1)  # `catch_up: none`: a mint later than this is part of a gap
 MIN_DAYS = {"d": 1, "w": 7, "mo": 28, "y": 365}
@@ -62,7 +65,7 @@ def _record(subscription: Subscription, kind: str, data: dict, *, at: datetime,
 
 def _arm(subscription: Subscription, kind: str, key: str, owed: datetime,
          payload: dict) -> Timer:
-    return timers.rearm(brand=subscription.brand, test_clock=subscription.test_clock,
+    return arming.rearm(brand=subscription.brand, test_clock=subscription.test_clock,
                         kind=kind, key=key, owed=owed, why="re-armed",
                         owner_type="subscription", owner_id=subscription.pk,
                         owner_opened=subscription.opened, bundle=subscription.bundle,
@@ -276,7 +279,7 @@ def renew(subscription_id: str, cycle: int, instant: datetime, *,
             for timer in Timer.objects.filter(
                     owner_id=subscription.pk, kind="schedule",
                     state__in=[Timer.State.ARMED, Timer.State.HELD]):
-                timers.end(timer.id, state=Timer.State.CANCELLED, by="the subscription ended")
+                arming.end(timer.id, state=Timer.State.CANCELLED, by="the subscription ended")
             return f"ended after cycle {subscription.ends_after}"
         subscription.cycle = cycle
         subscription.save(update_fields=["cycle"])

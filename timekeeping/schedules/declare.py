@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from calendars.moments import day_in_zone, is_zone, wall_time
-from timekeeping.manifest_rules import shown
+from timekeeping.specs.rules import shown
 
 Action = Callable[[], object]
 _actions: dict[str, Action] = {}

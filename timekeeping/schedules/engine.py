@@ -32,7 +32,7 @@ from functools import lru_cache
 from django.db import connection, connections, transaction
 from django.db.models import F, OuterRef, Q, Subquery
 
-from timekeeping import clock, leases
+from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Manifest, Schedule, ScheduleRun, TestClock
 from timekeeping.schedules import purge
 from timekeeping.schedules.declare import (
@@ -42,6 +42,7 @@ from timekeeping.schedules.declare import (
     manifest_schedules,
     next_wall,
 )
+from timekeeping.timers import leases
 
 MAX_LEASE = timedelta(minutes=16)
 RUN_LIMIT = timedelta(minutes=15)
@@ -242,7 +243,7 @@ def perform(claim: Claim, *, tick: datetime) -> None:
         # Inside a test clock's instant (one transaction), a savepoint of its own, so a
         # failing action undoes only itself.
         inside = connection.in_atomic_block
-        with clock.fixed(tick), transaction.atomic() if inside else nullcontext():
+        with wallclock.fixed(tick), transaction.atomic() if inside else nullcontext():
             result = get_action(row.action)()
         _finish(run, ScheduleRun.Outcome.SUCCEEDED, items=result if isinstance(result, int)
                 and not isinstance(result, bool) else 0)
@@ -257,7 +258,7 @@ def perform(claim: Claim, *, tick: datetime) -> None:
 def _finish(run: ScheduleRun, outcome: str, *, reason: str = "", items: int = 0) -> bool:
     # Only a run still running can finish: one marked deadline_exceeded stays so.
     return ScheduleRun.objects.filter(pk=run.pk, outcome=ScheduleRun.Outcome.RUNNING).update(
-        outcome=outcome, reason=reason, items=items, finished=clock.wall_now()) == 1
+        outcome=outcome, reason=reason, items=items, finished=wallclock.wall_now()) == 1
 
 
 def run_side_by_side(claims: list[Claim], *, tick: datetime, deadline: float) -> None:

@@ -8,9 +8,10 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Q
 
-from timekeeping import clock, shown, tick
+from timekeeping import tick
+from timekeeping.basics import shown, wallclock
+from timekeeping.basics.spans import span_text
 from timekeeping.models import Brand, Schedule, ScheduleRun
-from timekeeping.spans import span_text
 
 
 class NotFound(Exception):
@@ -75,7 +76,7 @@ def every_text(seconds: int) -> str:
 
 
 def why(row: Schedule, *, now: datetime | None = None) -> str:
-    now = now or clock.wall_now()
+    now = now or wallclock.wall_now()
     parts = [f"{row.name} runs {row.action} " + when_text(row.every_s, row.at)]
     if row.paused:
         parts.append("it is paused: each due time is recorded as skipped (paused) until it is "
@@ -100,7 +101,7 @@ def why(row: Schedule, *, now: datetime | None = None) -> str:
 def ticks_stopped(now: datetime | None = None) -> str | None:
     """A warning once the last tick is older than TICK_STALE_SECONDS (the same threshold as
     /health/tick and /metrics), else None."""
-    now = now or clock.wall_now()
+    now = now or wallclock.wall_now()
     last = tick.last_tick()
     if last is None:
         return "No tick has run yet: add the cron line (see docs/operating.md)."

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.apps import apps
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
 from timekeeping.schedules.declare import Declared, action
 
 BATCHES = 20
@@ -47,7 +47,7 @@ def schedules() -> list[Declared]:
 
 def purge(model) -> int:
     """Delete rows past their age in at most 20 batches of 500; the number deleted."""
-    older = clock.wall_now() - model.purge_after
+    older = wallclock.wall_now() - model.purge_after
     deleted = 0
     for _ in range(BATCHES):
         keys = list(model.objects.filter(**{f"{model.purge_field}__lt": older})

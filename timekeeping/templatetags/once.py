@@ -1,10 +1,10 @@
-"""`{% once_field %}`: a form's one-time token (timekeeping.once)."""
+"""`{% once_field %}`: a form's one-time token (timekeeping.access.once)."""
 
 from django import template
 from django.utils.html import format_html
 
-from timekeeping import once
-from timekeeping.undo import UNDO_WINDOW_WORDS
+from timekeeping.access import once
+from timekeeping.clocks.undo import UNDO_WINDOW_WORDS
 
 OFFERED = "undo_offered"  # as timekeeping.console.controls keeps it in the session
 

@@ -7,7 +7,7 @@
 
 from django import template
 
-from timekeeping import shown
+from timekeeping.basics import shown
 
 register = template.Library()
 

@@ -12,7 +12,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from timekeeping import clock, clocks, keys, manifests, records
+from timekeeping import clocks, manifests
+from timekeeping.access import keys
+from timekeeping.basics import wallclock
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import (
     Brand,
@@ -24,6 +26,7 @@ from timekeeping.models import (
     TestClock,
     Timer,
 )
+from timekeeping.timers import records
 
 TAX = json.loads(TAX_MANIFEST.read_text())
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
@@ -76,7 +79,7 @@ def _fired(brand: Brand, key: str, late_by: timedelta) -> Timer:
 
 def _schedule(brand: Brand | None, name: str) -> Schedule:
     row = Schedule.objects.create(key=f"{brand.pk if brand else '-'}:-:{name}", name=name,
-                                  brand=brand, action="timekeeping.pulses.nothing",
+                                  brand=brand, action="timekeeping.schedules.pulses.nothing",
                                   every_s=3600, next_due=NOW + timedelta(hours=1))
     for hours, outcome in ((1, "succeeded"), (2, "failed"), (3, "skipped")):
         ScheduleRun.objects.create(schedule=row, due=NOW - timedelta(hours=hours),
@@ -95,7 +98,7 @@ def _retitled() -> dict:
 def reading(db) -> Reading:
     """Made an hour before NOW on a fixed clock, so what it writes comes before NOW
     whatever the day the suite runs."""
-    with clock.fixed(NOW - timedelta(hours=1)):
+    with wallclock.fixed(NOW - timedelta(hours=1)):
         users = get_user_model().objects
         people = {name: users.create_user(name, password="pw")
                   for name in ("owner_a", "viewer_a", "owner_b")}

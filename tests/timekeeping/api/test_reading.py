@@ -9,7 +9,8 @@ import pytest
 
 from tests.timekeeping.api.conftest import NOW
 from tests.timekeeping.api.pages import every, ids
-from timekeeping import clock, clocks
+from timekeeping import clocks
+from timekeeping.basics import wallclock
 from timekeeping.models import Clock, Job, Occurrence, Record, Subject, Timer
 
 
@@ -101,7 +102,7 @@ def _more(reading) -> None:
     """What makes each filter above narrow something."""
     Subject.objects.create(brand=reading.other, kind="company", key="c1", name="Acme")
     Job.objects.filter(pk=reading.other_job.pk).update(state=Job.State.ENDED)
-    with clock.fixed(NOW + timedelta(hours=1)):
+    with wallclock.fixed(NOW + timedelta(hours=1)):
         clocks.mark_done(_file_us(reading), by="test")
 
 
@@ -194,7 +195,7 @@ def test_a_timer_reads_with_why_it_fired_or_not(reading):
     assert body["late_by_s"] == 300.0 and body["state"] == "fired"
     assert body["why"].startswith(f"{reading.late.pk} fired at") and "late by 5m" in body["why"]
     armed = Timer.objects.filter(brand=reading.brand, state="armed").first()
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         why = reading.get("viewer_a", f"/api/timers/{armed.pk}").json()["why"]
     assert "is armed and owed" in why and "on the real clock" in why
 

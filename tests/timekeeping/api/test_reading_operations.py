@@ -75,7 +75,7 @@ def test_schedules_list_by_brand_and_whether_still_declared(reading):
 def test_a_schedule_reads_with_when_it_runs_next(reading):
     body = reading.get("key_a", f"/api/schedules/{reading.schedule.pk}").json()
     assert body["brand"] == reading.brand.pk and body["every_s"] == 3600
-    assert body["why"].startswith("nightly runs timekeeping.pulses.nothing every 1h")
+    assert body["why"].startswith("nightly runs timekeeping.schedules.pulses.nothing every 1h")
     assert "its last failure was due" in body["why"]
 
 

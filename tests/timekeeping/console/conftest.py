@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from timekeeping import clocks, manifests, test_clocks
+from timekeeping import clocks, manifests
 from timekeeping.console import test_mode
 from timekeeping.models import Brand, Job, Member, Subject, TestClock
+from timekeeping.tick import test_clocks
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "timekeeping" / "manifests" / "examples"
 TAX = json.loads((EXAMPLES / "tax.json").read_text())

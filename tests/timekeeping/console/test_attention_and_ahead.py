@@ -3,7 +3,8 @@
 
 from datetime import UTC, date, datetime, timedelta
 
-from timekeeping import ahead, attention
+from timekeeping.attention import lists
+from timekeeping.console import ahead
 from timekeeping.console.chart import chart
 from timekeeping.models import (
     Connection,
@@ -36,7 +37,7 @@ def _troubles(brand) -> None:
     TickRun.objects.create(brand=brand, instant=NOW - timedelta(hours=3), runaway=True,
                            started=NOW - timedelta(hours=3), passes=33, fired=640)
     nightly = Schedule.objects.create(key=f"{brand.pk}:-:nightly", name="nightly", brand=brand,
-                                      action="timekeeping.pulses.nothing", every_s=86400)
+                                      action="timekeeping.schedules.pulses.nothing", every_s=86400)
     for days, outcome in ((1, "failed"), (2, "skipped"), (8, "failed"), (1, "succeeded")):
         ScheduleRun.objects.create(schedule=nightly, due=NOW - timedelta(days=days),
                                    tick=NOW - timedelta(days=days), outcome=outcome,
@@ -62,7 +63,7 @@ def _troubles(brand) -> None:
 def test_it_lists_what_failed_first_then_what_is_slow_recent_only_and_of_the_brand(desk):
     _troubles(desk.brand)
     _troubles(desk.other)
-    found = attention.attention(desk.brand, now=NOW)
+    found = lists.attention(desk.brand, now=NOW)
     kinds = [(item.kind, item.failure) for item in found.items]
     assert kinds == [("undelivered", True), ("fault", True), ("failed timer", True),
                      ("runaway", True), ("failed run", True), ("set aside", False),
@@ -86,10 +87,10 @@ def test_it_lists_what_failed_first_then_what_is_slow_recent_only_and_of_the_bra
 
 
 def test_each_source_shows_a_bounded_few_and_says_there_are_more(desk):
-    for n in range(attention.SHOWN + 2):
+    for n in range(lists.SHOWN + 2):
         _timer(desk.brand, f"failing-{n}", attempts=1, last_error="boom")
-    found = attention.attention(desk.brand, now=NOW)
-    assert len(found.items) == attention.SHOWN and found.more == ["failed timers"]
+    found = lists.attention(desk.brand, now=NOW)
+    assert len(found.items) == lists.SHOWN and found.more == ["failed timers"]
 
 
 def test_the_next_days_count_dates_and_timers_per_day_in_the_brands_zone(desk):

@@ -5,7 +5,7 @@ import html
 import re
 from datetime import UTC, datetime, timedelta
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
 from timekeeping.models import Fault, Heartbeat, Timer
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
@@ -55,7 +55,7 @@ def test_strangers_hear_404_and_no_one_signed_in_is_sent_to_sign_in(desk, client
 
 
 def test_the_banner_says_when_ticks_stopped(desk):
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         assert "No tick has run yet" in _text(desk.clients["owner"].get(desk.url()))
         Heartbeat.objects.create(name="tick", at=NOW - timedelta(minutes=10))
         text = _text(desk.clients["owner"].get(desk.url()))
@@ -72,7 +72,7 @@ def test_what_needs_attention_shows_failures_first_with_times_in_the_zone(desk):
     Timer.objects.create(brand=desk.brand, key="late", kind="delay", place=4, owed=NOW,
                          state=Timer.State.FIRED, fired=NOW - timedelta(hours=1),
                          late_by=timedelta(minutes=9), owner_id="job_X", owner_opened=NOW)
-    with clock.fixed(NOW):  # live, not the desk's test world: the engine's faults are live
+    with wallclock.fixed(NOW):  # live, not the desk's test world: the engine's faults are live
         text = _text(desk.clients["viewer"].get(desk.url(), {"test": "off"}))
     assert text.index("failed once and has not worked since") < text.index("ran 9m late")
     # Relative, with the exact time in the zone on hover; the error under Details.

@@ -10,9 +10,11 @@ from django.test import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
-from timekeeping import clocks, manifests, money_at_risk, shown
+from timekeeping import clocks, manifests
+from timekeeping.basics import shown
+from timekeeping.clocks import costs
+from timekeeping.clocks.exposure import minor_units as money_at_risk_minor
 from timekeeping.demo import TAX_MANIFEST
-from timekeeping.exposure import minor_units as money_at_risk_minor
 from timekeeping.models import Subject, TestClock
 
 TAX = json.loads(TAX_MANIFEST.read_text())
@@ -34,7 +36,7 @@ def world(brand, actors):
 
 
 def test_the_weeks_ahead_sum_what_a_month_late_would_cost(brand, world):
-    found = money_at_risk.at_risk(brand, now=datetime(2026, 1, 1, tzinfo=UTC), test_clock=world)
+    found = costs.at_risk(brand, now=datetime(2026, 1, 1, tzinfo=UTC), test_clock=world)
     assert found.late.dates == 0
     assert [week.start for week in found.weeks][:2] == [date(2028, 2, 28), date(2028, 3, 6)]
     priced = {week.start: (week.dates, week.text) for week in found.weeks if week.dates}
@@ -48,7 +50,7 @@ def test_the_weeks_ahead_sum_what_a_month_late_would_cost(brand, world):
 def test_dates_passed_unkept_are_late_already(brand, world):
     world.frozen_time = datetime(2028, 4, 20, 14, tzinfo=UTC)
     world.save()
-    found = money_at_risk.at_risk(brand, now=datetime(2026, 1, 1, tzinfo=UTC), test_clock=world)
+    found = costs.at_risk(brand, now=datetime(2026, 1, 1, tzinfo=UTC), test_clock=world)
     assert (found.late.dates, found.late.text) == (3, "$972")
     assert {week.start: week.text for week in found.weeks if week.dates} == {
         date(2028, 5, 15): "$324"}

@@ -12,7 +12,9 @@ import pytest
 from django.contrib.messages import get_messages
 
 from tests.words import visible_text
-from timekeeping import clock, keys, tick
+from timekeeping import tick
+from timekeeping.access import keys
+from timekeeping.basics import wallclock
 from timekeeping.models import ApiKey, Manifest, Schedule, ScheduleRun, SetAside, TestClock
 
 from .conftest import tax
@@ -37,7 +39,7 @@ def _said(answer) -> str:
 @pytest.fixture
 def nightly(desk) -> Schedule:
     row = Schedule.objects.create(key=f"{desk.brand.pk}:-:nightly", name="nightly",
-                                  brand=desk.brand, action="timekeeping.pulses.nothing",
+                                  brand=desk.brand, action="timekeeping.schedules.pulses.nothing",
                                   every_s=86400, next_due=NOW + timedelta(hours=3))
     ScheduleRun.objects.create(schedule=row, due=NOW - timedelta(days=1),
                                tick=NOW - timedelta(days=1), outcome="failed", reason="boom")
@@ -45,7 +47,7 @@ def nightly(desk) -> Schedule:
 
 
 def test_the_schedules_page_shows_next_due_and_last_run_and_steers(desk, nightly):
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         answer = desk.clients["viewer"].get(desk.url("schedules/"))
     text, body = _text(answer), answer.content.decode()
     assert "nightly" in text and "every day" in text
@@ -53,7 +55,7 @@ def test_the_schedules_page_shows_next_due_and_last_run_and_steers(desk, nightly
     assert 'title="Tue 1 Dec 2026, 10:00 EST">in 3 hours</time>' in body
     assert 'title="Mon 30 Nov 2026, 07:00 EST">24 hours ago</time>' in body
     assert "24 hours ago failed" in text and "Pause" not in text
-    assert "timekeeping.pulses.nothing" not in visible_text(body)  # in Details only
+    assert "timekeeping.schedules.pulses.nothing" not in visible_text(body)  # in Details only
     manager = desk.clients["manager"]
     for verb, said, field, value in (
             ("pause", "nightly is paused", "paused", True),
@@ -93,7 +95,7 @@ def test_the_connection_page_shows_backlog_set_aside_and_pauses(world):
                             code="STATE_MOVE_REFUSED: the move waits for settings.auto_release "
                                  "to be True", until=NOW + timedelta(minutes=30))
     owner, path = world.clients["owner_a"], f"/console/{world.brand.pk}/moves/"
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         body = owner.get(path).content.decode()
     text = _text_of(body)
     assert "Waiting to move" in text and "1: placed → cancelled" in text
@@ -178,7 +180,7 @@ def test_advancing_a_test_clock_shows_its_progress_then_its_trace(desk):
     assert busy.status_code == 409
     assert "advancing to 2028-04-19T13:00:00Z already" in _text(busy)
 
-    with clock.fixed(datetime(2026, 12, 2, 9, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2026, 12, 2, 9, tzinfo=UTC)):
         tick.run_once()
     done = _text(desk.clients["viewer"].get(page))
     assert "The last move on" in done and "100% · reached Wed 19 Apr 2028, 09:00 EDT" in done

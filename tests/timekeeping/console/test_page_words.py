@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.words import engine_words, visible_text
-from timekeeping import clock, keys, refusals
+from timekeeping.access import keys
+from timekeeping.basics import refusals, wallclock
 from timekeeping.models import Schedule, ScheduleRun, Subject
 
 NOW = datetime(2028, 4, 10, 14, tzinfo=UTC)
@@ -23,7 +24,7 @@ def busy(desk):
     """The desk with a live subject, a schedule whose last run failed, and a key."""
     Subject.objects.create(brand=desk.brand, kind="taxpayer", key="2", name="Alder Books")
     row = Schedule.objects.create(key=f"{desk.brand.pk}:-:nightly", name="nightly",
-                                  brand=desk.brand, action="timekeeping.pulses.nothing",
+                                  brand=desk.brand, action="timekeeping.schedules.pulses.nothing",
                                   every_s=86400, next_due=NOW + timedelta(hours=3))
     ScheduleRun.objects.create(schedule=row, due=NOW - timedelta(days=1),
                                tick=NOW - timedelta(days=1), outcome="failed",
@@ -43,7 +44,7 @@ def _pages(desk) -> list[str]:
 @pytest.mark.parametrize("who", ["owner", "viewer"])
 def test_every_console_page_hides_ids_codes_and_engine_words(busy, who):
     found = {}
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         for path in _pages(busy):
             answer = busy.clients[who].get(path)
             if answer.status_code == 403:  # a viewer and the keys
@@ -56,7 +57,7 @@ def test_every_console_page_hides_ids_codes_and_engine_words(busy, who):
 
 def test_refusals_read_as_sentences_with_codes_in_details(busy):
     owner = busy.clients["owner"]
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         answers = [
             owner.post(busy.url("postponements/add"), {
                 "from_date": "2028-04-17", "through": "2028-04-01", "to": "2028-05-01",

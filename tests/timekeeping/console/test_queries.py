@@ -11,7 +11,8 @@ from django.test.utils import CaptureQueriesContext
 
 from calendars.models import Postponement
 from tests.world import manifest
-from timekeeping import clock, clocks, manifests
+from timekeeping import clocks, manifests
+from timekeeping.basics import wallclock
 from timekeeping.models import (
     ApiKey,
     Brand,
@@ -159,7 +160,7 @@ def test_every_page_asks_the_same_few_queries_for_10_subjects_and_for_1000(
     spring = TestClock.objects.create(brand=brand, name="spring", frozen_time=NOW)
     subject = Subject.objects.create(brand=brand, kind="taxpayer", key="first", name="First",
                                      input=JURISDICTIONS)
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
                      input=JURISDICTIONS)
     _dates(brand, _subjects(brand, 0, 6) + _subjects(brand, 6, 3, spring), version.bundle)
@@ -167,7 +168,7 @@ def test_every_page_asks_the_same_few_queries_for_10_subjects_and_for_1000(
     client.force_login(actors["owner"])
     pages = _pages(brand, subject, spring)
     control = f"/console/{brand.pk}/clocks/{subject.clocks.get(name='pay').pk}/acknowledge"
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         for path in pages.values():  # warm: templates compiled, manifests cached
             _count(client, path)
         small = {name: _count(client, path) for name, path in pages.items()}

@@ -6,8 +6,9 @@ import re
 from datetime import timedelta
 
 from tests.words import engine_words, read, visible_text
-from timekeeping import clock, outbox
+from timekeeping.basics import wallclock
 from timekeeping.models import Delivery
+from timekeeping.timers import outbox
 
 
 def nav_links(html: str) -> list[str]:
@@ -46,7 +47,7 @@ def test_a_viewer_sees_only_the_settings_they_may_open(desk):
 def test_sent_emails_lists_the_brands_emails_newest_first_with_their_bodies(desk, actors):
     actors["owner"].email = "owner@northwind.test"
     actors["owner"].save()
-    now = clock.wall_now()
+    now = wallclock.wall_now()
     for n, subject in enumerate(("30-day reminder: pay the 2027 tax",
                                  "7-day reminder: pay the 2027 tax")):
         outbox.tell(brand=desk.brand, test_clock_id=desk.test_clock.pk, to=["x@y.test"],
@@ -56,7 +57,7 @@ def test_sent_emails_lists_the_brands_emails_newest_first_with_their_bodies(desk
     sent = Delivery.objects.filter(brand=desk.brand, channel="email").order_by("-created")
     Delivery.objects.filter(pk=sent[0].pk).update(state="succeeded", delivered=now)
     Delivery.objects.create(brand=desk.other, channel="email", idempotency_key="elsewhere",
-                            next_attempt=clock.wall_now(),
+                            next_attempt=wallclock.wall_now(),
                             payload={"to": ["x@elsewhere.test"], "subject": "Not yours",
                                      "body": "From another brand."})
     page = desk.clients["manager"].get(desk.url("emails/"))
@@ -72,7 +73,7 @@ def test_sent_emails_lists_the_brands_emails_newest_first_with_their_bodies(desk
 
 
 def test_sent_emails_are_paged_with_bounded_queries(desk, django_assert_max_num_queries):
-    now = clock.wall_now()
+    now = wallclock.wall_now()
     Delivery.objects.bulk_create([
         Delivery(brand=desk.brand, channel="email", idempotency_key=f"many:{n}",
                  next_attempt=now, created=now - timedelta(minutes=n),

@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from timekeeping import clock, records
+from timekeeping.basics import wallclock
 from timekeeping.models import Delivery, Dismissal, Fault, Record, SetAside, Timer
+from timekeeping.timers import records
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 
@@ -20,13 +21,13 @@ def _text(answer) -> str:
 
 
 def _needs(desk, who="owner") -> str:
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         page = desk.clients[who].get(desk.url(), {"test": "off"})
     return _text(page).split("Needs attention")[1].split("The next 30 days")[0]
 
 
 def _settle(desk, who="owner", **fields):
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         return desk.clients[who].post(desk.url("attention/settle"), fields)
 
 
@@ -111,7 +112,7 @@ def test_a_row_held_back_is_tried_again(world):
                                    row=world.orders[0], rule=1, code="STATE_MOVE_REFUSED",
                                    until=NOW + timedelta(minutes=30))
     owner, home = world.clients["owner_a"], f"/console/{world.brand.pk}/"
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         before = _text(owner.get(home))
         assert "Try it again now" in before
         assert f"Couldn't move row {world.orders[0]} of orders: a rule of the table holds it " \

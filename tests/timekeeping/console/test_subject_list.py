@@ -10,7 +10,8 @@ import pytest
 from django.db.models import Q
 
 from tests.words import engine_words, visible_text
-from timekeeping import clock, clocks, shown
+from timekeeping import clocks
+from timekeeping.basics import shown, wallclock
 from timekeeping.console import test_mode
 from timekeeping.models import Occurrence, Subject
 
@@ -40,7 +41,7 @@ def _subject(desk, name: str, *, order: bool = True) -> Subject:
 def listed(desk):
     """Three live subjects at NOW: Alder's 2027 return (its dates near, one assigned to the
     manager), Birch's priced in euros, Cedar with no job."""
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         alder, birch, cedar = (_subject(desk, "Alder"), _subject(desk, "Birch"),
                                _subject(desk, "Cedar", order=False))
     first = Occurrence.objects.filter(clock__subject=alder).order_by("late_from", "pk").first()
@@ -55,7 +56,7 @@ def listed(desk):
 
 
 def _get(desk, who="owner", **query):
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         return desk.clients[who].get(desk.url("subjects/"), query)
 
 
@@ -113,7 +114,7 @@ def test_it_filters_by_status_owner_and_kind(desk, listed):
     assert _names(_get(desk, owner=desk.manager.pk)) == ["Alder"]
     assert _names(_get(desk, owner="nobody")) == ["Birch", "Cedar"]
     assert _names(_get(desk, kind="venue")) == []
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         Occurrence.objects.filter(clock__subject=listed["alder"]).update(
             status=Occurrence.Status.LAPSED)
     assert _names(_get(desk, status="missed")) == ["Alder"]
@@ -135,7 +136,7 @@ def test_an_empty_list_says_how_subjects_come(desk):
 
 def test_the_page_costs_the_same_queries_for_3_or_33_subjects(desk, listed,
                                                               django_assert_max_num_queries):
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         for n in range(30):
             made = _subject(desk, f"Extra {n:02d}")
             if n % 3 == 0:

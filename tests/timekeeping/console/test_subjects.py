@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 from django.contrib.messages import get_messages
 
-from timekeeping import clock, shown, subject_calendar
+from timekeeping.basics import shown, wallclock
+from timekeeping.clocks import subject_calendar
 from timekeeping.models import Delivery, Invitation, Subject
 
 
@@ -90,7 +91,7 @@ def test_inviting_the_contact_sends_the_invitation_to_the_brands_owner_in_a_test
     brand.owner.save()
     page = desk.clients["manager"].get(desk.url(f"subjects/{desk.subject.pk}/"))
     assert 'value="grace@harbor.test"' in page.content.decode()  # prefilled
-    with clock.fixed(datetime(2026, 12, 1, 12, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2026, 12, 1, 12, tzinfo=UTC)):
         answer = desk.clients["manager"].post(desk.url(f"subjects/{desk.subject.pk}/invite"),
                                               {"email": "grace@harbor.test"})
     assert answer.status_code == 302

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from timekeeping import test_clocks
 from timekeeping.models import Occurrence, Record
+from timekeeping.tick import test_clocks
 
 from .conftest import START
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 from django.contrib.messages import get_messages
 
-from timekeeping import test_clocks
 from timekeeping.models import Member, Occurrence, Record
+from timekeeping.tick import test_clocks
 
 from .conftest import START
 

@@ -7,9 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from timekeeping import clock, timers, why
+from timekeeping.basics import wallclock
+from timekeeping.console import why
 from timekeeping.models import Schedule, SetAside, Timer
 from timekeeping.schedules import operate
+from timekeeping.timers import arming
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 
@@ -17,7 +19,8 @@ NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 def _schedule(brand, name: str, test_clock=None) -> Schedule:
     scope = f"{brand.pk}:{test_clock.pk if test_clock else '-'}"
     return Schedule.objects.create(key=f"{scope}:{name}", name=name, brand=brand,
-                                   test_clock=test_clock, action="timekeeping.pulses.nothing",
+                                   test_clock=test_clock,
+                                   action="timekeeping.schedules.pulses.nothing",
                                    every_s=3600, next_due=NOW + timedelta(minutes=20))
 
 
@@ -25,7 +28,7 @@ def test_a_timer_is_explained_as_timers_why_explains_it(desk):
     timer = Timer.objects.filter(brand=desk.brand, payload__rung="notice 14d").select_related(
         "brand", "test_clock").get()
     said = why.why(desk.brand, f"  {timer.pk} ")
-    assert said[0] == timers.explain(timer)
+    assert said[0] == arming.explain(timer)
     assert said[1] == f"It belongs to occurrence {timer.owner_id}."
 
 
@@ -33,7 +36,7 @@ def test_a_schedule_by_id_or_name_in_the_words_of_schedules_why(desk):
     real = _schedule(desk.brand, "nightly")
     _schedule(desk.brand, "nightly", desk.test_clock)
     _schedule(desk.other, "nightly")
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         by_id = why.why(desk.brand, real.pk)
         by_name = why.why(desk.brand, "nightly")
     assert by_id == [operate.why(real, now=NOW)]
@@ -86,7 +89,7 @@ def test_the_why_page_answers_in_sentences_and_keeps_the_question(desk):
 @pytest.mark.usefixtures("drop_venue_tables")
 def test_a_table_row_says_its_state_its_timed_move_and_whether_it_is_set_aside(world):
     order = world.orders[0]
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         said = why.why(world.brand, f"orders:{order}")
     assert said[0] == f"orders:{order} is placed."
     assert "timed move 1 (placed → cancelled, at its pickup_at)" in said[1]
@@ -94,7 +97,7 @@ def test_a_table_row_says_its_state_its_timed_move_and_whether_it_is_set_aside(w
     SetAside.objects.create(brand_id=link.brand_id, connection=link,
                             table="orders", row=order, rule=1,
                             code="STATE_MOVE_REFUSED", until=NOW + timedelta(minutes=40))
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         said = why.why(world.brand, f"orders:{order}")
     assert said[-1] == ("It is set aside until Tue 1 Dec 2026, 07:40 EST (in 40 "
                         "minutes): timed move 1 was refused (STATE_MOVE_REFUSED); the job tries "

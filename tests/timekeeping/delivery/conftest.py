@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 import pytest
 from django.test import Client
 
-from timekeeping import clocks, manifests, test_clocks
+from timekeeping import clocks, manifests
 from timekeeping.models import Brand, Job, Member, Occurrence, Subject, Task, TestClock
+from timekeeping.tick import test_clocks
 
 START = datetime(2028, 3, 1, 14, tzinfo=UTC)  # 09:00 EST
 

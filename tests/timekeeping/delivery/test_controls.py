@@ -215,7 +215,7 @@ def test_a_post_without_its_csrf_token_is_refused(delivery, actors):
 
 
 def test_the_hold_ends_and_the_row_shows_it_open_again(delivery):
-    from timekeeping import test_clocks
+    from timekeeping.tick import test_clocks
 
     task_post(delivery, "take")
     test_clocks.advance(delivery.spring, to=delivery.spring.frozen_time + timedelta(days=2))

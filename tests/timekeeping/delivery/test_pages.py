@@ -9,9 +9,11 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from tests.timekeeping.delivery.conftest import START, order
-from timekeeping import clock, clocks, test_clocks
+from timekeeping import clocks
+from timekeeping.basics import wallclock
 from timekeeping.jobs import tasks
 from timekeeping.models import Task
+from timekeeping.tick import test_clocks
 
 REAL_NOW = datetime(2027, 1, 4, 15, tzinfo=UTC)
 
@@ -48,7 +50,7 @@ def test_live_tasks_stand_apart_from_practice_each_judged_on_its_own_worlds_cloc
     # The real world's task is due first (January 2027), but only spring's is late: spring
     # stands at 2028-03-12, past its task's due of 03-11. Live first; spring's under the
     # practice runs (issue 27: test and live never share a list).
-    with clock.fixed(REAL_NOW):
+    with wallclock.fixed(REAL_NOW):
         real = Task.objects.get(job=order(brand, None, "2", "Real World", due="2027-06-30"))
         test_clocks.advance(delivery.spring, to=START + timedelta(days=11))
         text = page(delivery.client("staff"))
@@ -75,7 +77,7 @@ def test_it_lists_the_dates_assigned_to_the_member_only(delivery, brand):
 def test_live_dates_stand_apart_from_practice_each_judged_on_its_own_worlds_clock(delivery, brand):
     # The real world's date is due first (June 2027) but only spring's is late: spring stands
     # at 2028-07-02, past its filing date's late_from (2028-07-01 00:00 EDT).
-    with clock.fixed(REAL_NOW):
+    with wallclock.fixed(REAL_NOW):
         real = order(brand, None, "4", "Real World", due="2027-06-30").clocks.get()
         sooner = real.occurrences.get()
         clocks.assign(sooner, delivery.manager, by="owner")

@@ -10,8 +10,10 @@ from datetime import timedelta
 
 from django.contrib.messages import get_messages
 
-from timekeeping import clocks, records, test_clocks
+from timekeeping import clocks
 from timekeeping.models import Occurrence, Record
+from timekeeping.tick import test_clocks
+from timekeeping.timers import records
 
 from .conftest import START
 

@@ -13,7 +13,8 @@ from django.core import mail
 from django.test import Client
 
 from tests.words import engine_words, visible_text
-from timekeeping import clock, clocks, manifests, tick
+from timekeeping import clocks, manifests, tick
+from timekeeping.basics import wallclock
 from timekeeping.digests import choose, send, tokens
 from timekeeping.models import Delivery, Digest, Member, Subject, TestClock
 
@@ -36,7 +37,7 @@ def live(brand, actors):
     for user in actors.values():
         user.email = f"{user.username}@example.com"
         user.save(update_fields=["email"])
-    with clock.fixed(START):
+    with wallclock.fixed(START):
         harbor = Subject.objects.create(brand=brand, kind="taxpayer", key="1", name="Harbor",
                                         zone="America/New_York")
         clocks.order(brand=brand, service="annual-return", subject=harbor, period="2027",
@@ -50,7 +51,7 @@ def live(brand, actors):
 
 
 def _tick(at: datetime):
-    with clock.fixed(at):
+    with wallclock.fixed(at):
         result = tick.run_once(now=at)
     assert result.faults == []
     return result
@@ -124,7 +125,7 @@ def test_two_ticks_that_read_the_same_digest_write_it_once(brand, actors, live):
     at = datetime(2028, 3, 2, 7, 5, tzinfo=UTC)
     seen_by_one, seen_by_other = (Digest.objects.select_related("brand", "user").get(
         pk=digest.pk) for _ in range(2))
-    with clock.fixed(at):
+    with wallclock.fixed(at):
         assert send.send_one(seen_by_one, now=at) == "written"
         assert send.send_one(seen_by_other, now=at) == "taken"
     assert _period_keys() == ["daily:2028-03-02"]
@@ -151,7 +152,7 @@ def test_a_digest_turned_off_sends_nothing(brand, actors, live):
 def test_an_owners_digest_names_the_live_dates_at_risk_with_a_total_and_what_changed(
         brand, actors, live):
     _choose(brand, actors["owner"], zone="America/New_York", hour=8)
-    with clock.fixed(datetime(2028, 3, 1, 20, tzinfo=UTC)):  # a job opened since
+    with wallclock.fixed(datetime(2028, 3, 1, 20, tzinfo=UTC)):  # a job opened since
         clocks.order(brand=brand, service="annual-return", subject=live, period="2028",
                      input={"jurisdictions": ["US"]})
     _tick(datetime(2028, 3, 2, 13, 30, tzinfo=UTC))  # 08:30 EST
@@ -215,7 +216,7 @@ def test_the_unsubscribe_link_works_without_signing_in_and_a_changed_token_is_re
 def test_the_phase_costs_a_bounded_number_of_queries_per_digest(
         brand, actors, live, django_assert_max_num_queries):
     for n in range(10):
-        with clock.fixed(START):
+        with wallclock.fixed(START):
             more = Subject.objects.create(brand=brand, kind="taxpayer", key=f"m{n}",
                                           name=f"More {n}")
             clocks.order(brand=brand, service="annual-return", subject=more, period="2027",
@@ -250,7 +251,7 @@ def test_a_person_turns_their_digest_on_from_the_console_and_a_bad_zone_is_named
     assert refused.status_code == 400
     assert "We don&#x27;t know the time zone &#x27;Mars/Olympus&#x27;" in refused.content.decode()
     assert not Digest.objects.filter(user=actors["member"]).exists()
-    with clock.fixed(datetime(2028, 3, 6, 12, tzinfo=UTC)):  # a Monday
+    with wallclock.fixed(datetime(2028, 3, 6, 12, tzinfo=UTC)):  # a Monday
         saved = page.post(path, {"period": "weekly", "hour": "8", "weekday": "4",
                                  "zone": "Europe/London"}, follow=True)
     assert "the next one Fri 10 Mar 2028, 08:00 GMT" in saved.content.decode()

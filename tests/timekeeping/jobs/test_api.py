@@ -7,7 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import Client
 
-from timekeeping import clock, clocks, keys, manifests
+from timekeeping import clocks, manifests
+from timekeeping.access import keys
+from timekeeping.basics import wallclock
 from timekeeping.models import Delivery, Member, Subject, Task
 
 from .test_work import manifest
@@ -25,7 +27,7 @@ def desk(brand, actors):
         price={"within": "30d", "late": "20%"}))
     subject = Subject.objects.create(brand=brand, kind="client", key="1", name="Harbor",
                                      zone="America/New_York", contact_email="g@harbor.test")
-    with clock.fixed(START):
+    with wallclock.fixed(START):
         job = clocks.order(brand=brand, service="work", subject=subject,
                            input={"due": "2028-06-30"})
     token = re.search(r"/ask/([\w-]+)/", Delivery.objects.get(
@@ -42,13 +44,13 @@ def desk(brand, actors):
 
 def test_a_link_serves_its_expiry_and_its_answer_opens_the_next_step_as_a_task(desk):
     link = f"/api/links/{desk['token']}"
-    with clock.fixed(START):
+    with wallclock.fixed(START):
         served = Client().get(link).json()
     assert served["works"] is True and served["expires"] == "2028-03-13T14:00:00Z"
-    with clock.fixed(START + timedelta(hours=1)):
+    with wallclock.fixed(START + timedelta(hours=1)):
         answered = Client().post(link)
     assert answered.status_code == 200 and answered.json()["state"] == "answered"
-    with clock.fixed(START + timedelta(hours=2)):
+    with wallclock.fixed(START + timedelta(hours=2)):
         work = desk["staff"].get(f"/api/jobs/{desk['job'].pk}/work").json()
     assert [task["step"] for task in work["tasks"]] == ["prepare"]
     assert work["deadlines"][0]["running_since"] == "2028-03-10T16:00:00Z"
@@ -56,7 +58,7 @@ def test_a_link_serves_its_expiry_and_its_answer_opens_the_next_step_as_a_task(d
 
 
 def test_an_expired_link_answers_410_with_its_moment(desk):
-    with clock.fixed(datetime(2028, 3, 13, 14, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2028, 3, 13, 14, tzinfo=UTC)):
         gone = Client().post(f"/api/links/{desk['token']}")
     assert gone.status_code == 410
     assert gone.json()["code"] == "link_expired"
@@ -65,7 +67,7 @@ def test_an_expired_link_answers_410_with_its_moment(desk):
 
 
 def test_a_person_takes_and_extends_a_task_once_and_a_key_is_no_member(desk):
-    with clock.fixed(START):
+    with wallclock.fixed(START):
         Client().post(f"/api/links/{desk['token']}")
         task = Task.objects.get(job=desk["job"])
         taken = desk["staff"].post(f"/api/tasks/{task.pk}/take")
@@ -81,7 +83,7 @@ def test_a_person_takes_and_extends_a_task_once_and_a_key_is_no_member(desk):
 
 
 def test_ending_a_job_twice_is_a_conflict_naming_the_job(desk):
-    with clock.fixed(START):
+    with wallclock.fixed(START):
         ended = Client().post(f"/api/jobs/{desk['job'].pk}/end", **desk["key"])
         twice = Client().post(f"/api/jobs/{desk['job'].pk}/end", **desk["key"])
     assert ended.status_code == 200 and ended.json()["state"] == "ended"
@@ -99,7 +101,7 @@ def test_ending_a_job_with_facts_the_subject_keeps_for_the_next_period(brand, ac
     document["services"]["work"]["subject"]["keeps"] = ["credit_expiry"]
     manifests.load(brand, document)
     subject = Subject.objects.create(brand=brand, kind="client", key="k", name="Keeper")
-    with clock.fixed(START):
+    with wallclock.fixed(START):
         job = clocks.order(brand=brand, service="work", subject=subject,
                            input={"due": "2028-06-30", "credit_expiry": "2031-12-31"})
         secret = keys.make(brand=brand, name="k", by=actors["owner"], now=START).secret
@@ -110,7 +112,7 @@ def test_ending_a_job_with_facts_the_subject_keeps_for_the_next_period(brand, ac
     subject.refresh_from_db()
     assert subject.input == {"credit_expiry": "2031-12-31"}  # kept; `carry` is not in keeps
     assert Record.objects.get(kind="subject.kept").data == {"fields": ["credit_expiry"]}
-    with clock.fixed(START):  # the next period's job reads the kept fact
+    with wallclock.fixed(START):  # the next period's job reads the kept fact
         following = clocks.order(brand=brand, service="work", subject=subject, period="next",
                                  input={"due": "2029-06-29"})
     expiry = following.clocks.get(name="expiry").occurrences.get()

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.timekeeping.manifests.test_fuzz import BOUNDED, json_values
 from timekeeping.manifests import check
-from timekeeping.manifests.spec import compile_services
+from timekeeping.specs.services import compile_services
 
 from .test_work import manifest
 

@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import clock, clocks, manifests
+from timekeeping import clocks, manifests
+from timekeeping.basics import wallclock
 from timekeeping.jobs import tasks
 from timekeeping.models import Brand, Member, Record, Subject, Task, Timer
 
@@ -33,7 +34,7 @@ def _world() -> None:
         manifests.load(brand, document)
         member = Member.objects.create(brand=brand, user=users.create_user(f"m{b}"),
                                        role="manager")
-        with clock.fixed(T0):
+        with wallclock.fixed(T0):
             for n in range(JOBS):
                 subject = Subject.objects.create(brand=brand, kind="client", key=str(n),
                                                  name=f"S{n}", contact_email="c@example.test")

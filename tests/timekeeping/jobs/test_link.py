@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import Client
 
-from timekeeping import clock, clocks, manifests
+from timekeeping import clocks, manifests
+from timekeeping.basics import wallclock
 from timekeeping.models import Ask, Deadline, Delivery, Record, Subject
 
 from .test_work import manifest
@@ -26,7 +27,7 @@ def asked(brand, actors):
     subject = Subject.objects.create(brand=brand, kind="client", key="1", name="Harbor",
                                      zone="America/New_York", owner_name="Grace",
                                      contact_email="grace@harbor.test")
-    with clock.fixed(START):
+    with wallclock.fixed(START):
         job = clocks.order(brand=brand, service="work", subject=subject,
                            input={"due": "2028-06-30"})
     email = Delivery.objects.get(payload__to=["grace@harbor.test"])
@@ -40,7 +41,7 @@ def _text(answer) -> str:
 
 def test_the_page_says_until_when_the_link_works_in_the_subjects_zone(asked):
     job, token = asked
-    with clock.fixed(START + timedelta(days=1)):
+    with wallclock.fixed(START + timedelta(days=1)):
         page = Client().get(f"/ask/{token}/")
     assert page.status_code == 200
     # Three days from 10:00 EST on 10 March is 10:00 EDT on the 13th, across the change.
@@ -51,27 +52,27 @@ def test_the_page_says_until_when_the_link_works_in_the_subjects_zone(asked):
 def test_past_its_moment_it_refuses_with_the_moment_before_any_tick(asked):
     job, token = asked
     expires = Ask.objects.get(job=job).expires
-    with clock.fixed(expires):
+    with wallclock.fixed(expires):
         page = Client().get(f"/ask/{token}/")
         answer = Client().post(f"/ask/{token}/")
     assert page.status_code == answer.status_code == 410
     assert "This link stopped working at Mon 13 Mar 2028, 10:00 EDT" in _text(answer)
     assert not Record.objects.filter(job=job.pk, kind="step.committed").exists()
-    with clock.fixed(expires - timedelta(seconds=1)):
+    with wallclock.fixed(expires - timedelta(seconds=1)):
         assert Client().get(f"/ask/{token}/").status_code == 200
 
 
 def test_an_answer_commits_the_step_and_the_deadline_runs_again(asked):
     job, token = asked
     answered_at = START + timedelta(days=2)
-    with clock.fixed(answered_at):
+    with wallclock.fixed(answered_at):
         answer = Client().post(f"/ask/{token}/")
     assert answer.status_code == 200 and "your answer is recorded" in _text(answer)
     committed = Record.objects.get(job=job.pk, kind="step.committed")
     assert committed.data["step"] == "organizer" and committed.data["by"] == "party Grace"
     deadline = Deadline.objects.get(job=job)
     assert deadline.running_since == answered_at and deadline.used == timedelta(0)
-    with clock.fixed(answered_at + timedelta(minutes=5)):
+    with wallclock.fixed(answered_at + timedelta(minutes=5)):
         again = Client().post(f"/ask/{token}/")
     assert "Answered" in _text(again)
     assert Record.objects.filter(job=job.pk, kind="step.committed").count() == 1

@@ -8,8 +8,10 @@ from datetime import UTC, datetime
 import pytest
 from django.test import Client
 
-from timekeeping import clocks, gate, history, manifests, subject_calendar, test_clocks
+from timekeeping import clocks, manifests
+from timekeeping.clocks import gate, history, subject_calendar
 from timekeeping.models import Occurrence, Record, Subject, Timer
+from timekeeping.tick import test_clocks
 
 START = datetime(2028, 3, 1, 14, tzinfo=UTC)  # 09:00 EST
 FILED = datetime(2028, 3, 6, 14, tzinfo=UTC)

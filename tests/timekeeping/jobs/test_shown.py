@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 from django.test import Client
 
-from timekeeping import subject_calendar, test_clocks
+from timekeeping.clocks import subject_calendar
 from timekeeping.models import Ask, Job
+from timekeeping.tick import test_clocks
 
 from .test_work import START, world  # noqa: F401 - the fixture
 

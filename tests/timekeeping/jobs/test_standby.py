@@ -8,8 +8,9 @@ import pytest
 from django.test import Client
 
 from money import ledger
-from timekeeping import clocks, manifests, test_clocks
+from timekeeping import clocks, manifests
 from timekeeping.models import Delivery, Member, Record, Subject, Task, Timer
+from timekeeping.tick import test_clocks
 
 START = datetime(2027, 3, 1, 14, tzinfo=UTC)  # Monday 09:00 EST
 

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from timekeeping import clocks, gate, manifests, test_clocks
+from timekeeping import clocks, manifests
+from timekeeping.clocks import gate
 from timekeeping.jobs import asks, grants, lifecycle, tasks
 from timekeeping.models import (
     Ask,
@@ -21,6 +22,7 @@ from timekeeping.models import (
     Task,
     Timer,
 )
+from timekeeping.tick import test_clocks
 
 START = datetime(2028, 3, 1, 14, tzinfo=UTC)  # 09:00 EST; EDT from 12 March
 
@@ -296,7 +298,7 @@ def test_a_job_keeps_the_manifest_version_it_opened_under(world, brand):
 
 def test_a_notice_on_a_date_assigned_to_a_member_goes_to_that_member(brand, actors):
     """On the real clock (a test clock's emails reach the brand's owner only)."""
-    from timekeeping import clock as wall
+    from timekeeping.basics import wallclock as wall
     actors["owner"].email = "owner@northwind.test"
     actors["owner"].save()
     actors["staff"].email = "staff@northwind.test"

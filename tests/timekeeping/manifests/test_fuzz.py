@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from timekeeping.manifests import Problem, check
-from timekeeping.manifests.spec import compile_services
-from timekeeping.moves.spec import compile_tables
+from timekeeping.specs.services import compile_services
+from timekeeping.specs.tables import compile_tables
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "timekeeping" / "manifests" / "examples"
 VENUE = json.loads((EXAMPLES / "venue.json").read_text())

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.world import manifest
-from timekeeping import clock, clocks, manifests, tick
+from timekeeping import clocks, manifests, tick
+from timekeeping.basics import wallclock
 from timekeeping.models import BrandTable, Connection, Job, Manifest, Record, Subject
 from timekeeping.moves.rows import Venue
 
@@ -201,7 +202,7 @@ def _no_plan() -> dict:
 
 
 def test_a_service_with_an_open_job_stays_on_its_version_until_its_end(brand):
-    with clock.fixed(T0):
+    with wallclock.fixed(T0):
         manifests.load(brand, _no_plan())
         subject = Subject.objects.create(brand=brand, kind="taxpayer", key="1", name="S",
                                          input={"jurisdictions": ["US"]},

@@ -10,7 +10,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import clock, manifests, tick
+from timekeeping import manifests, tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Connection, RowAudit, SetAside
 from timekeeping.moves import job
 from timekeeping.moves.rows import MoveRefused, Venue, move
@@ -174,11 +175,11 @@ def test_it_sets_a_refused_row_aside_for_an_hour_and_never_holds_newer_rows_up(v
 def test_it_skips_a_paused_connection(venue):
     order(venue, utc(2026, 10, 23, 11))
     Connection.objects.filter(pk=venue.link.pk).update(paused=True)
-    with clock.fixed(utc(2026, 10, 23, 21)):
+    with wallclock.fixed(utc(2026, 10, 23, 21)):
         result = tick.run_once(now=utc(2026, 10, 23, 21))
     assert not result.moves
     Connection.objects.filter(pk=venue.link.pk).update(paused=False)
-    with clock.fixed(utc(2026, 10, 23, 21, 1)):
+    with wallclock.fixed(utc(2026, 10, 23, 21, 1)):
         result = tick.run_once(now=utc(2026, 10, 23, 21, 1))
     assert sum(len(m.moved) for m in result.moves) == 1  # every row already due moves
 

@@ -12,7 +12,8 @@ from django.db import connection, transaction
 
 from tests.processes import needs_postgres
 from tests.timekeeping.moves.test_moves import VENUE, make_venue, order, run, state, utc
-from timekeeping import clock, manifests, tick
+from timekeeping import manifests, tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Delivery, SetAside
 from timekeeping.moves import job, moments
 from timekeeping.moves.owned import product_columns
@@ -279,7 +280,7 @@ def test_a_row_whose_moment_leaves_the_calendar_is_set_aside_and_the_tick_goes_o
     year_one = order(here, datetime(1, 1, 1, tzinfo=UTC))  # its London day is in year 0
     friday = order(here, utc(2026, 10, 23, 11))
     now = utc(2026, 10, 25, 10)
-    with clock.fixed(now), caplog.at_level(logging.WARNING, logger="timekeeping.moves"):
+    with wallclock.fixed(now), caplog.at_level(logging.WARNING, logger="timekeeping.moves"):
         result = tick.run_once(now=now)
     moved = {pk for minute in result.moves for pk in minute.moved}
     assert moved == {("stays", guest.pk), ("orders", friday.pk)}

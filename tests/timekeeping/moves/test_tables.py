@@ -17,7 +17,7 @@ from timekeeping import manifests
 from timekeeping.models import Brand, BrandTable, Connection, Manifest
 from timekeeping.moves import tables
 from timekeeping.moves.rows import Venue
-from timekeeping.moves.spec import compile_tables
+from timekeeping.specs.tables import compile_tables
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 DDL = re.compile(r"^\s*(CREATE|ALTER|DROP|GRANT|REVOKE|TRUNCATE)\b", re.IGNORECASE)

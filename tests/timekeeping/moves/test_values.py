@@ -14,8 +14,8 @@ from rest_framework.exceptions import APIException, ParseError
 from tests.timekeeping.moves.test_moves import VENUE, make_venue, utc
 from timekeeping.api.strict import StrictJSONParser
 from timekeeping.models import Brand, RowAudit
-from timekeeping.moves.spec import compile_tables
 from timekeeping.moves.values import ValuesInvalid, clean
+from timekeeping.specs.tables import compile_tables
 
 TABLES = compile_tables(VENUE["tables"])
 JSON_VALUES = st.recursive(

@@ -7,7 +7,8 @@ from html import unescape
 
 from django.test import Client
 
-from timekeeping import clock, clocks
+from timekeeping import clocks
+from timekeeping.basics import wallclock
 from timekeeping.models import Occurrence, Record
 
 
@@ -35,7 +36,7 @@ def test_it_acknowledges_a_date_and_sends_a_plain_post_back_with_a_message(porta
 def test_it_rerenders_the_row_in_place_for_htmx(portal):
     pay = portal.clock("pay")
     # Monday 1 March 2027, 09:30 in Los Angeles: the moment is read in the subject's zone
-    with clock.fixed(datetime(2027, 3, 1, 17, 30, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 3, 1, 17, 30, tzinfo=UTC)):
         answer = post(portal, pay, "acknowledge", htmx=True)
     text = answer.content.decode()
     assert answer.status_code == 200

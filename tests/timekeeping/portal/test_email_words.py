@@ -11,8 +11,12 @@ from django.core.mail import EmailMultiAlternatives
 
 from tests.timekeeping.portal.conftest import INPUT
 from tests.words import engine_words
-from timekeeping import clock, clocks, invitations, outbox, test_clocks, tick
+from timekeeping import clocks, tick
+from timekeeping.access import invitations
+from timekeeping.basics import wallclock
 from timekeeping.models import Subject, TestClock
+from timekeeping.tick import test_clocks
+from timekeeping.timers import outbox
 
 SITE = "https://time.example.com"
 ADDRESS = re.compile(r"https://\S+")
@@ -25,13 +29,13 @@ def site(settings):
 
 
 def tick_to(instant: datetime) -> None:
-    with clock.fixed(instant):
+    with wallclock.fixed(instant):
         tick.run_once(now=instant, sweep=False, phases=False)
 
 
 def sent_at(instant: datetime) -> list[EmailMultiAlternatives]:
     mail.outbox.clear()
-    with clock.fixed(instant):
+    with wallclock.fixed(instant):
         outbox.sweep(now=instant)
     return list(mail.outbox)
 

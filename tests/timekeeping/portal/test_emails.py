@@ -8,8 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.timekeeping.portal.conftest import INPUT
-from timekeeping import clock, clocks, test_clocks, tick
+from timekeeping import clocks, tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Delivery, Subject, TestClock
+from timekeeping.tick import test_clocks
 
 SITE = "https://time.example.com"
 
@@ -24,7 +26,7 @@ def mails(prefix: str) -> list[Delivery]:
 
 
 def tick_to(instant: datetime) -> None:
-    with clock.fixed(instant):
+    with wallclock.fixed(instant):
         tick.run_once(now=instant, sweep=False, phases=False)
 
 

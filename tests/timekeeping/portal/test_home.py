@@ -14,7 +14,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from timekeeping import clock, manifests
+from timekeeping import manifests
+from timekeeping.basics import wallclock
 from timekeeping.models import Ask, Customer, Subscription
 from timekeeping.recurring import dunning, plans
 
@@ -36,7 +37,7 @@ def on_plan(portal):
     found = copy.deepcopy(TAX)
     found["services"]["tax-plan"] = copy.deepcopy(PLAN)
     manifests.load(portal.brand, found)
-    with clock.fixed(datetime(2028, 1, 10, 9, tzinfo=LA)):
+    with wallclock.fixed(datetime(2028, 1, 10, 9, tzinfo=LA)):
         subscription = plans.subscribe(subject=portal.subject, service="tax-plan", by="owner")
         dunning.pay(subscription, amount=100000, currency="USD", by="owner")
     return subscription
@@ -45,7 +46,7 @@ def on_plan(portal):
 def test_the_home_shows_what_is_waiting_in_progress_and_paid(portal, on_plan):
     ask = Ask.objects.filter(subject=portal.subject, state=Ask.State.OPEN).first()
     assert ask is not None  # the return opened asking for the organizer
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         answer = portal.client.get("/portal/")
     page, body = text(answer), answer.content.decode()
     waiting = page.split("Waiting for you")[1].split("In progress for you")[0]
@@ -69,7 +70,7 @@ def test_the_home_shows_what_is_waiting_in_progress_and_paid(portal, on_plan):
 
 
 def test_cancel_then_resume_without_javascript(portal, on_plan):
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         asked = portal.client.post(f"/portal/plans/{on_plan.pk}/cancel", {"next": "/portal/"})
         assert "You keep it until then, and you can resume it until then." in text(asked)
         assert Subscription.objects.get(pk=on_plan.pk).ends_after is None
@@ -89,7 +90,7 @@ def test_cancel_then_resume_without_javascript(portal, on_plan):
 
 def test_cancel_then_resume_with_htmx_answers_the_plan_in_place(portal, on_plan):
     htmx = {"HTTP_HX_REQUEST": "true"}
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         cancelled = text(portal.client.post(f"/portal/plans/{on_plan.pk}/cancel",
                                             {"confirmed": "yes"}, **htmx))
         assert "Your tax plan stops on Wed 10 Jan 2029" in cancelled
@@ -102,9 +103,9 @@ def test_cancel_then_resume_with_htmx_answers_the_plan_in_place(portal, on_plan)
 
 
 def test_resume_is_refused_once_the_cycle_has_ended(portal, on_plan):
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         plans.cancel_at_cycle_end(on_plan, by="owner")
-    with clock.fixed(datetime(2029, 1, 10, 12, tzinfo=LA)):
+    with wallclock.fixed(datetime(2029, 1, 10, 12, tzinfo=LA)):
         portal.client.post(f"/portal/plans/{on_plan.pk}/resume")
         page = text(portal.client.get(f"/portal/subjects/{portal.subject.pk}/"))
     assert "Not resumed: its last cycle has ended, so there is nothing to resume" in page
@@ -113,7 +114,7 @@ def test_resume_is_refused_once_the_cycle_has_ended(portal, on_plan):
 
 def test_another_customer_hears_404_for_the_plan_and_the_ask(portal, on_plan, second_customer):
     ask = Ask.objects.filter(subject=portal.subject).first()
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         plans.cancel_at_cycle_end(on_plan, by="owner")
         assert second_customer.post(f"/portal/plans/{on_plan.pk}/resume").status_code == 404
         assert second_customer.get(f"/portal/asks/{ask.pk}/").status_code == 404
@@ -122,7 +123,7 @@ def test_another_customer_hears_404_for_the_plan_and_the_ask(portal, on_plan, se
 
 def test_the_customer_answers_their_ask_from_the_portal(portal):
     ask = Ask.objects.filter(subject=portal.subject, state=Ask.State.OPEN).first()
-    with clock.fixed(ask.expires - timedelta(days=1)):
+    with wallclock.fixed(ask.expires - timedelta(days=1)):
         page = text(portal.client.get(f"/portal/asks/{ask.pk}/"))
         assert "Send my answer" in page
         answered = text(portal.client.post(f"/portal/asks/{ask.pk}/"))
@@ -135,7 +136,7 @@ def test_empty_states_say_what_would_fill_them(portal):
     Customer.objects.create(brand=portal.brand, user=user)
     client = Client()
     client.force_login(user)
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         page = text(client.get("/portal/"))
     assert "Nothing is waiting for you. When we need something from you" in page
     assert "Nothing is in progress for you. When work starts for you" in page
@@ -146,7 +147,7 @@ def test_empty_states_say_what_would_fill_them(portal):
 def test_the_home_costs_a_bounded_number_of_queries_however_many_plans(
         portal, on_plan, django_assert_max_num_queries):
     """A second subject with its own return, ask and plan costs no query more."""
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         portal.client.get("/portal/")  # warm: a manifest's compiled services are cached
         with django_assert_max_num_queries(MAX_QUERIES):
             portal.client.get("/portal/")

@@ -7,11 +7,12 @@ import pytest
 from django.test import Client
 
 from tests.csrf import unmasked
-from timekeeping import clock, records
+from timekeeping.basics import wallclock
+from timekeeping.timers import records
 
 
 def test_it_lists_the_customers_dates_with_their_zone_cost_and_when(portal):
-    with clock.fixed(datetime(2026, 12, 1, 12, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2026, 12, 1, 12, tzinfo=UTC)):
         page = portal.client.get("/portal/")
     text = page.content.decode()
     assert page.status_code == 200
@@ -27,7 +28,7 @@ def test_it_lists_the_customers_dates_with_their_zone_cost_and_when(portal):
 def test_it_puts_late_and_lapsed_dates_on_top(portal):
     pay = portal.clock("pay").occurrences.get()
     later = pay.late_from + timedelta(days=1)
-    with clock.fixed(later):
+    with wallclock.fixed(later):
         text = portal.client.get("/portal/").content.decode()
     assert text.index("pay the 2027 tax") < text.index("the earliest carryforward expires")
     assert "1 day late" in text or "24 hours late" in text

@@ -4,12 +4,12 @@ session."""
 
 from datetime import UTC, datetime
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
 
 
 def test_a_customer_reads_the_portal_in_utc_or_their_own_zone(portal):
     at = datetime(2026, 12, 1, 12, tzinfo=UTC)
-    with clock.fixed(at):
+    with wallclock.fixed(at):
         home = portal.client.get("/portal/").content.decode()
         assert "late from Wed 19 Apr 2028, 00:00 PDT" in home  # the subject's own
         assert '<option value="" selected>each in its own place' in home

@@ -7,7 +7,8 @@ from datetime import UTC, date, datetime
 import icalendar
 from django.test import Client
 
-from timekeeping import clock, gate
+from timekeeping.basics import wallclock
+from timekeeping.clocks import gate
 
 AT = datetime(2026, 12, 1, 12, tzinfo=UTC)
 
@@ -17,7 +18,7 @@ def events(raw: bytes) -> dict[str, icalendar.Event]:
 
 
 def download(portal) -> bytes:
-    with clock.fixed(AT):
+    with wallclock.fixed(AT):
         answer = portal.client.get(f"/portal/subjects/{portal.subject.pk}/calendar.ics")
     assert answer.status_code == 200
     assert answer["Content-Type"] == "text/calendar; charset=utf-8"
@@ -27,7 +28,7 @@ def download(portal) -> bytes:
 
 def test_the_download_is_the_feed_calendar_apps_fetch(portal):
     subject = portal.subject
-    with clock.fixed(AT):
+    with wallclock.fixed(AT):
         public = Client().get(f"/subjects/{subject.pk}/calendar.ics?token={subject.feed_token}")
     assert download(portal) == public.content
 

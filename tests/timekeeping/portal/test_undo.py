@@ -13,9 +13,11 @@ from zoneinfo import ZoneInfo
 from django.contrib.messages import get_messages
 from django.test import Client
 
-from timekeeping import clock, clocks, manifests, records
+from timekeeping import clocks, manifests
+from timekeeping.basics import wallclock
 from timekeeping.models import Customer, Occurrence, Record, Subscription
 from timekeeping.recurring import plans
+from timekeeping.timers import records
 
 from ..recurring.test_plans import client_of, document  # noqa: F401 - the fixture
 
@@ -47,11 +49,11 @@ def _pay(portal) -> Occurrence:
 
 
 def test_with_htmx_marking_done_offers_an_undo_that_opens_the_date_again(portal):
-    with clock.fixed(NINE):
+    with wallclock.fixed(NINE):
         done = _post(portal, "done", htmx=True)
         assert "Marked done: pay the 2027 tax." in _text(done)
         assert "You can undo this for 15 minutes." in _text(done)
-    with clock.fixed(NINE + timedelta(minutes=14)):
+    with wallclock.fixed(NINE + timedelta(minutes=14)):
         undone = portal.client.post(_undo_action(done), {"once": "u1"}, **HTMX)
         assert undone.content.decode().lstrip().startswith(f'<tr id="date-{_pay(portal).pk}"')
         assert "Undone: marking it done on pay." in _text(undone)
@@ -86,9 +88,9 @@ def test_a_choice_is_offered_its_undo_on_the_subject_page(portal):
 
 
 def test_an_undo_after_fifteen_minutes_is_refused_in_words(portal):
-    with clock.fixed(NINE):
+    with wallclock.fixed(NINE):
         done = _post(portal, "done", htmx=True)
-    with clock.fixed(NINE + timedelta(minutes=16)):
+    with wallclock.fixed(NINE + timedelta(minutes=16)):
         late = portal.client.post(_undo_action(done), **HTMX)
     assert late.status_code == 200
     assert ("Not undone: an action can be undone for 15 minutes, and that time has passed."
@@ -141,7 +143,7 @@ def test_a_double_submit_of_cancel_and_of_resume_changes_nothing(brand, actors,
         subject, through_defaults={"brand": brand})
     buyer = Client()
     buyer.force_login(actors["buyer"])
-    with clock.fixed(datetime(2027, 1, 15, 10, tzinfo=ZoneInfo("America/New_York"))):
+    with wallclock.fixed(datetime(2027, 1, 15, 10, tzinfo=ZoneInfo("America/New_York"))):
         subscription = plans.subscribe(subject=subject, service="plan")
         for verb, ends_after in (("cancel", 1), ("resume", None)):
             form = {"confirmed": "yes", "once": f"plan-{verb}"}

@@ -8,10 +8,12 @@ import pytest
 
 from money import ledger
 from money.models import Posting
-from timekeeping import clocks, gate, history, manifests, subject_calendar, test_clocks
+from timekeeping import clocks, manifests
+from timekeeping.clocks import gate, history, subject_calendar
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Job, Record, Subject
 from timekeeping.recurring import charges
+from timekeeping.tick import test_clocks
 
 START = datetime(2027, 10, 25, 13, tzinfo=UTC)  # 09:00 EDT; EST from 7 November
 

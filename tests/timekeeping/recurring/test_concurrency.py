@@ -9,7 +9,8 @@ from django.contrib.auth import get_user_model
 
 from money.models import Posting
 from tests.processes import needs_postgres, start_manage
-from timekeeping import clock, clocks, manifests
+from timekeeping import clocks, manifests
+from timekeeping.basics import wallclock
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Brand, Record, Subject
 
@@ -27,7 +28,7 @@ def test_two_ticks_at_once_release_each_charge_exactly_once():
         brand = Brand.objects.create(name=f"Brand {b}", slug=f"brand-{b}",
                                      owner=users.create_user(f"owner{b}"))
         manifests.load(brand, document(final_after="1d"))
-        with clock.fixed(T0):
+        with wallclock.fixed(T0):
             for n in range(JOBS):
                 subject = Subject.objects.create(brand=brand, kind="client", key=str(n),
                                                  name=f"S{n}")

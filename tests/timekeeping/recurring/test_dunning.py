@@ -9,9 +9,9 @@ import pytest
 from django.test import Client
 
 from money import ledger
-from timekeeping import test_clocks
 from timekeeping.models import Customer, Delivery, Job, Record, Subject, Subscription, Timer
 from timekeeping.recurring import plans
+from timekeeping.tick import test_clocks
 
 from .test_plans import document
 

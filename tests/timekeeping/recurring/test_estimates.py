@@ -9,11 +9,13 @@ from datetime import UTC, date, datetime
 import pytest
 
 from calendars import periods
-from timekeeping import dues, manifests, test_clocks
+from timekeeping import manifests
+from timekeeping.clocks import dues
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.manifests.check import check
 from timekeeping.models import Job, Occurrence, Record, Subject
 from timekeeping.recurring import plans
+from timekeeping.tick import test_clocks
 
 START = datetime(2027, 1, 20, 14, tzinfo=UTC)
 

@@ -7,7 +7,8 @@ from datetime import UTC, date, datetime
 import pytest
 from django.test import Client
 
-from timekeeping import clock, manifests
+from timekeeping import manifests
+from timekeeping.basics import wallclock
 from timekeeping.models import Job, Occurrence, Record, Subject
 from timekeeping.recurring import plans
 
@@ -28,7 +29,7 @@ def subscribed(brand, actors):
     manifests.load(brand, document())
     subject = Subject.objects.create(brand=brand, kind="client", key="1", name="Harbor",
                                      zone="America/New_York")
-    with clock.fixed(datetime(2027, 1, 20, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 20, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=subject, service="plan")
     owner = Client()
     owner.force_login(actors["owner"])
@@ -36,7 +37,7 @@ def subscribed(brand, actors):
 
 
 def _receive(owner, subject, key, reply_by="2027-12-14"):
-    with clock.fixed(datetime(2027, 11, 14, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 11, 14, 15, tzinfo=UTC)):
         return owner.post(f"/api/subjects/{subject.pk}/events", {
             "event": "notice.received", "key": key, "input": {"reply_by": reply_by}},
             content_type="application/json")
@@ -68,7 +69,7 @@ def test_the_same_notice_twice_mints_once_and_an_unknown_event_is_named(subscrib
     again = _receive(owner, subject, "CP161")
     assert again.status_code == 400 and "received already" in again.json()["key"][0]
     assert Job.objects.filter(service="notice-response").count() == 1
-    with clock.fixed(datetime(2027, 11, 14, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 11, 14, 15, tzinfo=UTC)):
         unknown = owner.post(f"/api/subjects/{subject.pk}/events",
                              {"event": "audit.opened", "key": "A1"},
                              content_type="application/json")

@@ -10,7 +10,9 @@ import pytest
 from django.test import Client
 
 from money import ledger
-from timekeeping import clock, clocks, keys, manifests
+from timekeeping import clocks, manifests
+from timekeeping.access import keys
+from timekeeping.basics import wallclock
 from timekeeping.models import Record, Subject
 
 TAX = json.loads((Path(__file__).resolve().parents[3] / "timekeeping" / "manifests" /
@@ -22,7 +24,7 @@ NOW = datetime(2028, 6, 1, 14, tzinfo=UTC)
 def filed(brand, actors):
     manifests.load(brand, copy.deepcopy(TAX))
     subject = Subject.objects.create(brand=brand, kind="taxpayer", key="1", name="Harbor")
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         job = clocks.order(brand=brand, service="annual-return", subject=subject,
                            period="2027", input={"jurisdictions": ["US"]})
         secret = keys.make(brand=brand, name="k", by=actors["owner"], now=NOW).secret
@@ -30,7 +32,7 @@ def filed(brand, actors):
 
 
 def _penalty(job, key, amount, clock_name="file", notice="CP161", currency="USD"):
-    with clock.fixed(NOW):
+    with wallclock.fixed(NOW):
         return Client().post(f"/api/jobs/{job.pk}/penalties", {
             "clock": clock_name, "amount": amount, "currency": currency, "notice": notice},
             content_type="application/json", **key)

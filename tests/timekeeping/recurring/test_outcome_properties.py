@@ -13,9 +13,10 @@ from hypothesis.extra.django import TestCase
 
 from money import ledger
 from money.models import Entry, Hold, Posting
-from timekeeping import clocks, manifests, test_clocks
+from timekeeping import clocks, manifests
 from timekeeping.models import Brand, Outcome, Record, Subject
 from timekeeping.recurring import outcomes
+from timekeeping.tick import test_clocks
 
 START = datetime(2027, 9, 20, 13, tzinfo=UTC)
 steps = st.lists(st.one_of(

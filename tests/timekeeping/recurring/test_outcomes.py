@@ -9,9 +9,11 @@ import pytest
 from django.test import Client
 
 from money import ledger
-from timekeeping import clocks, history, manifests, subject_calendar, test_clocks
+from timekeeping import clocks, manifests
+from timekeeping.clocks import history, subject_calendar
 from timekeeping.jobs import tasks
 from timekeeping.models import Delivery, Job, Member, Outcome, Record, Subject, Task, Timer
+from timekeeping.tick import test_clocks
 
 START = datetime(2027, 9, 20, 13, tzinfo=UTC)  # Monday 09:00 EDT
 

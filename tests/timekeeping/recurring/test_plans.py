@@ -8,9 +8,11 @@ import pytest
 
 from calendars.periods import cycle_date
 from money import ledger
-from timekeeping import clock, clocks, manifests, test_clocks, tick
+from timekeeping import clocks, manifests, tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Job, Record, Subject, Subscription, Timer
 from timekeeping.recurring import plans
+from timekeeping.tick import test_clocks
 
 
 def document(catch_up: str = "last", every: str = "1mo", when: dict | None = None) -> dict:
@@ -59,7 +61,7 @@ def test_a_cycle_anchored_on_the_31st_renews_on_each_months_last_day_for_24_mont
 def test_an_allowance_counts_per_cycle_and_starts_afresh_with_no_reset(brand, client_of):
     manifests.load(brand, document())
     subject = client_of()
-    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=subject, service="plan")
     # The February mint.
     tick.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
@@ -85,7 +87,7 @@ def test_an_allowance_counts_per_cycle_and_starts_afresh_with_no_reset(brand, cl
 def test_catch_up_says_what_a_gap_of_three_periods_mints(brand, client_of, catch_up, minted):
     manifests.load(brand, document(catch_up=catch_up))
     subject = client_of()
-    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         plans.subscribe(subject=subject, service="plan")
     # No tick ran from the subscription until 10 April: three months' mints are owed.
     tick.run_once(now=datetime(2027, 4, 10, 15, tzinfo=UTC), phases=False)
@@ -100,7 +102,7 @@ def test_catch_up_says_what_a_gap_of_three_periods_mints(brand, client_of, catch
 def test_when_mints_only_for_a_subject_it_holds_for(brand, client_of):
     manifests.load(brand, document(when={"entity": "C corp"}))
     corp, other = client_of(entity="C corp"), client_of(entity="LLC", x=1)
-    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         for subject in (corp, other):
             plans.subscribe(subject=subject, service="plan")
     tick.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
@@ -125,7 +127,7 @@ def test_a_plan_is_refused_naming_the_field(brand, client_of):
 def test_cancelling_at_the_cycles_end_stops_renewing_and_minting(brand, client_of):
     manifests.load(brand, document())
     subject = client_of()
-    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=subject, service="plan")
         plans.cancel_at_cycle_end(subscription, by="the customer")
     # Inside cycle 1, February mints; then cycle 2 would start on 15 February.
@@ -145,7 +147,7 @@ def test_the_first_period_is_the_earliest_minted_on_or_after_the_anchor(brand, c
     document_ = document()
     document_["services"]["plan"]["on"]["schedule"]["monthly"]["at"] = "1mo after end"
     manifests.load(brand, document_)
-    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=client_of(), service="plan")
     first = Timer.objects.get(owner_id=subscription.pk, kind="schedule")
     # December 2026 is minted 1 February 2027, after the anchor; November's was before it.
@@ -154,11 +156,11 @@ def test_the_first_period_is_the_earliest_minted_on_or_after_the_anchor(brand, c
 
 
 def test_the_subjects_calendar_lists_mints_and_renewals_done_and_ahead(brand, client_of):
-    from timekeeping import subject_calendar
+    from timekeeping.clocks import subject_calendar
 
     manifests.load(brand, document())
     subject = client_of()
-    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         plans.subscribe(subject=subject, service="plan")
     tick.run_once(now=datetime(2027, 2, 20, 15, tzinfo=UTC), phases=False)
     job = Job.objects.get(subject=subject)
@@ -190,7 +192,7 @@ def test_a_schedule_mints_n_days_before_a_clock_of_the_minted_service(brand):
                            "services": {"estimate": estimate, "plan": plan}})
     subject = Subject.objects.create(brand=brand, kind="client", key="c", name="Acme",
                                      zone="America/New_York", input={"entity": "C corp"})
-    with clock.fixed(datetime(2027, 1, 20, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 20, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=subject, service="plan")
     first = Timer.objects.get(owner_id=subscription.pk, kind="schedule")
     # Q1 2027 ends 03-31; its payment is due 04-15: minted on 04-05 at 09:00 EDT.

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 from django.test import Client
 
-from timekeeping import clock, tick
+from timekeeping import tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Customer, Subscription
 from timekeeping.recurring import plans
 
@@ -27,12 +28,12 @@ def test_a_customer_sees_their_plan_and_cancels_it_at_the_cycles_end(brand, acto
     subject = client_of()
     Customer.objects.create(brand=brand, user=actors["buyer"]).subjects.add(
         subject, through_defaults={"brand": brand})
-    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=subject, service="plan")
     tick.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
     buyer = Client()
     buyer.force_login(actors["buyer"])
-    with clock.fixed(datetime(2027, 2, 3, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 2, 3, 15, tzinfo=UTC)):
         page = _text(buyer.get(f"/portal/subjects/{subject.pk}/"))
         assert "Your plans plan · cycle 1 · renews on Mon 15 Feb 2027" in page
         assert "1 × books 1 0 Mon 15 Feb 2027" in page
@@ -46,7 +47,7 @@ def test_a_customer_sees_their_plan_and_cancels_it_at_the_cycles_end(brand, acto
         answer = buyer.post(f"/portal/plans/{subscription.pk}/cancel", {"confirmed": "yes"})
     assert answer.status_code == 302
     assert Subscription.objects.get(pk=subscription.pk).ends_after == 1
-    with clock.fixed(datetime(2027, 2, 3, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 2, 3, 15, tzinfo=UTC)):
         page = _text(buyer.get(f"/portal/subjects/{subject.pk}/"))
     assert ("Your plan stops on Mon 15 Feb 2027; you keep it until then; you can resume it "
             "until then.") in page
@@ -62,11 +63,11 @@ def test_the_console_shows_a_subjects_plans_and_why_tells_their_timers(brand, ac
 
     manifests.load(brand, document())
     subject = client_of()
-    with clock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=subject, service="plan")
     owner = Client()
     owner.force_login(actors["owner"])
-    with clock.fixed(datetime(2027, 1, 20, 15, tzinfo=UTC)):
+    with wallclock.fixed(datetime(2027, 1, 20, 15, tzinfo=UTC)):
         page = _text(owner.get(f"/console/{brand.pk}/subjects/{subject.pk}/"))
         why = _text(owner.get(f"/console/{brand.pk}/why?q={subscription.pk}"))
     assert ("Plans plan · since Fri 15 Jan 2027 · cycle 1 · renews on Mon 15 Feb 2027; books: 0 "

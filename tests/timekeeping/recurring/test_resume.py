@@ -9,7 +9,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.test import Client
 
-from timekeeping import clock, history, manifests, tick
+from timekeeping import manifests, tick
+from timekeeping.basics import wallclock
+from timekeeping.clocks import history
 from timekeeping.models import Record, Subject, Subscription
 from timekeeping.recurring import plans
 
@@ -23,7 +25,7 @@ def on_plan(brand, actors):
     manifests.load(brand, document())
     subject = Subject.objects.create(brand=brand, kind="client", key="1", name="Harbor",
                                      zone="America/New_York")
-    with clock.fixed(datetime(2027, 1, 15, 10, tzinfo=NY)):
+    with wallclock.fixed(datetime(2027, 1, 15, 10, tzinfo=NY)):
         subscription = plans.subscribe(subject=subject, service="plan")
     api = Client()
     api.force_login(actors["owner"])
@@ -36,7 +38,7 @@ def _post(api, subscription, what: str):
 
 def test_a_cancelled_plan_resumed_before_its_cycle_ends_renews_again(on_plan):
     subscription, api = on_plan
-    with clock.fixed(datetime(2027, 2, 3, 10, tzinfo=NY)):
+    with wallclock.fixed(datetime(2027, 2, 3, 10, tzinfo=NY)):
         assert _post(api, subscription, "cancel").json()["ends_after"] == 1
         resumed = _post(api, subscription, "resume")
         assert resumed.status_code == 200
@@ -56,7 +58,7 @@ def test_a_cancelled_plan_resumed_before_its_cycle_ends_renews_again(on_plan):
 
 def test_resume_is_refused_when_nothing_is_cancelled(on_plan):
     subscription, api = on_plan
-    with clock.fixed(datetime(2027, 2, 3, 10, tzinfo=NY)):
+    with wallclock.fixed(datetime(2027, 2, 3, 10, tzinfo=NY)):
         refused = _post(api, subscription, "resume")
     assert refused.status_code == 400
     assert refused.json()["subscription"] == ["it is not cancelled, so there is nothing to resume"]
@@ -66,12 +68,12 @@ def test_resume_is_refused_when_nothing_is_cancelled(on_plan):
 @pytest.mark.parametrize("ticked", [False, True], ids=["before the tick", "after the tick"])
 def test_resume_is_refused_once_the_last_cycle_has_ended(on_plan, ticked):
     subscription, api = on_plan
-    with clock.fixed(datetime(2027, 2, 3, 10, tzinfo=NY)):
+    with wallclock.fixed(datetime(2027, 2, 3, 10, tzinfo=NY)):
         _post(api, subscription, "cancel")
     ended = datetime(2027, 2, 15, 9, 0, 30, tzinfo=NY)
     if ticked:
         tick.run_once(now=ended, phases=False)
-    with clock.fixed(ended):
+    with wallclock.fixed(ended):
         refused = _post(api, subscription, "resume")
     assert refused.status_code == 400
     assert "its last cycle has ended" in refused.json()["subscription"][0]
@@ -80,7 +82,7 @@ def test_resume_is_refused_once_the_last_cycle_has_ended(on_plan, ticked):
 
 def test_another_brands_caller_hears_404_and_nothing_changes(on_plan, actors):
     subscription, api = on_plan
-    with clock.fixed(datetime(2027, 2, 3, 10, tzinfo=NY)):
+    with wallclock.fixed(datetime(2027, 2, 3, 10, tzinfo=NY)):
         _post(api, subscription, "cancel")
         stranger = Client()
         stranger.force_login(actors["outsider"])

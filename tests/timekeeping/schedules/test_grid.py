@@ -4,10 +4,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from timekeeping import clock, manifests, test_clocks
+from timekeeping import manifests
+from timekeeping.basics import wallclock
 from timekeeping.models import Schedule, ScheduleRun, TestClock
 from timekeeping.schedules import action, operate
 from timekeeping.schedules.engine import context
+from timekeeping.tick import test_clocks
 
 T0 = datetime(2026, 3, 7, 14, tzinfo=UTC)
 SEEN: list[tuple[datetime, datetime]] = []
@@ -16,7 +18,7 @@ SEEN: list[tuple[datetime, datetime]] = []
 @action("census.count")
 def count() -> int:
     run = context()
-    SEEN.append((run.due, clock.wall_now()))
+    SEEN.append((run.due, wallclock.wall_now()))
     return 3
 
 

@@ -4,8 +4,10 @@ import pytest
 from django.contrib.admin.utils import quote
 from django.core.checks import run_checks
 
-from timekeeping import delays, loop, pulses
 from timekeeping.models import Schedule, Timer
+from timekeeping.schedules import pulses
+from timekeeping.tick import loop
+from timekeeping.timers import delays
 
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
 

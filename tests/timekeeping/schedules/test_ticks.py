@@ -10,9 +10,11 @@ import pytest
 from django.core.management import call_command
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import clock, leases, manifests, tick
+from timekeeping import manifests, tick
+from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Delivery, Record, Schedule, ScheduleRun, TickRun
 from timekeeping.schedules import action, engine, operate
+from timekeeping.timers import leases
 
 pytestmark = pytest.mark.django_db(transaction=True)
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
@@ -41,7 +43,7 @@ def note() -> int:
 def ticks(*instants):
     results = []
     for instant in instants:
-        with clock.fixed(instant):
+        with wallclock.fixed(instant):
             results.append(tick.run_once(now=instant))
     return results
 
@@ -85,7 +87,7 @@ def test_it_ends_a_run_that_outlasts_the_tick_budget_as_deadline_exceeded(brand)
     try:
         # The budget is passed explicitly; the run cannot end before it runs out, because it
         # waits for RELEASE_STUCK.
-        with clock.fixed(at):
+        with wallclock.fixed(at):
             done = engine.run_due(now=at, deadline=time.monotonic() + 0.1,
                                   holder=leases.holder_name())
         assert [(r.outcome, r.reason) for r in done.runs] == [("failed", "deadline_exceeded")]
@@ -177,13 +179,13 @@ def test_the_operator_commands_list_pause_resume_run_and_say_why(brand):
 
     assert "ops.census" in run("list") and "every 15m" in run("list")
     run("pause", "ops.census")
-    with clock.fixed(T0):
+    with wallclock.fixed(T0):
         assert "it is paused" in run("why", "ops.census")
     ticks(T0 + timedelta(minutes=15))
     assert "skipped (paused)" in run("history", "ops.census")
     run("resume", "ops.census")
     run("run", "ops.census")
-    with clock.fixed(T0 + timedelta(minutes=16)):
+    with wallclock.fixed(T0 + timedelta(minutes=16)):
         said = run("why", "ops.census")
     assert "a run by hand is asked for" in said and "its last skip was due" in said
     assert said.endswith("14:15:00Z: paused.\n")
@@ -216,7 +218,7 @@ def test_four_tick_processes_give_one_run_per_due_time(brand):
 
 
 def test_a_replica_pulse_is_not_called_again_while_it_runs():
-    from timekeeping import pulses
+    from timekeeping.schedules import pulses
 
     calls = []
     inside, release = threading.Event(), threading.Event()

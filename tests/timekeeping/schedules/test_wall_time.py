@@ -7,12 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from timekeeping import manifests, test_clocks
+from timekeeping import manifests
 from timekeeping.manifests import check
 from timekeeping.models import Schedule, ScheduleRun, TestClock
 from timekeeping.schedules import action, engine, operate
 from timekeeping.schedules.declare import next_wall, parse_at
 from timekeeping.schedules.engine import context
+from timekeeping.tick import test_clocks
 
 TOLD: list[datetime] = []
 

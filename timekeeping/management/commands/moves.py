@@ -3,7 +3,7 @@ see of a connection's timed moves."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from timekeeping import clock
+from timekeeping.basics import wallclock
 from timekeeping.models import Connection
 from timekeeping.moves import operate
 
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         if len(links) != 1:
             raise CommandError("--brand: name the brand whose connection to show "
                                f"({len(links)} connections match)")
-        link, now = links[0], clock.wall_now()
+        link, now = links[0], wallclock.wall_now()
         if options["verb"] == "backlog":
             for line in operate.backlog(link, now=now):
                 oldest = f"{line.oldest:%Y-%m-%d %H:%M}Z" if line.oldest else "—"

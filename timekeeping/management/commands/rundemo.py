@@ -3,7 +3,7 @@
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from timekeeping import loop
+from timekeeping.tick import loop
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from datetime import date
 
 from django.core.management.base import BaseCommand, CommandError
 
-from timekeeping import subject_calendar
+from timekeeping.clocks import subject_calendar
 from timekeeping.models import Subject
 
 

@@ -11,9 +11,11 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
-from timekeeping import clock, loop, test_clocks, tick, trace
-from timekeeping.instants import parse_instant
+from timekeeping import tick
+from timekeeping.basics import wallclock
+from timekeeping.basics.instants import parse_instant
 from timekeeping.models import TestClock
+from timekeeping.tick import loop, test_clocks, trace
 
 PROGRESS_EVERY_S = 10.0  # a plain progress line at most this often, when not on a terminal
 BAR_EVERY_S = 0.1  # the bar is redrawn at most this often
@@ -97,7 +99,7 @@ class Command(BaseCommand):
         if to is not None and not options["dry_run"]:
             raise CommandError("--to: the real clock cannot be moved; add --test-clock tc_… to "
                                "advance a test clock, or --dry-run to preview")
-        instant = (to or clock.wall_now()) if options["dry_run"] else clock.wall_now()
+        instant = (to or wallclock.wall_now()) if options["dry_run"] else wallclock.wall_now()
         stream = (trace.Stream(self.stdout.write, instant=instant, on=on)
                   if options["trace"] else None)
         if options["dry_run"]:

@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from timekeeping import timers
 from timekeeping.models import Timer
+from timekeeping.timers import arming
 
 
 class Command(BaseCommand):
@@ -19,4 +19,4 @@ class Command(BaseCommand):
             pk=options["timer_id"]).first()
         if timer is None:
             raise CommandError(f"timer_id: no timer {options['timer_id']!r}")
-        self.stdout.write(timers.explain(timer))
+        self.stdout.write(arming.explain(timer))

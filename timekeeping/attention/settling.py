@@ -1,0 +1,133 @@
+"""Settling what needs attention (S25, issue 27): each item `attention` lists offers the action
+that resolves it, and leaves the list once that is done. The console's control and the API
+call `act`.
+
+    ACTIONS[kind]                    the actions an item of that kind offers, in order
+    act(brand, kind, row, do, …)     do one; returns what happened, in the owner's words;
+                                     raises Refused (the field and the rule) and changes
+                                     nothing when it cannot
+    dismissed(brand, kind, since=…)  the rows of a kind the brand's people dismissed
+
+Actions: `dismiss` (with a reason, kept: the item leaves the list, the row stays), `resolve` a
+fault (it is closed; it opens again if the work fails again), `retry` a delivery that failed
+(sent again at the next tick), `release` a row held back from a timed move (tried again at the
+next tick), `run` a schedule that failed (run now, as the schedules page does). Items about a
+job open its subject's page instead. Each action is written on the brand's record.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+
+from timekeeping.models import (
+    Brand,
+    Delivery,
+    Dismissal,
+    Fault,
+    Schedule,
+    ScheduleRun,
+    SetAside,
+    TickRun,
+    Timer,
+)
+from timekeeping.schedules import operate as schedules
+from timekeeping.timers import outbox, records
+
+REASON_LONGEST = 300
+DISMISS = ("dismiss", "Dismiss")
+ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "fault": (("resolve", "Mark resolved"),),
+    "undelivered": (("retry", "Send again"), DISMISS),
+    "failed run": (("run", "Run it now"), DISMISS),
+    "skipped run": (DISMISS,),
+    "late": (DISMISS,),
+    "runaway": (DISMISS,),
+    "set aside": (("release", "Try it again now"),),
+}
+# The rows an item of each kind stands for, scoped to the brand.
+ROWS = {
+    "fault": lambda brand: Fault.objects.filter(brand=brand),
+    "undelivered": lambda brand: Delivery.objects.filter(brand=brand),
+    # Schedule runs may live in another database (J6): by the schedule's brand column.
+    "failed run": lambda brand: ScheduleRun.objects.filter(schedule__brand_id=brand.pk),
+    "skipped run": lambda brand: ScheduleRun.objects.filter(schedule__brand_id=brand.pk),
+    "late": lambda brand: Timer.objects.filter(brand=brand),
+    "runaway": lambda brand: TickRun.objects.filter(brand=brand),
+    "set aside": lambda brand: SetAside.objects.filter(brand=brand),
+}
+
+
+class Refused(Exception):
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field, self.message = field, message
+
+
+def act(brand: Brand, kind: str, row: str, do: str, *, reason: str = "", by: str,
+        now: datetime) -> str:
+    if do not in {action for action, _ in ACTIONS.get(kind, ())}:
+        raise Refused("do", "this item offers no such action")
+    found = ROWS[kind](brand).filter(pk=row).first() if len(row) <= 64 else None
+    if found is None:
+        raise Refused("row", "no such item at this brand")
+    if do == "dismiss":
+        return _dismiss(brand, kind, row, reason=reason, by=by, now=now)
+    if do == "run":
+        return _run(brand, found, by=by, now=now)
+    said = {"resolve": _resolve, "retry": _retry, "release": _release}[do](brand, found, now)
+    records.write(f"attention.{do}", brand=brand, instant=now,
+                  data={"kind": kind, "row": row, "by": by})
+    return said
+
+
+def _dismiss(brand: Brand, kind: str, row: str, *, reason: str, by: str, now: datetime) -> str:
+    reason = " ".join(reason.split())
+    if not reason:
+        raise Refused("reason", "say why it can be dismissed")
+    if len(reason) > REASON_LONGEST:
+        raise Refused("reason", f"at most {REASON_LONGEST} characters")
+    try:
+        with transaction.atomic():
+            Dismissal.objects.create(brand=brand, kind=kind, row=row, reason=reason, by=by,
+                                     at=now)
+            records.write("attention.dismissed", brand=brand, instant=now,
+                          data={"kind": kind, "row": row, "by": by, "reason": reason})
+    except IntegrityError:
+        return "It was dismissed already."
+    return "Dismissed: it leaves the list, and the reason is kept on the record."
+
+
+def _run(brand: Brand, run: ScheduleRun, *, by: str, now: datetime) -> str:
+    """A failed schedule run by hand now; the failure leaves the list, dismissed as run again."""
+    schedule = Schedule.objects.filter(brand_id=brand.pk, active=True,
+                                       pk=run.schedule_id).first()
+    if schedule is None:
+        raise Refused("row", "its schedule is no longer in your manifest")
+    schedules.run_by_hand(schedule)
+    _dismiss(brand, "failed run", run.pk, reason="run again by hand", by=by, now=now)
+    return f"{schedule.name} runs at the next tick, beside its grid."
+
+
+def _resolve(brand: Brand, fault: Fault, now: datetime) -> str:
+    Fault.objects.filter(pk=fault.pk, resolved__isnull=True).update(resolved=now)
+    return "Marked resolved. If the same work fails again, it comes back here."
+
+
+def _retry(brand: Brand, delivery: Delivery, now: datetime) -> str:
+    if not outbox.retry([delivery.pk], now=now):
+        return "It is not waiting to be sent again: it was sent, or is being sent now."
+    return "It goes out again at the next tick."
+
+
+def _release(brand: Brand, row: SetAside, now: datetime) -> str:
+    SetAside.objects.filter(pk=row.pk, until__gt=now).update(until=now)
+    return "It is tried again at the next tick."
+
+
+def dismissed(brand: Brand, kind: str, *, since: datetime | None = None):
+    """The ids of the rows of `kind` dismissed at the brand (since `since`, when given): a
+    subquery for rows in the same database, or a list for one that may not be."""
+    found = Dismissal.objects.filter(brand=brand, kind=kind)
+    return found.filter(at__gte=since).values("row") if since else found.values("row")

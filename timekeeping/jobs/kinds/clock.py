@@ -1,0 +1,68 @@
+"""The clock kind (place 6): a clock's rungs and its date (SPEC S12).
+
+- `notice Nd`: recorded, and a notice to the clock's owner through the outbox;
+- `escalate Nd`: recorded, and a notice to the brand's owner;
+- `ack daily Nd`: asks the owner to acknowledge, each day from N days before until they do;
+- `run <step> Nd`: proposes the step through the gate, for the occurrence's item;
+- the date (at `late_from`): unsatisfied, a lapse on the record and a choice put to its owner.
+A rung of an occurrence that is no longer open does nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from calendars.moments import day_in_zone
+from timekeeping import clocks
+from timekeeping.clocks import gate
+from timekeeping.jobs import grants
+from timekeeping.models import Occurrence, Timer
+from timekeeping.specs.services import parse_rung
+from timekeeping.timers import arming
+from timekeeping.timers.firing import Firing, Hold
+
+
+def describe(timer: Timer) -> str:
+    return f"{timer.key.split(':', 1)[-1]}"
+
+
+def fire(timer: Timer, firing: Firing) -> str:
+    occurrence = Occurrence.objects.select_related(
+        "clock", "clock__job", "clock__subject", "clock__brand__owner", "assignee__user").get(
+        pk=timer.payload["occurrence"])
+    name = occurrence.clock.name
+    passed = " · its day passed: fired in place" if timer.owed < firing.instant else ""
+    if occurrence.status != Occurrence.Status.OPEN:
+        return f"{name} · {describe(timer)} · {occurrence.status}: nothing to do"
+    if timer.payload.get("date"):
+        return f"{name} · the date {occurrence.due} · {clocks.lapse(occurrence, firing.instant)}"
+    rung = parse_rung(timer.payload["rung"])
+    if rung.action in ("notice", "escalate"):
+        clocks.notice(occurrence, rung.text, escalate=rung.action == "escalate")
+        return f"{name} · {rung.text}{passed}"
+    if rung.action == "ack":
+        return f"{name} · {_ack(occurrence, timer, firing)}{passed}"
+    held = grants.held_rung(occurrence.clock.job, rung.step, firing.instant)
+    if held is not None:
+        raise Hold(f"{name} · rung {rung.text} held: {held}")
+    outcome = gate.propose(job=occurrence.clock.job, step=rung.step,
+                           items=[occurrence.item] if occurrence.item else [],
+                           by=f"rung {timer.id}")
+    return f"{name} · rung {rung.text} → {outcome.describe()}{passed}"
+
+
+def _ack(occurrence: Occurrence, timer: Timer, firing: Firing) -> str:
+    if occurrence.acknowledged is not None:
+        return "acknowledged"
+    clocks.notice(occurrence, "ack asked")
+    cal = clocks.calendar_for(occurrence.clock.subject)
+    next_day = day_in_zone(firing.instant, cal.zone_name) + timedelta(days=1)
+    if next_day <= occurrence.due:
+        row = occurrence.clock
+        arming.arm(brand=row.brand, test_clock=row.test_clock, kind="clock",
+                   key=f"{occurrence.label}:ack:{next_day}",
+                   owed=cal.rings(next_day),
+                   owner_type="occurrence", owner_id=occurrence.label,
+                   owner_opened=row.job.opened, bundle=row.bundle,
+                   payload={"occurrence": occurrence.pk, "rung": timer.payload["rung"]})
+    return "ack asked, again tomorrow until acknowledged"

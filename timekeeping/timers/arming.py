@@ -1,0 +1,166 @@
+"""Arming and ending timers, and saying why one has or has not fired (SPEC S3)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db.models import QuerySet
+
+from timekeeping.basics import wallclock
+from timekeeping.basics.spans import span_text
+from timekeeping.models import Brand, TestClock, Timer
+from timekeeping.timers import firing, kinds
+
+
+def clock_timers(brand: Brand, test_clock: TestClock | None) -> QuerySet[Timer]:
+    """The timers of one brand clock: the real one, or a test clock."""
+    if test_clock is None:
+        return Timer.objects.filter(brand=brand, test_clock__isnull=True)
+    return Timer.objects.filter(brand=brand, test_clock=test_clock)
+
+
+class _SameClock:
+    def __repr__(self) -> str:
+        return "SAME_CLOCK"
+
+
+# The default clock for arming: inside a firing, the firing's own clock (a test clock's world
+# stays on that test clock); outside one, the brand's real clock.
+SAME_CLOCK: TestClock | None = _SameClock()  # type: ignore[assignment]
+
+
+def arm(
+    *, brand: Brand, kind: str, key: str, owed: datetime,
+    test_clock: TestClock | None = SAME_CLOCK,
+    owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,
+    payload: dict | None = None, bundle: str = "", held_by: str = "",
+) -> Timer:
+    """Arm a timer, or find the one already armed under `key` on this brand clock.
+
+    Idempotent by key (a unique constraint), so arming twice never makes two. Inside a
+    firing the new timer is noted as armed by it, and fires in the next pass if owed by then.
+    With `held_by`, it is made held (a deadline whose job already waits on a party).
+    """
+    if owed.tzinfo is None:
+        raise ValueError("owed: give an aware instant")
+    batch = firing.current()
+    if test_clock is SAME_CLOCK:
+        test_clock = batch.test_clock if batch is not None else None
+    if test_clock is not None and test_clock.brand_id != brand.pk:
+        raise ValueError(f"test_clock: {test_clock.pk} is not a clock of brand {brand.pk}")
+    kinds.get(kind)  # an unknown kind is refused before anything is written
+    existing = (clock_timers(brand, test_clock).filter(key=key)
+                .exclude(state=Timer.State.SUPERSEDED).order_by("-armed_at").first())
+    if existing is not None:
+        return existing
+    return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
+                   owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened,
+                   payload=payload, bundle=bundle, held_by=held_by)
+
+
+def _insert(
+    *, brand: Brand, kind: str, key: str, owed: datetime, test_clock: TestClock | None,
+    owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,
+    payload: dict | None = None, bundle: str = "", held_by: str = "",
+) -> Timer:
+    place = kinds.get(kind).place
+    batch = firing.current()
+    now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
+    timer = Timer(
+        brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place), owed=owed,
+        owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened or now,
+        payload=payload or {}, bundle=bundle, armed_at=now,
+        armed_by=batch.current.id if batch and batch.current else "",
+        state=Timer.State.HELD if held_by else Timer.State.ARMED, ended_by=held_by[:200],
+    )
+    # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
+    Timer.objects.bulk_create([timer], ignore_conflicts=True)
+    stored = clock_timers(brand, test_clock).filter(
+        key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first() or timer
+    if batch is not None and stored.pk == timer.pk:
+        if held_by:
+            batch.note_held(stored, held_by)
+        else:
+            batch.note_armed(stored)
+    return stored
+
+
+def rearm(
+    *, brand: Brand, kind: str, key: str, owed: datetime, why: str,
+    test_clock: TestClock | None = SAME_CLOCK, **fields,
+) -> Timer:
+    """Arm `key` for `owed`, superseding the live timer under that key if it is owed at
+    another time (a moved date). A fired timer under the key stays as it is: the key rings
+    again for its new date."""
+    batch = firing.current()
+    if test_clock is SAME_CLOCK:
+        test_clock = batch.test_clock if batch is not None else None
+    live = clock_timers(brand, test_clock).filter(
+        key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first()
+    if live is not None:
+        if live.owed == owed:
+            return live
+        end(live.id, state=Timer.State.SUPERSEDED, by=why)
+    fired = clock_timers(brand, test_clock).filter(key=key, state=Timer.State.FIRED,
+                                                   owed=owed).first()
+    if fired is not None:
+        return fired  # already rang for this very instant
+    return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock, **fields)
+
+
+def end(timer_id: str, *, state: Timer.State, by: str) -> bool:
+    """End an armed (or held) timer as superseded or cancelled. True if it was still open."""
+    updated = Timer.objects.filter(
+        id=timer_id, state__in=[Timer.State.ARMED, Timer.State.HELD]
+    ).update(state=state, ended_by=by)
+    return updated == 1
+
+
+def hold(timer_id: str, *, by: str) -> bool:
+    """Hold an armed timer: the tick passes it by until it is released. Inside a firing, the
+    trace lists it held under the firing that held it."""
+    held = Timer.objects.filter(id=timer_id, state=Timer.State.ARMED).update(
+        state=Timer.State.HELD, ended_by=by[:200]) == 1
+    batch = firing.current()
+    if held and batch is not None:
+        batch.note_held(Timer.objects.get(pk=timer_id), by)
+    return held
+
+
+def release(timer_id: str) -> bool:
+    return Timer.objects.filter(id=timer_id, state=Timer.State.HELD).update(
+        state=Timer.State.ARMED, ended_by=""
+    ) == 1
+
+
+def explain(timer: Timer) -> str:
+    """One sentence: why this timer has or has not fired."""
+    on = f"test clock {timer.test_clock_id}" if timer.test_clock_id else "the real clock"
+    now = wallclock.now(brand=timer.brand, test_clock=timer.test_clock)
+    owed = _at(timer.owed)
+    if timer.state == Timer.State.FIRED:
+        return (f"{timer.id} fired at {_at(timer.fired)}, owed {owed}, late by "
+                f"{span_text(timer.late_by or timedelta(0))}.")
+    if timer.state == Timer.State.ARMED:
+        if timer.owed > now:
+            ahead = span_text(timer.owed - now)
+            return (f"{timer.id} is armed and owed {owed}, {ahead} from now on {on}; the first "
+                    "tick at or after then fires it.")
+        failed = ""
+        if timer.attempts:
+            failed = (f" Its handler failed {timer.attempts} time(s), last with: "
+                      f"{timer.last_error.strip().splitlines()[-1] if timer.last_error else '?'}.")
+        return (f"{timer.id} is armed and has been owed since {owed} on {on}; the next tick of "
+                f"that clock fires it.{failed}")
+    verbs = {
+        Timer.State.SUPERSEDED: "was superseded by", Timer.State.HELD: "is held by",
+        Timer.State.CANCELLED: "was cancelled by", Timer.State.DROPPED: "was dropped:",
+    }
+    verb = verbs[Timer.State(timer.state)]
+    return f"{timer.id} {verb} {timer.ended_by or 'someone'} (owed {owed})."
+
+
+def _at(instant: datetime | None) -> str:
+    if instant is None:
+        return "—"
+    return instant.strftime("%Y-%m-%d %H:%M:%SZ")

@@ -1,0 +1,189 @@
+"""A batch of firings on one brand clock at one instant, and what they leave behind.
+
+Handlers run inside the batch's transaction. What they write through this module (records,
+deliveries) is buffered and written in bulk with the batch, so a batch of a thousand timers
+costs a handful of round trips. Timers they arm are inserted at once (arming must answer with
+the timer), and those owed by the batch's instant are noted so the tick fires them in the next
+pass (SPEC S4: chains).
+
+A batch is all the tick holds of its firings (issue 16): its trace rows are made only when a
+trace is asked for (`traced`), and handed on when the batch is written.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import F, Value
+from django.db.models.fields import DateTimeField
+
+from timekeeping.basics import wallclock
+from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
+from timekeeping.timers import kinds, records
+
+_current: ContextVar[Firing | None] = ContextVar("keeping_time_current_firing", default=None)
+
+
+def current() -> Firing | None:
+    """The batch being fired in this context, if any."""
+    return _current.get()
+
+
+def now_for(brand: Brand, test_clock: TestClock | None) -> datetime:
+    """The time of an operation on a brand clock: inside a firing of that brand, the firing's
+    instant; outside one, the clock's now (its test clock's, if it has one)."""
+    batch = current()
+    if batch is not None and batch.brand.pk == brand.pk:
+        return batch.instant
+    return wallclock.now(brand=brand, test_clock=test_clock)
+
+
+class Drop(Exception):
+    """Raised by a handler that decides not to run its timer (a delay past its bound)."""
+
+
+class Hold(Exception):
+    """Raised by a handler whose timer must wait (a run rung whose step needs a grant that
+    has ended): the timer is held, not fired, until what holds it releases it."""
+
+
+@dataclass
+class TraceRow:
+    pass_no: int
+    timer: Timer
+    fired: datetime | None
+    what: str
+    outcome: str = "fired"  # fired, dropped, failed
+    armed: list[Timer] = field(default_factory=list)
+    held: list[tuple[Timer, str]] = field(default_factory=list)
+
+
+class Firing:
+    def __init__(
+        self, *, brand: Brand, test_clock: TestClock | None, instant: datetime, run: TickRun,
+        pass_no: int, first_seq: int, traced: bool = False,
+    ):
+        self.brand = brand
+        self.test_clock = test_clock
+        self.instant = instant
+        self.run = run
+        self.pass_no = pass_no
+        self.seq = first_seq
+        self.traced = traced
+        self.records: list[records.Entry] = []
+        self.deliveries: list[Delivery] = []
+        self.fired: list[Timer] = []
+        self.dropped: list[tuple[Timer, str]] = []
+        self.owed_now: set[str] = set()  # armed by this batch and owed by its instant
+        self.rows: list[TraceRow] = []  # only when traced
+        self.armed_log: list[Timer] = []  # listed under the firing that armed them
+        self.held_log: list[tuple[Timer, str]] = []  # held by a firing, listed under it
+        self.holding: list[tuple[Timer, str]] = []  # fired timers that were held instead
+        self.current: Timer | None = None
+
+    # -- firing --------------------------------------------------------------------------
+
+    def fire(self, timer: Timer) -> None:
+        """Run the timer's handler; on success the timer is fired and a record written."""
+        self.current = timer
+        token = _current.set(self)
+        try:
+            what = kinds.get(timer.kind).fire(timer, self) or ""
+        except (Drop, Hold) as stopped:  # not fired: dropped for good, or held until released
+            outcome, kept = (("dropped", self.dropped) if isinstance(stopped, Drop)
+                             else ("held", self.holding))
+            kept.append((timer, str(stopped)))
+            self.record(f"timer.{outcome}", timer=timer.id, data={"why": str(stopped)})
+            if self.traced:
+                self.rows.append(TraceRow(self.pass_no, timer, self.instant, what=str(stopped),
+                                          outcome=outcome))
+            return
+        finally:
+            _current.reset(token)
+            self.current = None
+        self.seq += 1
+        self.fired.append(timer)
+        if self.traced:
+            self.rows.append(TraceRow(self.pass_no, timer, self.instant, what=what))
+        self.record(
+            "timer.fired",
+            timer=timer.id,
+            data={
+                "kind": timer.kind, "key": timer.key, "place": timer.place,
+                "owed": timer.owed.isoformat(),
+                "late_by_s": (self.instant - timer.owed).total_seconds(),
+                "owner": timer.owner_id, "pass": self.pass_no, "run": self.run.id,
+                "seq": self.seq, "what": what,
+            },
+        )
+
+    # -- what handlers call ----------------------------------------------------------------
+
+    def record(self, kind: str, *, timer: str = "", subject: str = "", job: str = "",
+               data: dict | None = None) -> None:
+        self.records.append(records.Entry(kind, timer=timer, subject=subject, job=job,
+                                          data=data or {}))
+
+    def deliver(self, delivery: Delivery) -> None:
+        self.deliveries.append(delivery)
+
+    def note_armed(self, timer: Timer) -> None:
+        if timer.owed <= self.instant:  # the next pass's; a later one is a later tick's
+            self.owed_now.add(timer.id)
+        self.armed_log.append(timer)
+
+    def note_held(self, timer: Timer, why: str) -> None:
+        """A timer this firing held (or armed held): the trace lists it under the firing."""
+        timer.armed_by = self.current.id if self.current else ""
+        self.held_log.append((timer, why))
+
+    # -- writing the batch -------------------------------------------------------------------
+
+    def attach_armed(self) -> None:
+        if not self.traced:
+            return
+        by_parent: dict[str, list[Timer]] = {}
+        for timer in self.armed_log:
+            by_parent.setdefault(timer.armed_by, []).append(timer)
+        held: dict[str, list[tuple[Timer, str]]] = {}
+        for timer, why in self.held_log:
+            held.setdefault(timer.armed_by, []).append((timer, why))
+        for row in self.rows:
+            row.armed = by_parent.get(row.timer.id, [])
+            row.held = held.get(row.timer.id, [])
+
+    def flush(self) -> None:
+        """Write the batch: fired and dropped timers, records, deliveries (bulk writes)."""
+        flush_all([self])
+
+
+def flush_all(batches: list[Firing]) -> None:
+    """Write batches fired at one instant, on one brand clock or on many (a tick fires a group
+    of small clocks together): one UPDATE for the fired timers, one write of the records, one
+    of the deliveries, whatever the number of clocks."""
+    if not batches:
+        return
+    instant = batches[0].instant
+    fired = [timer.id for batch in batches for timer in batch.fired]
+    if fired:
+        Timer.objects.filter(id__in=fired).update(
+            state=Timer.State.FIRED,
+            fired=instant,
+            late_by=Value(instant, output_field=DateTimeField()) - F("owed"),
+            last_error="",
+        )
+    for batch in batches:
+        for timer, why in batch.dropped:
+            Timer.objects.filter(id=timer.id).update(state=Timer.State.DROPPED, ended_by=why)
+        for timer, why in batch.holding:
+            Timer.objects.filter(id=timer.id, state=Timer.State.ARMED).update(
+                state=Timer.State.HELD, ended_by=why[:200])
+    records.write_clocks([(batch.brand, batch.test_clock, batch.records) for batch in batches],
+                         instant=instant)
+    deliveries = [delivery for batch in batches for delivery in batch.deliveries]
+    if deliveries:
+        Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
+    for batch in batches:
+        batch.attach_armed()

@@ -1,0 +1,105 @@
+"""Writing to the record. Inside a firing the record joins the batch's bulk write; outside,
+it is written at once.
+
+`write_many` is the bulk path: on PostgreSQL it streams the rows with COPY (Django's
+bulk_create builds one UNNEST array per column, which costs more than the firing itself on
+the tick's hot path); elsewhere it uses bulk_create.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import connection
+from psycopg import sql as pgsql
+
+from timekeeping.basics.public_ids import new_id
+from timekeeping.models import Brand, Record, TestClock
+from timekeeping.timers import firing
+
+COLUMNS = ("id", "kind", "instant", "brand_id", "test_clock_id", "subject", "job", "timer",
+           "data")
+
+
+_encoder = DjangoJSONEncoder()
+
+
+def encode(data: dict) -> str:
+    """A record's data as JSON text. A firing's records are encoded when the handler hands
+    them over, so data that is not JSON (a set, an object) fails inside that handler's firing,
+    where the tick records it as that timer's failure, instead of in the batch's bulk write."""
+    return json.dumps(data, default=_encoder.default)
+
+
+def error_text(error: BaseException, limit: int = 2000) -> str:
+    """An error as stored text: its type and message, NUL-free (PostgreSQL keeps no NUL in
+    text or JSON) and bounded."""
+    return f"{type(error).__name__}: {error}".replace("\x00", "\\0")[:limit]
+
+
+
+def person(user) -> str:
+    """A signed-in person as records name them: "user 7 (ana)" (`history.person` reads it)."""
+    return f"user {user.pk} ({user.get_username()})"
+
+
+@dataclass
+class Entry:
+    """A record not yet written: what happened, to what; its data already JSON text."""
+
+    kind: str
+    timer: str = ""
+    subject: str = ""
+    job: str = ""
+    data: dict = field(default_factory=dict)
+    encoded: str = ""
+
+    def __post_init__(self) -> None:
+        self.encoded = encode(self.data)
+
+
+def write(
+    kind: str, *, brand: Brand, instant: datetime, test_clock: TestClock | None = None,
+    subject: str = "", job: str = "", timer: str = "", data: dict | None = None,
+) -> Record | None:
+    """Write one record: the row written, or None inside a firing (it joins the batch)."""
+    batch = firing.current()
+    if batch is not None and batch.brand.pk == brand.pk:
+        batch.record(kind, timer=timer, subject=subject, job=job, data=data)
+        return None
+    return Record.objects.create(kind=kind, instant=instant, brand=brand, test_clock=test_clock,
+                          subject=subject, job=job, timer=timer, data=data or {})
+
+
+def write_many(entries: list[Entry], *, brand: Brand, test_clock: TestClock | None,
+               instant: datetime) -> None:
+    """Write entries that happened at one instant on one brand clock, in one statement."""
+    write_clocks([(brand, test_clock, entries)], instant=instant)
+
+
+def write_clocks(clocks: list[tuple[Brand, TestClock | None, list[Entry]]], *,
+                 instant: datetime) -> None:
+    """Write the entries of many brand clocks at one instant in one statement (a tick that
+    fires a group of small clocks together writes their records with one COPY)."""
+    if not any(entries for _, _, entries in clocks):
+        return
+    if connection.vendor != "postgresql":
+        Record.objects.bulk_create([
+            Record(kind=e.kind, instant=instant, brand=brand, test_clock=test_clock,
+                   timer=e.timer, subject=e.subject, job=e.job, data=json.loads(e.encoded))
+            for brand, test_clock, entries in clocks for e in entries
+        ])
+        return
+    statement = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
+        pgsql.Identifier(Record._meta.db_table),
+        pgsql.SQL(", ").join(pgsql.Identifier(column) for column in COLUMNS))
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(statement) as copy:
+            for brand, test_clock, entries in clocks:
+                test_clock_id = test_clock.pk if test_clock is not None else None
+                for e in entries:
+                    copy.write_row((new_id("rec"), e.kind, instant, brand.pk, test_clock_id,
+                                    e.subject, e.job, e.timer, e.encoded))
