@@ -23,11 +23,14 @@ demo: $(STAMP) .env
 	$(PY) manage.py demo
 	$(PY) manage.py rundemo 127.0.0.1:8000
 
+# The floors of docs/architecture.md first (import-linter), then the suite.
 test: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
 	DEBUG=$${DEBUG:-true} $(PY) -m pytest $(ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache

@@ -50,7 +50,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "timekeeping.api.strict.RefuseNul",
+    "timekeeping.web.strict.RefuseNul",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -74,7 +74,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "timekeeping.pages.frame",
+                "timekeeping.web.pages.frame",
                 "timekeeping.console.test_mode.banner",
             ],
         },
@@ -167,7 +167,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["timekeeping.api.strict.StrictJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["timekeeping.web.strict.StrictJSONParser"],
 }
 
 SPECTACULAR_SETTINGS = {

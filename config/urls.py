@@ -2,13 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from timekeeping.api import strict  # noqa: F401 - registers the path converters
 from timekeeping.api.docs import RedocPage
 from timekeeping.api.services import SubjectFeed
 from timekeeping.console.digest import unsubscribe
-from timekeeping.pages import home, zone_switch
 from timekeeping.portals import asked
 from timekeeping.tick.observe import health_view, metrics_view, tick_health_view
+from timekeeping.web.pages import home, zone_switch
 
 admin.site.site_header = admin.site.site_title = "Keeping Time operations"
 admin.site.index_title = "For operators: the console is the owner's place"

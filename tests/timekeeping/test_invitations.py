@@ -122,7 +122,7 @@ def test_no_token_breaks_the_page(invited, token):
 
 
 def test_a_nul_in_the_link_is_refused_before_the_page(invited):
-    assert page(Client(), "%00" * 30).status_code == 400  # timekeeping.api.strict.RefuseNul
+    assert page(Client(), "%00" * 30).status_code == 400  # timekeeping.web.strict.RefuseNul
 
 
 def test_a_test_clocks_invitation_goes_to_the_brands_owner(brand, actors, test_clock):

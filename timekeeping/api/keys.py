@@ -9,9 +9,9 @@ from rest_framework.views import APIView
 
 from timekeeping.access import keys
 from timekeeping.api.access import owned
-from timekeeping.api.strict import StrictSerializer
 from timekeeping.basics import wallclock
 from timekeeping.models import ApiKey
+from timekeeping.web.strict import StrictSerializer
 
 
 class KeyOut(serializers.ModelSerializer):

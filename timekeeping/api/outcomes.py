@@ -10,9 +10,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping.api.access import kept, who
-from timekeeping.api.strict import StrictSerializer
 from timekeeping.models import Outcome
 from timekeeping.recurring import outcomes
+from timekeeping.web.strict import StrictSerializer
 
 
 class OutcomeOut(serializers.ModelSerializer):

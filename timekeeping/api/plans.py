@@ -15,10 +15,10 @@ from rest_framework.views import APIView
 
 from timekeeping import clocks
 from timekeeping.api.access import kept, who
-from timekeeping.api.strict import StrictSerializer
 from timekeeping.models import Subject, Subscription
 from timekeeping.recurring import dunning, plans
 from timekeeping.timers.firing import now_for
+from timekeeping.web.strict import StrictSerializer
 
 
 class SubscriptionIn(StrictSerializer):

@@ -16,12 +16,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping.api.access import brand_for, who
-from timekeeping.api.strict import StrictSerializer
 from timekeeping.basics import wallclock
 from timekeeping.models import Connection
 from timekeeping.moves import rows
 from timekeeping.moves.rows import MoveRefused, Venue
 from timekeeping.moves.values import ValuesInvalid
+from timekeeping.web.strict import StrictSerializer
 
 
 class TableRetired(APIException):

@@ -19,11 +19,11 @@ from rest_framework.views import APIView
 from calendars.moments import zone_of
 from timekeeping import clocks, manifests
 from timekeeping.api.access import brand_for, brands, kept, kept_brand, who
-from timekeeping.api.strict import StrictSerializer
 from timekeeping.basics import instants, wallclock
 from timekeeping.clocks import gate, subject_calendar, undo
 from timekeeping.models import Clock, Job, Member, Occurrence, Record, Subject, TestClock
 from timekeeping.models.service import new_feed_token
+from timekeeping.web.strict import StrictSerializer
 
 
 class ProblemOut(serializers.Serializer):

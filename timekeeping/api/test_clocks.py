@@ -14,10 +14,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping.api.access import brand_for, kept, who
-from timekeeping.api.strict import StrictSerializer
 from timekeeping.basics.instants import parse_instant
 from timekeeping.models import TestClock
 from timekeeping.tick import test_clocks, trace
+from timekeeping.web.strict import StrictSerializer
 
 
 @extend_schema_field(OpenApiTypes.DATETIME)

@@ -1,9 +1,9 @@
 """The REST API under /api/ (DESIGN decision 11). Ids, table names, row keys and link codes
-in paths match their patterns (timekeeping.api.strict): anything else is not found."""
+in paths match their patterns (timekeeping.web.strict): anything else is not found."""
 
 from django.urls import path
 
-from timekeeping.api import (  # noqa: F401 - strict registers the converters
+from timekeeping.api import (
     docs,
     keys,
     outcomes,
@@ -12,7 +12,6 @@ from timekeeping.api import (  # noqa: F401 - strict registers the converters
     reading_operations,
     rows,
     services,
-    strict,
     test_clocks,
     work,
 )

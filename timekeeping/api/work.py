@@ -18,12 +18,12 @@ from rest_framework.views import APIView
 
 from timekeeping import clocks
 from timekeeping.api.access import kept, kept_brand, key_of, who
-from timekeeping.api.strict import StrictSerializer
 from timekeeping.jobs import asks, lifecycle, repairs, standby, tasks
 from timekeeping.jobs.common import now_of
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Standby, Task, TestClock
 from timekeeping.recurring import charges, guarantees
 from timekeeping.specs.jobs import parse_span
+from timekeeping.web.strict import StrictSerializer
 
 
 class DeadlineOut(serializers.ModelSerializer):

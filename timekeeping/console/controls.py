@@ -30,8 +30,8 @@ from timekeeping.console.access import back_to, brand_of, by
 from timekeeping.console.shown import face_of
 from timekeeping.jobs import tasks
 from timekeeping.models import Brand, Clock, Member, Occurrence, Record
-from timekeeping.pages import ask_first, confirmed
 from timekeeping.timers import records
+from timekeeping.web.pages import ask_first, confirmed
 
 
 @dataclass(frozen=True)

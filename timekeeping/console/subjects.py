@@ -27,9 +27,9 @@ from timekeeping.console.controls import members
 from timekeeping.console.shown import face_of
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Brand, Clock, Invitation, Job, Subject, Subscription
-from timekeeping.pages import ask_first, confirmed
 from timekeeping.recurring import dunning, plans
 from timekeeping.timers import records
+from timekeeping.web.pages import ask_first, confirmed
 
 PER_PAGE = 50
 KINDS_SHOWN = 50

@@ -2,7 +2,6 @@
 
 from django.urls import path
 
-from timekeeping.api import strict  # noqa: F401 - the path converters
 from timekeeping.console import (
     brand_settings,
     controls,

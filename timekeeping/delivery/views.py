@@ -30,9 +30,9 @@ from timekeeping.delivery.access import (
 )
 from timekeeping.jobs import lifecycle, standby
 from timekeeping.models import Member, Occurrence
-from timekeeping.pages import ask_first, confirmed
 from timekeeping.portals import controls as date_controls
 from timekeeping.portals.controls import Said
+from timekeeping.web.pages import ask_first, confirmed
 
 
 @login_required

@@ -21,7 +21,6 @@ from timekeeping.access import once
 from timekeeping.basics import shown, wallclock
 from timekeeping.clocks import subject_calendar
 from timekeeping.models import Ask, Occurrence, Subscription
-from timekeeping.pages import ask_first, confirmed
 from timekeeping.portals import controls, paying, record, rows, serving
 from timekeeping.portals.access import (
     action_of,
@@ -33,6 +32,7 @@ from timekeeping.portals.access import (
 )
 from timekeeping.portals.subscribe import feed_of
 from timekeeping.recurring import plans
+from timekeeping.web.pages import ask_first, confirmed
 
 ROWS_PER_PAGE = 100
 # What the person is told before a control that is hard to undo (issue 27).

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from rest_framework.exceptions import APIException, ParseError
 
 from tests.timekeeping.moves.test_moves import VENUE, make_venue, utc
-from timekeeping.api.strict import StrictJSONParser
 from timekeeping.models import Brand, RowAudit
 from timekeeping.moves.values import ValuesInvalid, clean
 from timekeeping.specs.tables import compile_tables
+from timekeeping.web.strict import StrictJSONParser
 
 TABLES = compile_tables(VENUE["tables"])
 JSON_VALUES = st.recursive(
