@@ -1,6 +1,7 @@
-"""What only a brand's owner does in the console (docs/security.md): API keys (list, make with
-the secret shown once, revoke: `timekeeping.access.keys`) and loading a manifest (`manifests.load`).
-Managers may check a manifest (`manifests.check`) without loading it; viewers see the versions.
+"""What only a brand's owner does in the console (docs/security.md): API keys (list, make
+with the secret shown once, revoke: `timekeeping.access.keys`) and loading a manifest
+(`manifests.apply`). Managers may check a manifest and plan its load (`manifests.plan`)
+without loading it; viewers see the versions.
 """
 
 from __future__ import annotations
