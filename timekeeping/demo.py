@@ -271,6 +271,12 @@ def tax_year(subject: Subject, test_clock: TestClock) -> None:
         ("2027-11-14 10:00", replied),
         ("2027-12-05 09:00", lambda: paid("2027-Q4")),
     ]
+    _play(test_clock, script)
+
+
+def _play(test_clock: TestClock, script: list) -> None:
+    """Each action of `script` in turn, the test clock advanced first to its New York wall
+    time; then the clock stops at TAX_START."""
     for when, action in script:
         at = datetime.fromisoformat(when).replace(tzinfo=TAX_ZONE).astimezone(UTC)
         test_clocks.advance(test_clock, to=at)

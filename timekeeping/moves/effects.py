@@ -104,52 +104,6 @@ class _Safe(dict):
         return "{" + key + "}"
 
 
-def linked(venue, table: str, row, before: dict | None, *, who: str, at: datetime) -> int:
-    """Moves of linked rows (A7): `states.effects` of the moved row's table,
-
-        "effects": [{"when": "cancelled", "table": "tickets", "link": "order_id", "to": "void"}]
-
-    moves each row of `table` whose `link` column points at this row to `to`, by that table's
-    declared move: a linked row whose state lists no move to `to`, or only an undo (A1: made
-    only by a person who names the state they saw), is left as it is. Each linked row is
-    locked NOWAIT, as the moved row was: a busy one refuses the whole change (WRITE_CONFLICT
-    for a person, the next minute for the job). A sample row's effects make their rows sample
-    rows too, so removing the samples takes them."""
-    from timekeeping.models import SampleRow
-    from timekeeping.moves import samples
-    from timekeeping.moves.rows import as_dict, audit
-
-    states = (venue.raw_table(table).get("states") or {})
-    column = states.get("column")
-    entered = getattr(row, column, None) if column else None
-    if before is None or entered is None or before.get(column) == entered:
-        return 0
-    moved = 0
-    wanted = [effect for effect in states.get("effects", []) if effect.get("when") == entered]
-    sample = bool(wanted) and samples.is_sample(venue, table, row.pk)
-    for effect in wanted:
-        target = venue.tables[effect["table"]]
-        model = venue.model(effect["table"])
-        for child in model.objects.using(venue.link.database).select_for_update(
-                nowait=True).filter(**{effect["link"]: row.pk}):
-            listed = target.states.moves.get(getattr(child, target.states.column), {}).get(
-                effect["to"])
-            if listed is None or listed.undo:
-                continue
-            child_before = as_dict(child)
-            setattr(child, target.states.column, effect["to"])
-            apply(venue, effect["table"], child, child_before, at)
-            child.save(using=venue.link.database)
-            audit(venue, effect["table"], child, kind="effect", who=who, at=at,
-                  before=child_before)
-            if sample:
-                SampleRow.objects.get_or_create(brand_id=venue.link.brand_id,
-                                                connection=venue.link, table=effect["table"],
-                                                row=child.pk)
-            moved += 1
-    return moved
-
-
 FAR = datetime(9999, 12, 31, tzinfo=UTC)
 
 

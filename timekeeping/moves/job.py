@@ -35,6 +35,7 @@ from timekeeping.moves.rows import (
     as_dict,
     audit,
     judge_requires,
+    linked,
     listed_move,
     lock_busy,
 )
@@ -199,7 +200,7 @@ def _move_held(venue: Venue, item: Due, now: datetime) -> str:
     row.clean_fields(exclude=[f.name for f in row._meta.fields if f.name not in changed])
     row.save(using=db, update_fields=changed)
     audit(venue, item.table, row, kind="timed move", who="timed move", at=now, before=before)
-    effects.linked(venue, item.table, row, before, who="timed move", at=now)
+    linked(venue, item.table, row, before, who="timed move", at=now)
     return "moved"
 
 

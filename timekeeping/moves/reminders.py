@@ -123,7 +123,7 @@ def run(venue, now: datetime) -> int:
 
 
 def _remind(venue, name: str, number: int, spec: dict, now: datetime) -> int:
-    from timekeeping.moves import samples
+    from timekeeping.moves.rows import is_sample
 
     queued = 0
     for row in _ahead(venue, name, spec, now):
@@ -137,7 +137,7 @@ def _remind(venue, name: str, number: int, spec: dict, now: datetime) -> int:
             continue
         if when is None or not when <= now < moment:
             continue
-        if samples.is_sample(venue, name, row.pk):
+        if is_sample(venue, name, row.pk):
             continue
         queued += effects.send(venue, row, spec, key=f"{venue.link.pk}:{name}:{row.pk}"
                                                      f":reminder{number}:{moment.isoformat()}")

@@ -1,5 +1,6 @@
 """Rows of a brand's manifest tables: reading settings and hours, writing with an audit,
-and moves a person makes (listed moves, moves that wait for a time; SPEC A1, A10)."""
+and moves a person makes (listed moves, moves that wait for a time; SPEC A1, A10), with the
+moves of linked rows they set off (A7)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.db import OperationalError, transaction
 from django.forms.models import model_to_dict
 
 from calendars.hours import HoursRow
-from timekeeping.models import BrandTable, Connection, Manifest, RowAudit
+from timekeeping.models import BrandTable, Connection, Manifest, RowAudit, SampleRow
 from timekeeping.moves import effects
 from timekeeping.moves.moments import MomentOutOfRange, Reader, moment_of
 from timekeeping.moves.tables import model_for
@@ -140,14 +141,17 @@ def as_dict(row) -> dict:
     return model_to_dict(row) | {"id": row.pk}
 
 
+def is_sample(venue: Venue, table: str, pk: int) -> bool:
+    return SampleRow.objects.filter(brand_id=venue.link.brand_id, connection=venue.link,
+                                    table=table, row=pk).exists()
+
+
 def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
           before: dict | None) -> None:
     """The audit entry, and the emails the change sets off (in the same transaction)."""
-    from timekeeping.moves import effects, samples
-
     raw = venue.raw_table(table)
     if raw.get("emails") or raw.get("holds"):  # ask whether it is a sample only when it matters
-        sample = samples.is_sample(venue, table, row.pk)
+        sample = is_sample(venue, table, row.pk)
         effects.emails(venue, table, row, before, sample=sample)
         effects.holds(venue, table, row, before, at=at, sample=sample)
     RowAudit.objects.create(brand_id=venue.link.brand_id, connection=venue.link, table=table,
@@ -222,8 +226,50 @@ def move(venue: Venue, table: str, pk: int, to: str, *, who: str, at: datetime,
         effects.apply(venue, table, row, before, at)
         row.save(using=venue.link.database)
         audit(venue, table, row, kind="move", who=who, at=at, before=before)
-        effects.linked(venue, table, row, before, who=who, at=at)
+        linked(venue, table, row, before, who=who, at=at)
     return row
+
+
+def linked(venue, table: str, row, before: dict | None, *, who: str, at: datetime) -> int:
+    """Moves of linked rows (A7): `states.effects` of the moved row's table,
+
+        "effects": [{"when": "cancelled", "table": "tickets", "link": "order_id", "to": "void"}]
+
+    moves each row of `table` whose `link` column points at this row to `to`, by that table's
+    declared move: a linked row whose state lists no move to `to`, or only an undo (A1: made
+    only by a person who names the state they saw), is left as it is. Each linked row is
+    locked NOWAIT, as the moved row was: a busy one refuses the whole change (WRITE_CONFLICT
+    for a person, the next minute for the job). A sample row's effects make their rows sample
+    rows too, so removing the samples takes them."""
+    states = (venue.raw_table(table).get("states") or {})
+    column = states.get("column")
+    entered = getattr(row, column, None) if column else None
+    if before is None or entered is None or before.get(column) == entered:
+        return 0
+    moved = 0
+    wanted = [effect for effect in states.get("effects", []) if effect.get("when") == entered]
+    sample = bool(wanted) and is_sample(venue, table, row.pk)
+    for effect in wanted:
+        target = venue.tables[effect["table"]]
+        model = venue.model(effect["table"])
+        for child in model.objects.using(venue.link.database).select_for_update(
+                nowait=True).filter(**{effect["link"]: row.pk}):
+            listed = target.states.moves.get(getattr(child, target.states.column), {}).get(
+                effect["to"])
+            if listed is None or listed.undo:
+                continue
+            child_before = as_dict(child)
+            setattr(child, target.states.column, effect["to"])
+            effects.apply(venue, effect["table"], child, child_before, at)
+            child.save(using=venue.link.database)
+            audit(venue, effect["table"], child, kind="effect", who=who, at=at,
+                  before=child_before)
+            if sample:
+                SampleRow.objects.get_or_create(brand_id=venue.link.brand_id,
+                                                connection=venue.link, table=effect["table"],
+                                                row=child.pk)
+            moved += 1
+    return moved
 
 
 @contextmanager
@@ -327,13 +373,12 @@ def _judge_late(venue: Venue, table: str, row, state: str, to: str, at: datetime
                 audience: str) -> None:
     """A move is late when its moment, read from the row as stored, is less than `within`
     away or has passed. Sample rows are never late."""
-    from timekeeping.moves import samples
     from timekeeping.moves.moments import shift_by
 
     spec = venue.tables[table].states
     rule = next((late for late in spec.late if late.to == to
                  and (not late.from_states or state in late.from_states)), None)
-    if rule is None or samples.is_sample(venue, table, row.pk):
+    if rule is None or is_sample(venue, table, row.pk):
         return
     moment = venue.moment(row, rule.moment)
     opens = shift_by(moment, rule.within, -1, venue.reader()) if moment else None

@@ -81,8 +81,3 @@ def next_open(venue: Venue, hours_table: str, at: datetime) -> datetime:
         if at < closes:
             return max(at, opens)
     return at
-
-
-def is_sample(venue: Venue, table: str, pk: int) -> bool:
-    return SampleRow.objects.filter(brand_id=venue.link.brand_id, connection=venue.link,
-                                    table=table, row=pk).exists()

@@ -21,7 +21,7 @@ from django.apps.registry import Apps
 from django.db import DatabaseError, connections, models
 
 from timekeeping.models import Brand, BrandTable, Connection, Manifest
-from timekeeping.moves.check import MAX_LENGTH
+from timekeeping.moves.check_columns import MAX_LENGTH
 from timekeeping.specs.rules import VALUE_LENGTH
 from timekeeping.specs.tables import Column, Table
 
