@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from timekeeping import clocks, manifests
-from timekeeping.clocks import dues, gate
+from timekeeping.clocks import dues, gate, postponing
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Delivery, Job, Occurrence, Record, Subject, TestClock, Timer
 from timekeeping.tick import test_clocks
@@ -442,7 +442,7 @@ def test_it_adds_no_postponement_when_moving_one_brands_dates_fails(tax, actors,
             raise RuntimeError("the database went away")
         return real(brand, postponement)
 
-    monkeypatch.setattr(clocks, "postpone", postpone_then_fail)
+    monkeypatch.setattr(postponing, "postpone", postpone_then_fail)
     with wall.fixed(START):
         jobs = two_brands_on_one_calendar(tax, actors)
         with pytest.raises(RuntimeError):

@@ -9,6 +9,7 @@ import pytest
 
 from calendars.models import Postponement
 from timekeeping import clocks, manifests
+from timekeeping.clocks import opening
 from timekeeping.models import Clock, Job, Record, TestClock, Timer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "timekeeping" / "manifests" / "examples"
@@ -56,7 +57,7 @@ def test_a_far_input_date_is_refused_by_name_and_leaves_the_period_free(owner, s
 
 def test_an_order_that_fails_halfway_keeps_nothing(brand, owner, subject, monkeypatch):
     opened = []
-    real = clocks._open_clock
+    real = opening._open_clock
 
     def fails_on_the_second(job, service, spec, now):
         if opened:
@@ -64,7 +65,7 @@ def test_an_order_that_fails_halfway_keeps_nothing(brand, owner, subject, monkey
         opened.append(spec.name)
         return real(job, service, spec, now)
 
-    monkeypatch.setattr(clocks, "_open_clock", fails_on_the_second)
+    monkeypatch.setattr(opening, "_open_clock", fails_on_the_second)
     from timekeeping.models import Subject
 
     with pytest.raises(RuntimeError):

@@ -24,7 +24,8 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Q, Sum
 
 from timekeeping.basics import shown, wallclock
-from timekeeping.clocks import exposure, spec_of
+from timekeeping.clocks import exposure
+from timekeeping.clocks.rungs import spec_of
 from timekeeping.models import Brand, Occurrence, Subject, TestClock, Timer
 from timekeeping.specs.services import ClockSpec
 

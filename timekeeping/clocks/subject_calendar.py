@@ -11,7 +11,10 @@ from datetime import date, datetime, timedelta
 
 from calendars import ical
 from calendars.moments import day_in_zone
-from timekeeping.clocks import calendar_for, exposure, measured_from, spec_of
+from timekeeping.clocks import exposure
+from timekeeping.clocks.basis import calendar_for
+from timekeeping.clocks.opening import measured_from
+from timekeeping.clocks.rungs import spec_of
 from timekeeping.models import (
     Ask,
     Deadline,

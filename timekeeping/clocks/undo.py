@@ -26,8 +26,8 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
-from timekeeping import clocks
 from timekeeping.basics import wallclock
+from timekeeping.clocks import opening, rungs
 from timekeeping.models import Brand, Job, Member, Occurrence, Record, Timer
 from timekeeping.timers import arming, records
 
@@ -77,7 +77,7 @@ def _set_in_motion(entry: Record) -> bool:
         return False
     kept = Occurrence.objects.select_related("clock__job").filter(
         pk=entry.data["occurrence"]).first()
-    return kept is not None and bool(clocks.measured_from_it(kept))
+    return kept is not None and bool(opening.measured_from_it(kept))
 
 
 def doer(entry: Record) -> str:
@@ -204,8 +204,8 @@ def reopen(occurrence: Occurrence, was: dict) -> None:
     """A kept date as it was before: its status and settling back, its next coming (opened
     when it was kept) withdrawn, its reminders and its date armed again under their keys (one
     already sent stays sent; one whose time came meanwhile goes out at the next tick)."""
-    spec = clocks.spec_of(occurrence.clock)
-    if clocks.measured_from_it(occurrence):
+    spec = rungs.spec_of(occurrence.clock)
+    if opening.measured_from_it(occurrence):
         raise UndoRefused("undo_set_in_motion", "other dates were measured from when it was "
                           "done; that cannot be taken back exactly")
     if spec.every:
@@ -213,7 +213,7 @@ def reopen(occurrence: Occurrence, was: dict) -> None:
     occurrence.status = was["status"]
     occurrence.settled, occurrence.settled_by = _instant(was["settled"]), was["settled_by"]
     occurrence.save(update_fields=["status", "settled", "settled_by"])
-    clocks.arm(occurrence, spec, why="undone")
+    rungs.arm(occurrence, spec, why="undone")
 
 
 def _withdraw_next(occurrence: Occurrence) -> None:
@@ -230,7 +230,7 @@ def _withdraw_next(occurrence: Occurrence) -> None:
             or ours.filter(state=Timer.State.FIRED).exists()):
         raise UndoRefused("undo_superseded", "its next date has begun (a reminder for it "
                           "went out, or someone acted on it)")
-    clocks.end_timers(following, "undone: the date before it is open again")
+    rungs.end_timers(following, "undone: the date before it is open again")
     following.delete()
 
 

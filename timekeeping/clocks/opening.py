@@ -1,0 +1,285 @@
+"""Opening a job: ordering it, and opening its clocks and their occurrences. Each date
+comes from its due rule (or is measured from when another date of the job was kept), rolled on
+the subject's calendar, moved by the postponements that cover it; then its rungs are armed.
+What else opens and ends with a job registers itself with `on_open` and `on_end`.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from django.db import IntegrityError, transaction
+
+from calendars.models import Postponement
+from calendars.moments import day_in_zone
+from timekeeping.basics import instants
+from timekeeping.clocks import dues, exposure
+from timekeeping.clocks.basis import OrderRefused, PeriodTaken, calendar_for, now_for
+from timekeeping.clocks.rungs import arm
+from timekeeping.clocks.telling import _record
+from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject
+from timekeeping.specs import tiers
+from timekeeping.specs.current import services_of
+from timekeeping.specs.services import ClockSpec, ServiceSpec, parse_every
+from timekeeping.timers import records
+
+
+def order(*, brand: Brand, service: str, subject: Subject, period: str = "", input: dict | None
+          = None, by: str = "") -> Job:
+    """Open a job of `service` for `subject` and `period`, and open its clocks, on the
+    subject's clock (its test clock, if it was made on one).
+
+    A second order for the same subject, Service and period raises PeriodTaken and changes
+    nothing (it charges nothing)."""
+    test_clock = subject.test_clock
+    version, spec = offered(brand, service, subject)
+    check_live(brand, subject, spec)
+    input = input or {}
+    _check_order(spec, period, {**subject.input, **input})
+    now = now_for(brand, test_clock)
+    # Whole or absent: the job, its record, its clocks and their timers commit together.
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                job = Job.objects.create(brand=brand, test_clock=test_clock, subject=subject,
+                                         service=service, period=period, input=input,
+                                         bundle=version.bundle, opened=now)
+        except IntegrityError:
+            raise PeriodTaken(f"{subject.pk} already holds a {service} job for period "
+                              f"{period!r}") from None
+        records.write("job.opened", brand=brand, instant=now, test_clock=test_clock,
+                      subject=subject.pk, job=job.pk,
+                      data={"service": service, "period": period, "by": by,
+                            "bundle": version.bundle})
+        # A clock whose date follows another clock opens after the clocks it follows.
+        for clock_spec in sorted(spec.clocks.values(), key=lambda c: "clock" in c.due):
+            _open_clock(job, spec, clock_spec, now)
+        for opened in _on_open:  # the job's own time (timekeeping.jobs), after its clocks
+            opened(job, spec, now)
+    return job
+
+
+# What else opens with a job, and ends with it: registered by the kinds that keep a job's own
+# time (timekeeping.jobs), so the clocks import none of them.
+_on_open: list = []
+_on_end: list = []
+
+
+def on_open(function):
+    _on_open.append(function)
+    return function
+
+
+def on_end(function):
+    _on_end.append(function)
+    return function
+
+
+def offered(brand: Brand, service: str, subject: Subject) -> tuple[Manifest, ServiceSpec]:
+    """The brand's current manifest version and its `service`, for `subject`: refused,
+    naming the field, when there is no manifest, no such service, or a subject of another
+    kind. Ordering a job and subscribing to a plan both start here."""
+    version = Manifest.objects.filter(brand=brand).order_by("-version").first()
+    if version is None:
+        raise OrderRefused("service", "the brand has no manifest yet")
+    spec = services_of(version.bundle).get(service)
+    if spec is None:
+        raise OrderRefused("service", f"{service!r} is not a service of the brand's manifest")
+    if spec.subject_kind and subject.kind != spec.subject_kind:
+        raise OrderRefused("subject", f"{service!r} is for a {spec.subject_kind}, "
+                                      f"not a {subject.kind}")
+    return version, spec
+
+
+def check_live(brand: Brand, subject: Subject, spec: ServiceSpec) -> None:
+    """Live (a subject on the real clock), only the keys the brand's plan has (S26); on a
+    test clock every key runs."""
+    if subject.test_clock_id is not None:
+        return
+    try:
+        tiers.check_live(brand.plan, spec)
+    except tiers.PlanLacksKey as lacking:
+        raise OrderRefused("service", f"{tiers.PlanLacksKey.code}: {lacking}") from None
+
+
+def _check_order(spec: ServiceSpec, period: str, given: dict) -> None:
+    """Refuse, naming the field, a period or an input date the job's dates cannot be read
+    from, or that lies outside the dates kept."""
+    if spec.period.of != "none":
+        try:
+            end = spec.period.end_of(period, given)
+        except OverflowError:  # a year past the calendar's end
+            end = date.max
+        if end is None:
+            raise OrderRefused("period", f"{period!r} is not a {spec.period.of} period")
+        if not instants.in_span(end):
+            raise OrderRefused("period", f"{period!r} ends outside the dates kept "
+                                         f"({instants.SPAN})")
+    for field in sorted(_input_dates(spec)):
+        if given.get(field) not in (None, ""):
+            try:
+                instants.parse_date(given[field], field=f"input.{field}")
+            except ValueError as error:
+                raise OrderRefused(f"input.{field}",
+                                   str(error).removeprefix(f"input.{field}: ")) from None
+
+
+def _input_dates(spec: ServiceSpec) -> set[str]:
+    """The input fields the Service's due rules read as dates."""
+    found = set()
+    for clock_spec in spec.clocks.values():
+        for rule in (clock_spec.due, *clock_spec.moves.values()):
+            for each in (rule, *(rule.get("items") or {}).values()):
+                if isinstance(each.get("input"), str):
+                    found.add(each["input"])
+    return found
+
+
+def _open_clock(job: Job, service: ServiceSpec, spec: ClockSpec, now: datetime) -> Clock:
+    row = Clock.objects.create(
+        brand=job.brand, test_clock=job.test_clock, subject=job.subject, job=job,
+        name=spec.name, title=spec.title.replace("{period}", job.period), owner=spec.owner,
+        hard=spec.hard, lives_on_subject=spec.lives_on_subject, bundle=job.bundle, opened=now,
+    )
+    for item in items_of(job, spec):
+        _open_occurrence(row, spec, item, seq=0)
+    return row
+
+
+def items_of(job: Job, spec: ClockSpec) -> list[str]:
+    if not spec.each:
+        return [""]
+    found = job.input.get(spec.each, job.subject.input.get(spec.each, []))
+    return [str(item) for item in found]
+
+
+def _open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurrence | None:
+    try:
+        rule_due = _rule_due(row, spec, spec.due, item, seq)
+    except (OverflowError, ValueError):  # past the end of the calendar itself
+        rule_due = date.max
+    why = "its due rule gave no date"
+    if rule_due is None and "after_kept" in spec.due:
+        measured = spec.due["after_kept"]
+        why = (f"it is measured from {measured['clock']} {measured.get('item', item)}, which "
+               "this job does not keep").replace("  ", " ")
+    if rule_due is not None and not instants.in_span(rule_due):
+        if not seq:  # opening the job: the order is refused, and nothing of it is kept
+            raise OrderRefused("period", f"the {spec.name} date {rule_due} falls outside the "
+                                         f"dates kept ({instants.SPAN})")
+        rule_due, why = None, f"its next date {rule_due} falls outside the dates kept"
+    if rule_due is None:
+        records.write("clock.no_date", brand=row.brand, instant=now_for(row.brand,
+                      row.test_clock), test_clock=row.test_clock, subject=row.subject_id,
+                      job=row.job_id,
+                      data={"clock": row.id, "name": row.name, "item": item, "why": why})
+        return None
+    price = exposure.price(spec.exposure)
+    occurrence = Occurrence(clock=row, item=item, seq=seq, rule_due=rule_due, due=rule_due,
+                            brand_id=row.brand_id, test_clock_id=row.test_clock_id,
+                            hard=row.hard, miss_cost=price.monthly if price else 0,
+                            miss_currency=price.currency if price else "")
+    _keep(occurrence, rule_due, by="")  # sets the date kept and late_from
+    _apply_postponements(occurrence)
+    occurrence.save()
+    arm(occurrence, spec)
+    return occurrence
+
+
+def _rule_due(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int) -> date | None:
+    job = row.job
+    service = services_of(row.bundle)[job.service]
+    context = dues.DueContext(
+        period_end=service.period.end_of(job.period, job.input),
+        job_input={**job.subject.input, **job.input},
+        item=item, job=job, other_clock=lambda name, other_item: _other_due(job, name,
+                                                                            other_item),
+        other_kept=lambda name, other_item: _other_kept(row, name, other_item),
+        period=job.period)
+    found = dues.evaluate(rule, context)
+    if found is not None and seq and spec.every:
+        found = found + parse_every(spec.every) * seq  # counted from the first: no drift
+    return found
+
+
+def _other_due(job: Job, name: str, item: str) -> date | None:
+    of_clock = Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job, clock__name=name)
+    occurrence = of_clock.filter(item=item).first() or of_clock.first()
+    return occurrence.due if occurrence else None
+
+
+def _other_kept(row: Clock, name: str, item: str) -> tuple[date | None, date] | None:
+    """When another clock's item of the job was kept (the day, in the subject's zone; None
+    while it is not) and the date its due rule first gave; None when the job has no such
+    date."""
+    occurrence = Occurrence.objects.filter(
+        brand_id=row.brand_id, clock__job_id=row.job_id, clock__name=name,
+        item=item).order_by("-seq").first()
+    if occurrence is None:
+        return None
+    kept = day_in_zone(occurrence.settled, calendar_for(row.subject).zone_name) \
+        if occurrence.status == Occurrence.Status.SATISFIED else None
+    return kept, occurrence.rule_due
+
+
+def measured_from_it(kept: Occurrence) -> list[ClockSpec]:
+    """The clocks of the job whose dates are measured from when `kept` is kept. Read from the
+    service's clocks: keeping a date asks nothing more of the database unless one is."""
+    row = kept.clock
+    return [spec for spec in services_of(row.bundle)[row.job.service].clocks.values()
+            if (spec.due.get("after_kept") or {}).get("clock") == row.name
+            and spec.due["after_kept"].get("item", kept.item) == kept.item]
+
+
+MEASURED = " kept"  # how a move by `after_kept` is said: `by: "file kept"`
+
+
+def measured_from(moved_by: str) -> str | None:
+    """The clock a date was measured from, when a keeping moved it (`after_kept`)."""
+    return moved_by.removesuffix(MEASURED) if moved_by.endswith(MEASURED) else None
+
+
+def _keep(occurrence: Occurrence, day: date, *, by: str) -> None:
+    """Set the date kept: roll it on the subject's calendar and record the roll."""
+    cal = calendar_for(occurrence.clock.subject)
+    rolled = cal.roll(day)
+    occurrence.due = rolled.date
+    occurrence.rolled_from = rolled.rolled_from
+    occurrence.roll_reasons = rolled.reasons
+    occurrence.late_from = cal.late_from(rolled.date)
+    if rolled.rolled_from is not None:
+        row = occurrence.clock
+        records.write("clock.rolled", brand=row.brand, instant=now_for(row.brand,
+                      row.test_clock), test_clock=row.test_clock, subject=row.subject_id,
+                      job=row.job_id, data={"clock": row.id, "name": row.name,
+                                            "item": occurrence.item,
+                                            "from": rolled.rolled_from, "to": rolled.date,
+                                            "why": rolled.reasons, "by": by or "due rule"})
+
+
+def _apply_postponements(occurrence: Occurrence) -> None:
+    calendar_id = occurrence.clock.brand.calendar_id
+    if calendar_id is None:
+        return
+    for notice in Postponement.objects.filter(calendar_id=calendar_id,
+                                              test_clock=occurrence.clock.test_clock_id or "",
+                                              from_date__lte=occurrence.due,
+                                              through__gte=occurrence.due):
+        if _matches(occurrence.clock.subject, notice.where):
+            before = occurrence.due
+            occurrence.moved_from, occurrence.moved_by = before, "calendar"
+            occurrence.due, occurrence.rolled_from, occurrence.roll_reasons = notice.to, None, []
+            occurrence.late_from = calendar_for(occurrence.clock.subject).late_from(notice.to)
+            _record(occurrence, "clock.moved", {"by": "calendar", "from": before,
+                                                "to": notice.to, "notice": notice.notice})
+
+
+def _matches(subject: Subject, where: dict) -> bool:
+    for field, wanted in (where or {}).items():
+        have = getattr(subject, field, None) if field in ("kind", "key", "zone", "name") \
+            else subject.input.get(field)
+        if isinstance(wanted, list) and have not in wanted:
+            return False
+        if not isinstance(wanted, list) and have != wanted:
+            return False
+    return True

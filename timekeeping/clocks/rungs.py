@@ -1,0 +1,48 @@
+"""A date's rungs: each a timer in place 6 that rings at `rings_at` on its day, N calendar
+days before the date kept; the date itself a timer at `late_from`. Armed, re-armed after a
+move under the same keys, and ended here.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from timekeeping.clocks.basis import calendar_for
+from timekeeping.models import Clock, Occurrence, Timer
+from timekeeping.specs.current import services_of
+from timekeeping.specs.services import ClockSpec
+from timekeeping.timers import arming
+
+KIND = "clock"
+
+
+def spec_of(row: Clock) -> ClockSpec:
+    return services_of(row.bundle)[row.job.service].clocks[row.name]
+
+
+def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "") -> None:
+    """Arm (or re-arm, after a move) the occurrence's rungs and its date, under stable keys."""
+    row = occurrence.clock
+    cal = calendar_for(row.subject)
+    wanted = {}
+    for rung in spec.rungs:
+        wanted[f"{occurrence.label}:{rung.text}"] = (
+            cal.rings(occurrence.due - timedelta(days=rung.days)), {"rung": rung.text})
+    wanted[f"{occurrence.label}:date"] = (occurrence.late_from, {"date": True})
+    live = arming.clock_timers(row.brand, row.test_clock).filter(
+        owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD])
+    for stale in live.exclude(key__in=list(wanted)):
+        arming.end(stale.id, state=Timer.State.SUPERSEDED, by=why or "re-armed")
+    for key, (owed, payload) in wanted.items():
+        arming.rearm(brand=row.brand, test_clock=row.test_clock, kind=KIND, key=key, owed=owed,
+                     why=why or "re-armed", owner_type="occurrence", owner_id=occurrence.label,
+                     owner_opened=row.job.opened, bundle=row.bundle,
+                     payload={"occurrence": occurrence.pk, **payload})
+
+
+def end_timers(occurrence: Occurrence, why: str) -> None:
+    row = occurrence.clock
+    for timer_id in arming.clock_timers(row.brand, row.test_clock).filter(
+            owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD]
+    ).values_list("id", flat=True):
+        arming.end(timer_id, state=Timer.State.SUPERSEDED, by=why)

@@ -1,0 +1,241 @@
+"""What steps and people do to a job's dates: a step keeps (satisfies) or moves them, a
+hard date that has passed bars a step, a date lapses, a job ends; a date's owner marks it done,
+chooses, acknowledges it, or assigns it to a member.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from django.db import transaction
+
+from timekeeping.clocks import changed, emails, gate
+from timekeeping.clocks.basis import OrderRefused, calendar_for, now_for
+from timekeeping.clocks.opening import (
+    MEASURED,
+    _keep,
+    _on_end,
+    _open_occurrence,
+    _rule_due,
+    measured_from_it,
+)
+from timekeeping.clocks.rungs import arm, end_timers, spec_of
+from timekeeping.clocks.telling import _record, _tell_owner
+from timekeeping.models import Clock, Job, Member, Occurrence
+from timekeeping.specs.services import ClockSpec
+from timekeeping.timers import records
+
+
+def open_occurrences(job: Job, *, hard: bool | None = None):
+    found = Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job,
+                                      status=Occurrence.Status.OPEN)
+    return found if hard is None else found.filter(clock__hard=hard)
+
+
+def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
+    """Satisfy the open occurrences this step keeps. With `each`, only an item's own step
+    satisfies it (the step names the item)."""
+    kept = []
+    # A lapsed date is still kept by its step, late: the record says so.
+    for occurrence in Occurrence.objects.filter(
+            brand_id=job.brand_id, clock__job=job,
+            status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED],
+    ).select_related("clock"):
+        spec = spec_of(occurrence.clock)
+        if step not in spec.satisfied_by:
+            continue
+        if occurrence.item and occurrence.item not in items:
+            continue
+        _settle(occurrence, spec, by=step, at=at)
+        kept.append(f"{occurrence.clock.name} {occurrence.item or ''}".strip())
+    return kept
+
+
+def _settle(occurrence: Occurrence, spec: ClockSpec, *, by: str, at: datetime,
+            noted: dict | None = None):
+    """Keep the date; `noted` joins its record (what an undo needs: who, what it was)."""
+    late = occurrence.status == Occurrence.Status.LAPSED
+    occurrence.status = Occurrence.Status.SATISFIED
+    occurrence.settled, occurrence.settled_by = at, by
+    occurrence.save(update_fields=["status", "settled", "settled_by"])
+    end_timers(occurrence, f"satisfied by {by}")
+    written = _record(occurrence, "clock.satisfied", {"by": by, "due": occurrence.due,
+                                                      "late": late, **(noted or {})})
+    _measure_from(occurrence)
+    if spec.every:
+        _open_occurrence(occurrence.clock, spec, occurrence.item, occurrence.seq + 1)
+    return written
+
+
+def _measure_from(kept: Occurrence) -> None:
+    """The dates of the job measured from when `kept` was kept (`after_kept`: a refund window
+    runs from the filing) open now, or move to it if they had a date already."""
+    row = kept.clock
+    measured = measured_from_it(kept)
+    if not measured:
+        return
+    for other in Clock.objects.filter(job_id=row.job_id, name__in=[s.name for s in measured]
+                                      ).select_related("job__subject", "subject", "brand",
+                                                       "test_clock"):
+        spec = spec_of(other)
+        found = Occurrence.objects.filter(clock=other).order_by("-seq").first()
+        if found is None:
+            _open_occurrence(other, spec, "", seq=0)
+            continue
+        day = _rule_due(other, spec, spec.due, found.item, found.seq)
+        if found.status == Occurrence.Status.OPEN and day is not None and \
+                day not in (found.due, found.rolled_from):
+            _move_to(found, spec, day, by=row.name + MEASURED, roll=True)
+
+
+def mark_done(occurrence: Occurrence, *, by: str):
+    """Its owner marks a date kept by hand: the way to keep a date that outlived its job,
+    or one no step of the Service covers. Answers the `clock.satisfied` record, which names
+    who and what the date was before (`timekeeping.clocks.undo` reads it)."""
+    if occurrence.status not in (Occurrence.Status.OPEN, Occurrence.Status.LAPSED):
+        raise OrderRefused("item", f"the date is {occurrence.status}; only an open or lapsed "
+                                   "date can be marked done")
+    at = now_for(occurrence.clock.brand, occurrence.clock.test_clock)
+    return _settle(occurrence, spec_of(occurrence.clock), by=f"marked done by {by}", at=at,
+                   noted={"who": by, "occurrence": occurrence.pk,
+                          "was": changed.was(occurrence)})
+
+
+def move(job: Job, step: str, items: list[str]) -> list[str]:
+    """Move the occurrences a committed step covers, each by its clock's rule for that step."""
+    moved = []
+    for occurrence in open_occurrences(job, hard=False).select_related("clock"):
+        spec = spec_of(occurrence.clock)
+        # With `each`, a step moves only the items it names (as it satisfies only those).
+        if step not in spec.moves or (occurrence.item and occurrence.item not in items):
+            continue
+        new_day = _rule_due(occurrence.clock, spec, spec.moves[step], occurrence.item,
+                            occurrence.seq)
+        if new_day is None or new_day in (occurrence.due, occurrence.rolled_from):
+            continue  # already there: a step taken again moves nothing
+        moved.append(_move_to(occurrence, spec, new_day, by=step, roll=True))
+    return moved
+
+
+def _move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll: bool,
+             notice: str = "") -> str:
+    before = occurrence.due
+    if roll:
+        _keep(occurrence, day, by=by)
+    else:
+        occurrence.due, occurrence.rolled_from, occurrence.roll_reasons = day, None, []
+        occurrence.late_from = calendar_for(occurrence.clock.subject).late_from(day)
+    occurrence.moved_from, occurrence.moved_by = before, by
+    occurrence.acknowledged = None  # a new date is acknowledged anew
+    occurrence.save()
+    data = {"by": by, "from": before, "to": occurrence.due, "rolled_from":
+            occurrence.rolled_from}
+    if notice:
+        data["notice"] = notice
+    _record(occurrence, "clock.moved", data)
+    arm(occurrence, spec, why=f"moved to {occurrence.due} by {by}")
+    rolled = (f", rolled from {occurrence.rolled_from}" if occurrence.rolled_from else "")
+    return f"{occurrence.item or occurrence.clock.name} {before} → {occurrence.due}{rolled}"
+
+
+def date_passed(job: Job, step: str, items: list[str], now: datetime) -> Occurrence | None:
+    """The hard date (of this job, or living on its subject) that bars `step` and has passed."""
+    for occurrence in Occurrence.objects.filter(
+            brand_id=job.brand_id, clock__subject=job.subject, clock__hard=True,
+            clock__test_clock=job.test_clock,
+    ).exclude(status=Occurrence.Status.SATISFIED).select_related("clock", "clock__job"):
+        row = occurrence.clock
+        if row.job_id != job.pk and not row.lives_on_subject:
+            continue
+        if step in spec_of(row).bars and now >= occurrence.late_from:
+            if not items or not occurrence.item or occurrence.item in items:
+                return occurrence
+    return None
+
+
+def lapse(occurrence: Occurrence, at: datetime) -> str:
+    """Its date came, unsatisfied: on the record, and a choice put to its owner (SPEC S23)."""
+    occurrence.status = Occurrence.Status.LAPSED
+    occurrence.settled, occurrence.settled_by = at, "its date passed"
+    occurrence.save(update_fields=["status", "settled", "settled_by"])
+    spec = spec_of(occurrence.clock)
+    _record(occurrence, "clock.lapsed", {"due": occurrence.due, "hard": spec.hard,
+                                         "bars": list(spec.bars), "choices": list(spec.choices)})
+    _tell_owner(occurrence, *emails.missed(occurrence, spec.choices), key="lapsed")
+    return "lapsed · a choice put to its owner"
+
+
+def end_job(job: Job, *, state: str = Job.State.ENDED, by: str = "",
+            data: dict | None = None) -> None:
+    """End a job (S16). Clocks that live on the subject stay open in their owner's hands;
+    the job's other dates close, and so does its own time (deadlines, asks, tasks)."""
+    now = now_for(job.brand, job.test_clock)
+    with transaction.atomic():
+        if Job.objects.filter(pk=job.pk, state=Job.State.OPEN).update(state=state,
+                                                                      ended=now) != 1:
+            raise OrderRefused("job", f"job {job.pk} is {Job.objects.get(pk=job.pk).state}; "
+                                      "only an open job ends")
+        job.state, job.ended = state, now
+        for ended in _on_end:
+            ended(job, state, now)
+        kept = []
+        for occurrence in open_occurrences(job).select_related("clock"):
+            if occurrence.clock.lives_on_subject:
+                kept.append(occurrence.label)
+                continue
+            occurrence.status = Occurrence.Status.CLOSED
+            occurrence.save(update_fields=["status"])
+            end_timers(occurrence, f"job {job.pk} {state}")
+        records.write(f"job.{state}", brand=job.brand, instant=now, test_clock=job.test_clock,
+                      subject=job.subject_id, job=job.pk,
+                      data={**(data or {}), "by": by, "lives_on": kept})
+
+
+def choose(occurrence: Occurrence, choice: str, *, by: str):
+    """The owner's choice on a clock: one the clock offers (`choices`); a choice that names a
+    step runs it through the gate, for the occurrence's item."""
+    spec = spec_of(occurrence.clock)
+    if choice not in spec.choices:
+        raise OrderRefused("choice", f"{choice!r} is not one of this clock's choices: "
+                                     f"{', '.join(spec.choices) or 'none'}")
+    job = occurrence.clock.job
+    before = changed.before(job)
+    outcome = gate.propose(job=job, step=choice,
+                           items=[occurrence.item] if occurrence.item else [],
+                           by=f"choice of {by}")
+    # Written after the step, so it can say what the step changed (`timekeeping.clocks.undo`).
+    written = _record(occurrence, "clock.chosen", {
+        "choice": choice, "by": by, "occurrence": occurrence.pk,
+        "committed": outcome.committed, **changed.since(job, before, outcome)})
+    outcome.record = written.pk if written is not None else ""
+    return outcome
+
+
+def acknowledge(occurrence: Occurrence, *, by: str):
+    """Acknowledge the date; answers its record, which keeps what it was before (undo). A
+    date acknowledged already stays as it is (a second click acts once): None."""
+    if occurrence.acknowledged is not None:
+        return None
+    at = now_for(occurrence.clock.brand, occurrence.clock.test_clock)
+    was = occurrence.acknowledged
+    occurrence.acknowledged = at
+    occurrence.save(update_fields=["acknowledged"])
+    # One reading of the clock for both: an undo knows the date is as this left it by the
+    # record's instant equalling the date's (`undo._still_acknowledged`).
+    return _record(occurrence, "clock.acknowledged", {"by": by, "occurrence": occurrence.pk,
+                                                      "was": was}, at=at)
+
+
+def assign(occurrence: Occurrence, member: Member | None, *, by: str):
+    """Give the date to one of its brand's members to see through (S25), or to nobody (None):
+    a `clock.assigned` record says to whom, by whom, and who had it before (undo). A member of
+    another brand is refused, naming the field, and nothing changes. The API and the pages
+    all assign through it."""
+    if member is not None and member.brand_id != occurrence.clock.brand_id:
+        raise OrderRefused("member", f"{member.pk} is not a member of the clock's brand")
+    was = occurrence.assignee_id
+    occurrence.assignee = member
+    occurrence.save(update_fields=["assignee"])
+    return _record(occurrence, "clock.assigned", {
+        "member": member.pk if member else None, "occurrence": occurrence.pk, "was": was,
+        "to": member.user.get_username() if member else "nobody", "by": by})
