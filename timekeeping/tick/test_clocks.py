@@ -39,7 +39,10 @@ from django.db.models import F
 from timekeeping.basics import instants, wallclock
 from timekeeping.models import Schedule, ScheduleRun, TestClock, TickRun, Walk, WalkLine
 from timekeeping.schedules import engine as schedules
-from timekeeping.tick import BATCH_SIZE, ClockTick, Engine, Sample, Tracer, abandon_runs, trace
+from timekeeping.tick import trace
+from timekeeping.tick.clock import abandon_runs
+from timekeeping.tick.engine import BATCH_SIZE, Engine
+from timekeeping.tick.results import ClockTick, Sample, Tracer
 from timekeeping.timers import leases, records
 
 WALK_TICKS = 1440  # a walk ticks for schedules at most about this often (a day of minutes)
