@@ -83,6 +83,13 @@ class Figures(Collector):
         self.now = now
 
     def collect(self):
+        yield from self.timer_figures()
+        yield from self.tick_figures()
+        yield from self.waiting_figures()
+
+    def timer_figures(self):
+        """The real clock's timers: armed and owed by place, how late the most overdue is,
+        how many fired late in the last hour."""
         now = self.now
         real = Timer.objects.filter(test_clock__isnull=True).order_by()
         armed = GaugeMetricFamily("keeping_time_timers_armed",
@@ -115,6 +122,11 @@ class Figures(Collector):
             "hour.",
             value=real.filter(state=Timer.State.FIRED, late_by__gt=LATE,
                               fired__gte=now - HOUR).count())
+
+    def tick_figures(self):
+        """The tick: how late timers fired (the heartbeat's histogram), its age, and its brand
+        clocks' runs in the last hour."""
+        now = self.now
         at, late_by = heartbeat.heartbeat()
         cumulative, buckets = 0, []
         for bound, count in zip([*heartbeat.LATE_BY_BOUNDS, "+Inf"], late_by.counts, strict=True):
@@ -147,6 +159,11 @@ class Figures(Collector):
         yield GaugeMetricFamily("keeping_time_tick_passes_max",
                                 "The most passes one brand clock's tick took in the last hour.",
                                 value=runs["passes"] or 0)
+
+    def waiting_figures(self):
+        """What waits or is wrong: deliveries, set-aside rows, failed schedule runs, stopped
+        work, open faults."""
+        now = self.now
         states = dict(Delivery.objects.filter(state__in=[
             Delivery.State.PENDING, Delivery.State.RUNNING, Delivery.State.FAILED]).order_by()
             .values_list("state").annotate(n=Count("id")))
