@@ -99,7 +99,7 @@ def main() -> None:
         out = io.StringIO()
         stats = pstats.Stats(profile, stream=out).strip_dirs()
         stats.sort_stats("tottime").print_stats(15)
-        stats.sort_stats("cumulative").print_stats("tick.py|firing.py|delays.py|kinds.py|"
+        stats.sort_stats("cumulative").print_stats("tick/|firing.py|delays.py|kinds.py|"
                                                    "records.py", 20)
         print(out.getvalue())
         # Without the profiler: the rate the figures are fractions of.
