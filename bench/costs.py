@@ -117,13 +117,13 @@ def vacuum() -> None:
 
 def empty_ticks(meter: Meter, repeats: int = 5) -> Cost:
     """The median empty tick, after one that keeps house (hourly) and warms the caches."""
-    from timekeeping import tick
+    from timekeeping.tick import phases
 
-    tick.run_once()
+    phases.run_once()
     spent = []
     for _ in range(repeats):
         with meter.measure():
-            tick.run_once()
+            phases.run_once()
         spent.append(meter.spent)
     return Cost(*(statistics.median(getattr(cost, name) for cost in spent)
                   for name in ("wall", "cpu", "db")))
@@ -144,10 +144,10 @@ def startup(empty: Cost) -> Cost:
 
 
 def fired_by_run_once(meter: Meter, expected: int) -> Cost:
-    from timekeeping import tick
+    from timekeeping.tick import phases
 
     with meter.measure():
-        result = tick.run_once(budget=BUDGET)
+        result = phases.run_once(budget=BUDGET)
     if result.total("fired") != expected:
         raise SystemExit(f"expected {expected} fired, the tick fired {result.total('fired')}")
     return meter.spent
@@ -157,13 +157,13 @@ def skipped(meter: Meter, clocks: int) -> Cost:
     """Every clock leased by a live process elsewhere: the tick skips them all."""
     from django.utils import timezone
 
-    from timekeeping import tick
     from timekeeping.models import Brand
+    from timekeeping.tick import phases
 
     Brand.objects.update(lease_holder="elsewhere:1:bench",
                          lease_until=timezone.now() + timedelta(hours=1))
     with meter.measure():
-        result = tick.run_once(budget=BUDGET)
+        result = phases.run_once(budget=BUDGET)
     Brand.objects.update(lease_holder="", lease_until=None)
     if len(result.skipped) != clocks:
         raise SystemExit(f"expected {clocks} skipped, the tick skipped {len(result.skipped)}")
@@ -174,16 +174,16 @@ def reticked(meter: Meter) -> Cost:
     """Each clock ticked again, one by one, with nothing owed on it."""
     from django.utils import timezone
 
-    from timekeeping import tick
     from timekeeping.models import Brand
+    from timekeeping.tick import clock
     from timekeeping.timers import leases
 
     brands = list(Brand.objects.select_related("owner"))
     instant, deadline = timezone.now(), time.monotonic() + 600
     with meter.measure():
         for brand in brands:
-            tick.tick_clock(brand, instant=instant, deadline=deadline,
-                            holder=leases.holder_name())
+            clock.tick_clock(brand, instant=instant, deadline=deadline,
+                             holder=leases.holder_name())
     return meter.spent
 
 

@@ -17,7 +17,7 @@ partitioned before its history began keeps them: each record in the month it was
 (when it fired). In `--rounds` rounds, the two databases in turn, each
 in a fresh process, it measures:
 
-- empty_ms: the median in-process tick (`tick.run_once`) that finds nothing owed;
+- empty_ms: the median in-process tick (`tick.phases.run_once`) that finds nothing owed;
 - calendar_ms, console_ms: the console's subject page (the subject's calendar and history)
   and the brand's home, through Django's test client, the median of `--repeats` renders;
 - fire_per_s: 20,000 owed no-op timers armed on 10 other brands, fired by one `manage.py tick`
@@ -331,9 +331,9 @@ def setup() -> None:
 def empty_tick_ms(repeats: int) -> float:
     """The median of `repeats` ticks at NOW that find nothing owed (after one untimed tick,
     which runs what schedules are due)."""
-    from timekeeping import tick
+    from timekeeping.tick import phases
 
-    tick.run_once(now=NOW)
+    phases.run_once(now=NOW)
     return empty_tick_median(repeats) * 1000
 
 

@@ -9,7 +9,7 @@ Creates a scratch database beside the one DATABASE_URL names, loads a manifest w
   moved rows are put back between runs);
 - small_ms: the same over 1,000 rows of which 500 are due;
 - moved_per_s: rows moved per second with the 500 cap lifted, over 20,000 due rows;
-- across `--connections` connections (100 by default) in one tick (`tick.run_once`, its 50 s
+- across `--connections` connections (100 by default) in one tick (`tick.phases.run_once`, its 50 s
   budget): with one due row each, the tick's time per connection (the job's fixed cost); with
   `--due-each` due rows each (50), the rows moved, the connections left for the next tick,
   and the rows moved per second.
@@ -99,8 +99,8 @@ def job_ms(place, repeats: int, cap: int = 500) -> float:
 
 def across_connections(count: int, due_each: int) -> dict:
     """`count` venues, each with one due row, then `due_each` due rows: one tick each time."""
-    from timekeeping import tick
     from timekeeping.models import Connection
+    from timekeeping.tick import phases
 
     Connection.objects.update(paused=True)  # the venues measured before sit this out
     places = [venue(f"many-{n}") for n in range(count)]
@@ -110,7 +110,7 @@ def across_connections(count: int, due_each: int) -> dict:
             place.model("orders").objects.all().delete()
             fill(place, due, due)
         started = time.perf_counter()
-        result = tick.run_once(now=NOW + timedelta(minutes=len(figures)), sweep=False)
+        result = phases.run_once(now=NOW + timedelta(minutes=len(figures)), sweep=False)
         seconds = time.perf_counter() - started
         moved = result.rows_moved
         figures[label] = (seconds, moved, len(result.moves_unreached))

@@ -4,7 +4,7 @@
 
 Creates a scratch database, fills it as bench/brands.py does (`--brands` brands with `--each`
 owed no-op timers: 10 × 2,000 by default, 2,000 × 10 for the cost of many small clocks), fires
-them with one in-process `tick.run_once` under cProfile, and times every
+them with one in-process `tick.phases.run_once` under cProfile, and times every
 statement sent to the database (Django's execute wrapper; COPY included as the cursor call
 that sends it). Prints:
 
@@ -65,7 +65,7 @@ def main() -> None:
         setup_django(url)
         from django.db import connection
 
-        from timekeeping import tick
+        from timekeeping.tick import phases
         from timekeeping.timers import records
 
         fill(args.brands, args.each)
@@ -86,7 +86,7 @@ def main() -> None:
         started = time.perf_counter()
         with connection.execute_wrapper(statements):
             profile.enable()
-            result = tick.run_once(now=NOW, phases=False, sweep=False, budget=HOUR)
+            result = phases.run_once(now=NOW, phases=False, sweep=False, budget=HOUR)
             profile.disable()
         wall_ms = (time.perf_counter() - started) * 1000
         fired = result.total("fired")
@@ -99,7 +99,7 @@ def main() -> None:
         out = io.StringIO()
         stats = pstats.Stats(profile, stream=out).strip_dirs()
         stats.sort_stats("tottime").print_stats(15)
-        stats.sort_stats("cumulative").print_stats("tick.py|firing.py|delays.py|kinds.py|"
+        stats.sort_stats("cumulative").print_stats("tick/|firing.py|delays.py|kinds.py|"
                                                    "records.py", 20)
         print(out.getvalue())
         # Without the profiler: the rate the figures are fractions of.
@@ -107,7 +107,7 @@ def main() -> None:
 
         reset_fired()
         started = time.perf_counter()
-        tick.run_once(now=NOW, phases=False, sweep=False, budget=HOUR)
+        phases.run_once(now=NOW, phases=False, sweep=False, budget=HOUR)
         plain_s = time.perf_counter() - started
         per_1000 = 1000 / fired
         print(f"brands={args.brands} each={args.each} per_s={fired / plain_s:.0f} "

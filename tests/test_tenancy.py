@@ -42,10 +42,11 @@ from django.test.utils import CaptureQueriesContext
 from tests.doors import console, delivery, portal
 from tests.test_authorization import _fill
 from tests.world import NOW
-from timekeeping import clocks, tick
+from timekeeping import clocks
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Record, Subject, Task
 from timekeeping.schedules import engine as schedules_engine
+from timekeeping.tick import phases
 from timekeeping.timers import delays
 
 APPS = ("timekeeping", "money", "calendars")
@@ -276,7 +277,7 @@ def test_a_tick_over_two_brands_reads_and_writes_each_brands_rows_by_its_brand(w
     statements = []
     for at in INSTANTS:
         with wallclock.fixed(at), CaptureQueriesContext(connection) as captured:
-            tick.run_once(now=at, phases=True)
+            phases.run_once(now=at, phases=True)
         statements += [query["sql"] for query in captured.captured_queries]
     assert {r.brand_id for r in Record.objects.filter(kind="timer.fired")} == {
         world.brand.pk, world.other.pk}

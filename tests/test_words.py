@@ -17,9 +17,9 @@ from django.core.management import call_command
 from django.test import Client
 
 from tests.words import crawl, engine_words, visible_text
-from timekeeping import tick
 from timekeeping.basics import wallclock
 from timekeeping.demo import CUSTOMER_USERNAME, DEMO_USERNAME, MEMBER_USERNAME, VENUE_USERNAME
+from timekeeping.tick import phases
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
@@ -42,7 +42,7 @@ def demo(settings):
         call_command("demo", stdout=io.StringIO())
     ticked = LOADED + timedelta(minutes=1)
     with wallclock.fixed(ticked):
-        tick.run_once(now=ticked)
+        phases.run_once(now=ticked)
         yield ticked
 
 

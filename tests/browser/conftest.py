@@ -19,10 +19,11 @@ from playwright.sync_api import expect
 # The desks the console's and the portal's own tests work at, for the browser to visit.
 from tests.timekeeping.console.conftest import desk  # noqa: F401
 from tests.timekeeping.portal.conftest import portal  # noqa: F401
-from timekeeping import clocks, tick
+from timekeeping import clocks
 from timekeeping.basics import wallclock
 from timekeeping.demo import DEMO_PASSWORD, TAX_CLOCK, TAX_SUBJECT
 from timekeeping.models import Ask, Brand, Member, Subject, TestClock
+from timekeeping.tick import phases
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -152,7 +153,7 @@ def demo(settings) -> Brand:
         call_command("demo", stdout=io.StringIO())
     ticked = DEMO_LOADED + timedelta(minutes=1)
     with wallclock.fixed(ticked):
-        tick.run_once(now=ticked)
+        phases.run_once(now=ticked)
     harbor = TestClock.objects.get(pk=TAX_CLOCK)
     # The practice takes on Harbor's 2027 return, which opens by asking for the organizer.
     clocks.order(brand=harbor.brand, service="annual-return",

@@ -12,11 +12,11 @@ from playwright.sync_api import expect
 
 from tests.timekeeping.console.conftest import OPENED, tax
 from tests.world import manifest
-from timekeeping import manifests, tick
+from timekeeping import manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import Connection, Schedule, ScheduleRun, SetAside, Timer
 from timekeeping.moves.rows import Venue
-from timekeeping.tick import test_clocks
+from timekeeping.tick import phases, test_clocks
 from timekeeping.timers.faults import Faults
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
@@ -223,8 +223,8 @@ def test_the_owner_reads_why_and_works_each_operations_page(page, live_server, o
     look("console-test-clock-advancing")
     # The tick walks it (here, its walks phase); the page, asking again, shows the end and
     # the trace.
-    tick.walk_test_clocks(Faults(wallclock.wall_now()), deadline=time.monotonic() + 60,
-                          holder="the browser test")
+    phases.walk_test_clocks(Faults(wallclock.wall_now()), deadline=time.monotonic() + 60,
+                            holder="the browser test")
     expect(page.get_by_role("heading", name="What happened the last time it moved on")
            ).to_be_visible(timeout=15_000)
     expect(walk).to_contain_text("100% · reached Wed 19 Apr 2028, 09:00 EDT")

@@ -58,7 +58,7 @@ def test_it_lists_the_tick_models_in_the_admin(admin_client_logged_in, brand, mo
 
 
 def test_it_filters_timers_by_lateness_and_says_why_on_each(admin_client_logged_in, brand):
-    from timekeeping import tick
+    from timekeeping.tick import phases
     from timekeeping.timers import delays
 
     at = datetime(2026, 11, 30, 14, tzinfo=UTC)
@@ -66,7 +66,7 @@ def test_it_filters_timers_by_lateness_and_says_why_on_each(admin_client_logged_
                         key="late-one")
     waiting = delays.delay("timekeeping.note", {}, brand=brand, at=at + timedelta(days=9),
                            key="waiting-one")
-    tick.run_once(now=at)
+    phases.run_once(now=at)
     page = admin_client_logged_in.get("/admin/timekeeping/timer/?late=yes").content.decode()
     assert late in page and waiting not in page
     found = admin_client_logged_in.get("/admin/timekeeping/timer/?q=waiting-one")

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import tick
 from timekeeping.models import Brand, Record, TickRun, Timer
+from timekeeping.tick import phases
 from timekeeping.timers import leases
 
 pytestmark = [needs_postgres, pytest.mark.django_db(transaction=True)]
@@ -99,13 +99,13 @@ def test_it_loses_nothing_and_doubles_nothing_when_a_tick_is_killed_mid_pass():
     # tick takes the clock at once instead of waiting for the lease to run out.
     brand.refresh_from_db()
     assert brand.lease_holder.split(":")[1] == str(victim.pid)
-    result = tick.run_once()
+    result = phases.run_once()
     assert not result.skipped
     # The rest may outlast one tick's budget on a slow machine: cron's next ticks go on.
     for _ in range(10):
         if not Timer.objects.filter(state="armed").exists():
             break
-        tick.run_once()
+        phases.run_once()
     counts = fired_counts()
     assert len(counts) == 30_000 and set(counts.values()) == {1}
     assert Record.objects.filter(kind="note").count() == 30_000

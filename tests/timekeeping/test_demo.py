@@ -99,9 +99,9 @@ def test_it_prints_the_sign_ins_that_each_reach_their_place(capsys):
 def test_its_first_load_shows_a_priced_date_at_risk_a_late_timer_and_a_set_aside_row():
     from datetime import timedelta
 
-    from timekeeping import tick
     from timekeeping.basics import wallclock
     from timekeeping.clocks import dates
+    from timekeeping.tick import phases
 
     loaded = wallclock.wall_now()
     with wallclock.fixed(loaded):
@@ -113,7 +113,7 @@ def test_its_first_load_shows_a_priced_date_at_risk_a_late_timer_and_a_set_aside
     assert priced[0].cost == "about $324 a month late"
     first_tick = loaded + timedelta(minutes=1)
     with wallclock.fixed(first_tick):
-        tick.run_once(now=first_tick)
+        phases.run_once(now=first_tick)
     late = Timer.objects.get(key__startswith="demo:late:")
     assert late.state == "fired" and late.late_by >= timedelta(hours=1)
     aside = SetAside.objects.get()
@@ -131,10 +131,10 @@ def test_it_lets_the_printed_login_into_the_admin(client):
 def test_it_loads_a_venue_whose_sample_rows_move_on_their_own():
     from datetime import timedelta
 
-    from timekeeping import tick
     from timekeeping.basics import wallclock
     from timekeeping.models import Connection, SampleRow
     from timekeeping.moves.rows import Venue
+    from timekeeping.tick import phases
 
     call_command("demo")
     call_command("demo")
@@ -142,7 +142,7 @@ def test_it_loads_a_venue_whose_sample_rows_move_on_their_own():
     assert SampleRow.objects.filter(connection=link).count() == 4
     later = wallclock.wall_now() + timedelta(days=3)
     with wallclock.fixed(later):
-        tick.run_once(now=later)
+        phases.run_once(now=later)
     venue = Venue.of(link)
     assert set(venue.model("orders").objects.values_list("status", flat=True)) == {"cancelled"}
     assert venue.model("tickets").objects.get().status == "valid"

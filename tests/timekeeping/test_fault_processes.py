@@ -21,11 +21,11 @@ PICKUP = datetime(2026, 10, 23, 11, 30, tzinfo=UTC)
 CHILD = """
 import json, tests.faulty
 from datetime import datetime, timedelta, timezone
-from timekeeping import tick
+from timekeeping.tick import phases
 t0 = datetime(2026, 10, 23, 20, tzinfo=timezone.utc)
 said = []
 for minute in (0, 1):
-    result = tick.run_once(now=t0 + timedelta(minutes=minute))
+    result = phases.run_once(now=t0 + timedelta(minutes=minute))
     said.append({"faults": [[f.phase, f.where] for f in result.faults],
                  "moved": sum(len(m.moved) for m in result.moves),
                  "sent": result.sweep.sent if result.sweep else 0,

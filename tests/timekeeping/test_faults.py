@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from tests.processes import ROOT
-from timekeeping import manifests, tick
+from timekeeping import manifests
 from timekeeping.models import (
     Brand,
     Connection,
@@ -23,6 +23,8 @@ from timekeeping.models import (
     Timer,
 )
 from timekeeping.schedules import engine as schedules
+from timekeeping.tick import phases
+from timekeeping.tick.engine import Engine
 from timekeeping.timers import delays, records
 
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
@@ -62,7 +64,7 @@ def test_it_records_a_firing_whose_record_cannot_be_stored_and_fires_the_rest(br
     bad = delays.delay("tests.bad_record", {}, brand=brand, at=T0 - timedelta(minutes=1))
     good = note(brand, 1)
     elsewhere = note(other, 2)
-    result = tick.run_once(now=T0)
+    result = phases.run_once(now=T0)
     failed = Timer.objects.get(pk=bad)
     assert (failed.state, failed.attempts) == ("armed", 1)
     assert "TypeError" in failed.last_error
@@ -80,17 +82,17 @@ def test_it_records_a_firing_whose_record_cannot_be_stored_and_fires_the_rest(br
 def test_a_broken_brand_clock_is_recorded_once_and_the_others_fire(owned, other, monkeypatch):
     # Every firing of a clock starts here, in a group of small clocks or alone: a clock that
     # breaks here breaks beyond the batch's isolation of one timer.
-    firing = tick.Engine._firing
+    firing = Engine._firing
 
     def broken(engine, instant, pass_no):
         if engine.brand.pk == owned.pk:
             raise RuntimeError("the brand's clock is broken")
         return firing(engine, instant, pass_no)
 
-    monkeypatch.setattr(tick.Engine, "_firing", broken)
+    monkeypatch.setattr(Engine, "_firing", broken)
     stuck, fine = note(owned, 1), note(other, 2)
-    first = tick.run_once(now=T0)
-    second = tick.run_once(now=T0 + timedelta(minutes=1))
+    first = phases.run_once(now=T0)
+    second = phases.run_once(now=T0 + timedelta(minutes=1))
     assert Timer.objects.get(pk=fine).state == "fired"
     assert Timer.objects.get(pk=stuck).state == "armed"
     fault = Fault.objects.get(phase="timers", where=owned.pk)
@@ -104,8 +106,8 @@ def test_a_broken_brand_clock_is_recorded_once_and_the_others_fire(owned, other,
     runs = TickRun.objects.filter(brand=owned).order_by("started")
     assert [bool(run.error and run.finished) for run in runs] == [True, True]
 
-    monkeypatch.setattr(tick.Engine, "_firing", firing)
-    third = tick.run_once(now=T0 + timedelta(minutes=2))
+    monkeypatch.setattr(Engine, "_firing", firing)
+    third = phases.run_once(now=T0 + timedelta(minutes=2))
     assert Timer.objects.get(pk=stuck).state == "fired"
     assert third.faults == []
     fault.refresh_from_db()
@@ -121,8 +123,8 @@ def test_a_connection_whose_database_cannot_be_reached_stops_only_its_minute(own
                                       payload={"to": ["a@example.test"], "subject": "s",
                                                "body": "b"}, next_attempt=T0)
     fine = note(other, 1)
-    result = tick.run_once(now=T0)
-    tick.run_once(now=T0 + timedelta(minutes=1))
+    result = phases.run_once(now=T0)
+    phases.run_once(now=T0 + timedelta(minutes=1))
     fault = Fault.objects.get(phase="moves")
     assert (fault.where, fault.count, fault.brand_id) == (owned.connection.pk, 2, owned.pk)
     assert "nowhere" in fault.error
@@ -141,7 +143,7 @@ def test_a_failing_phase_leaves_the_later_phases_to_run(brand, monkeypatch):
     pending = Delivery.objects.create(brand=brand, channel="email", idempotency_key="k2",
                                       payload={"to": ["a@example.test"], "subject": "s",
                                                "body": "b"}, next_attempt=T0)
-    result = tick.run_once(now=T0)
+    result = phases.run_once(now=T0)
     assert [(f.phase, f.where, f.brand_id) for f in result.faults] == [
         ("schedules", "schedules", None)]
     pending.refresh_from_db()
@@ -152,7 +154,7 @@ def test_a_failing_phase_leaves_the_later_phases_to_run(brand, monkeypatch):
 def test_a_clock_ticked_again_marks_the_run_a_killed_tick_left_unfinished(brand):
     left = TickRun.objects.create(brand=brand, instant=T0, started=T0, holder="gone:1:x")
     note(brand, 1)
-    tick.run_once(now=T0 + timedelta(minutes=1))
+    phases.run_once(now=T0 + timedelta(minutes=1))
     left.refresh_from_db()
     assert left.finished is not None and left.error.startswith("abandoned")
 
@@ -161,7 +163,7 @@ def test_housekeeping_marks_unfinished_runs_of_clocks_nobody_ticks(brand):
     old = TickRun.objects.create(brand=brand, instant=T0, started=T0, holder="gone:1:x")
     recent = TickRun.objects.create(brand=brand, instant=T0, started=T0 + timedelta(hours=2),
                                     holder="gone:1:y")
-    tick.run_once(now=T0 + timedelta(hours=2, minutes=30))
+    phases.run_once(now=T0 + timedelta(hours=2, minutes=30))
     old.refresh_from_db()
     recent.refresh_from_db()
     assert old.error.startswith("abandoned") and old.finished is not None

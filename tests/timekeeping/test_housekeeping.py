@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from timekeeping import tick
 from timekeeping.basics import wallclock
 from timekeeping.models import SpentToken
+from timekeeping.tick import phases
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2027, 6, 1, 9, tzinfo=ZoneInfo("America/Chicago"))
@@ -21,7 +21,7 @@ def test_the_tick_removes_tokens_spent_more_than_a_day_ago():
          for n in range(3)]
         + [SpentToken(token="recent", spent=NOW - timedelta(hours=23))])
     with wallclock.fixed(NOW):
-        result = tick.run_once(now=NOW)
+        result = phases.run_once(now=NOW)
     assert result.housekeeping.deleted == {"spent form tokens": 3}
     assert list(SpentToken.objects.values_list("token", flat=True)) == ["recent"]
 
@@ -29,5 +29,5 @@ def test_the_tick_removes_tokens_spent_more_than_a_day_ago():
 def test_a_token_spent_a_minute_before_the_tick_is_kept():
     with wallclock.fixed(NOW):
         SpentToken.objects.create(token="just-now")
-        tick.run_once(now=NOW + timedelta(minutes=1))
+        phases.run_once(now=NOW + timedelta(minutes=1))
     assert SpentToken.objects.filter(token="just-now", spent=NOW).exists()

@@ -14,10 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from calendars.moments import shift
-from timekeeping import tick
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, TestClock, Timer, Walk
-from timekeeping.tick import test_clocks
+from timekeeping.tick import phases, results, test_clocks
 from timekeeping.timers import delays
 
 T0 = datetime(2026, 11, 30, 14, tzinfo=UTC)
@@ -59,10 +58,10 @@ def owed(brand, count: int, *, at: datetime = T0) -> None:
 
 def test_a_ticks_result_holds_the_same_whatever_it_fired(brand):
     owed(brand, 12)
-    few = tick.run_once(now=T0, batch_size=5, phases=False, sweep=False)
+    few = phases.run_once(now=T0, batch_size=5, phases=False, sweep=False)
     owed(brand, 240, at=T0 + timedelta(minutes=1))
-    many = tick.run_once(now=T0 + timedelta(minutes=1), batch_size=5, phases=False,
-                         sweep=False)
+    many = phases.run_once(now=T0 + timedelta(minutes=1), batch_size=5, phases=False,
+                           sweep=False)
     assert (few.total("fired"), many.total("fired")) == (12, 240)
     small, large = reachable(few), reachable(many)
     assert not PER_TIMER & (set(small) | set(large))
@@ -73,24 +72,24 @@ def test_a_ticks_result_holds_the_same_whatever_it_fired(brand):
 
 def test_a_ticks_result_keeps_a_sample_of_its_clocks_and_the_figures_of_all(db):
     brands = [Brand.objects.create(name=f"Shop {n}", slug=f"shop-{n}")
-              for n in range(tick.SAMPLE + 20)]
+              for n in range(results.SAMPLE + 20)]
     for brand in brands:
         owed(brand, 2)
-    result = tick.run_once(now=T0, phases=False, sweep=False)
-    assert len(result.clocks) == tick.SAMPLE + 20
-    assert len(list(result.clocks)) == tick.SAMPLE
+    result = phases.run_once(now=T0, phases=False, sweep=False)
+    assert len(result.clocks) == results.SAMPLE + 20
+    assert len(list(result.clocks)) == results.SAMPLE
     assert result.total("fired") == 2 * len(brands) and result.passes_max == 1
     held = reachable(result)
-    assert held["TickRun"] == tick.SAMPLE and not PER_TIMER & set(held)
-    assert f"{tick.SAMPLE + 20} clock(s)" in result.summary()
-    assert result.as_dict()["clocks"] == tick.SAMPLE + 20
+    assert held["TickRun"] == results.SAMPLE and not PER_TIMER & set(held)
+    assert f"{results.SAMPLE + 20} clock(s)" in result.summary()
+    assert result.as_dict()["clocks"] == results.SAMPLE + 20
 
 
 def test_the_trace_is_handed_over_batch_by_batch_and_not_kept(brand):
     owed(brand, 120)
     batches = []
-    result = tick.run_once(now=T0, batch_size=50, phases=False, sweep=False,
-                           trace=lambda run, rows: batches.append((run.brand_id, len(rows))))
+    result = phases.run_once(now=T0, batch_size=50, phases=False, sweep=False,
+                             trace=lambda run, rows: batches.append((run.brand_id, len(rows))))
     assert batches == [(brand.pk, 50), (brand.pk, 50), (brand.pk, 20)]
     assert not PER_TIMER & set(reachable(result))
 
@@ -147,34 +146,34 @@ def test_a_walk_across_a_dst_change_returns_figures_not_firings(brand, days):
 
 
 def test_the_tick_lists_the_clocks_owing_a_page_at_a_time(db, monkeypatch):
-    monkeypatch.setattr(tick, "CLOCK_PAGE", 3)
+    monkeypatch.setattr(phases, "CLOCK_PAGE", 3)
     brands = [Brand.objects.create(name=f"Shop {n}", slug=f"shop-{n}") for n in range(8)]
     for brand in brands:
         owed(brand, 1 + brands.index(brand) % 2)
     pages = []
-    listed = tick.owed_clocks
+    listed = phases.owed_clocks
 
     def listing(*args, **kwargs):
         page = listed(*args, **kwargs)
         pages.append([brand.pk for brand in page])
         return page
 
-    monkeypatch.setattr(tick, "owed_clocks", listing)
-    late = tick.run_once(now=T0, budget=timedelta(0), phases=False, sweep=False)
+    monkeypatch.setattr(phases, "owed_clocks", listing)
+    late = phases.run_once(now=T0, budget=timedelta(0), phases=False, sweep=False)
     # Past the budget at once: the first page is not reached, the rest only counted.
     assert len(pages) == 1 and len(late.unreached) == 8 and late.total("fired") == 0
     pages.clear()
-    result = tick.run_once(now=T0, phases=False, sweep=False)
+    result = phases.run_once(now=T0, phases=False, sweep=False)
     in_order = sorted(brand.pk for brand in brands)
     assert pages == [in_order[:3], in_order[3:6], in_order[6:]]
     assert [t.run.brand_id for t in result.clocks] == in_order
     assert result.total("fired") == 12 and not result.unreached
 
 
-@given(st.lists(st.integers(), max_size=3 * tick.SAMPLE), st.integers(0, 3))
+@given(st.lists(st.integers(), max_size=3 * results.SAMPLE), st.integers(0, 3))
 def test_a_sample_counts_everything_and_keeps_the_first(items, splits):
-    sample = tick.Sample(items[:splits])
+    sample = results.Sample(items[:splits])
     for item in items[splits:]:
         sample.add(item)
     assert len(sample) == len(items) and bool(sample) == bool(items)
-    assert list(sample) == items[:tick.SAMPLE]
+    assert list(sample) == items[:results.SAMPLE]

@@ -17,10 +17,9 @@ from django.db import OperationalError
 from django.test import Client
 
 from config.logs import JsonFormatter
-from timekeeping import tick
 from timekeeping.basics import wallclock
 from timekeeping.models import Delivery, TickRun, Timer
-from timekeeping.tick import test_clocks
+from timekeeping.tick import phases, test_clocks
 from timekeeping.timers import delays, outbox
 
 T = datetime(2027, 3, 14, 6, 30, tzinfo=UTC)  # 01:30 in New York, the night the clocks change
@@ -54,7 +53,7 @@ def test_health_answers_while_the_database_does_and_says_the_ticks_age(client, b
                            "last_tick_age_s": None}
     assert client.get("/health/tick").status_code == 503  # it never ticked
     with wallclock.fixed(T):
-        tick.run_once(now=T)
+        phases.run_once(now=T)
     with wallclock.fixed(T + timedelta(seconds=90)):
         said = client.get("/health/tick")
     assert said.status_code == 200
@@ -114,7 +113,7 @@ def test_metrics_count_the_real_clocks_timers_lag_outbox_and_tick(brand, scraper
 
     # The tick fires the three, each more than five minutes late.
     with wallclock.fixed(T):
-        tick.run_once(now=T, sweep=False)
+        phases.run_once(now=T, sweep=False)
     with wallclock.fixed(T + timedelta(minutes=1)):
         after = _figures(scraper)
     assert after['keeping_time_timers_owed{place="5"}'] == 0
@@ -140,7 +139,7 @@ def test_metrics_count_the_real_clocks_timers_lag_outbox_and_tick(brand, scraper
     # The histogram is a running total: the next tick's firing (20 s late) adds to it.
     delays.delay("timekeeping.note", {}, brand=brand, at=T + timedelta(minutes=2), key="soon")
     with wallclock.fixed(T + timedelta(minutes=2, seconds=20)):
-        tick.run_once(now=T + timedelta(minutes=2, seconds=20), sweep=False)
+        phases.run_once(now=T + timedelta(minutes=2, seconds=20), sweep=False)
         later = _figures(scraper)
     assert [later[f'keeping_time_timer_late_by_seconds_bucket{{le="{le}"}}']
             for le in (15, 30, 900, "+Inf")] == [0, 1, 2, 4]
@@ -161,7 +160,7 @@ def test_stopped_work_is_counted_by_kind_and_the_tick_takes_it_up(brand, scraper
     assert [before[f'keeping_time_stopped_work{{kind="{kind}"}}'] for kind in (
         "delivery_sending", "schedule_run_running", "tick_run_unfinished")] == [1, 0, 1]
     with wallclock.fixed(T):
-        tick.run_once(now=T)
+        phases.run_once(now=T)
         after = _figures(scraper)
     assert [after[f'keeping_time_stopped_work{{kind="{kind}"}}'] for kind in (
         "delivery_sending", "schedule_run_running", "tick_run_unfinished")] == [0, 0, 0]

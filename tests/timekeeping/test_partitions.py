@@ -12,9 +12,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from tests.processes import needs_postgres
-from timekeeping import tick
 from timekeeping.models import Record
-from timekeeping.tick import partitions
+from timekeeping.tick import partitions, phases
 from timekeeping.timers import delays
 
 AT = datetime(2027, 3, 1, 14, tzinfo=UTC)
@@ -48,7 +47,7 @@ def test_a_firings_records_go_into_this_months_partition(brand):
         partitions.month_of(partitions.add_months(this.starts, ahead)).name
         for ahead in range(3)]
     delays.delay("timekeeping.note", {"n": 1}, brand=brand, at=AT)
-    tick.run_once(now=AT + timedelta(minutes=1), phases=False)
+    phases.run_once(now=AT + timedelta(minutes=1), phases=False)
     fired = Record.objects.get(brand=brand, kind="timer.fired")
     assert _where(fired.pk) == this.name
     assert this.starts <= fired.written < this.ends  # the database's time, not the clock's

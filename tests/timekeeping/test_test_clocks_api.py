@@ -2,8 +2,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from timekeeping import tick
 from timekeeping.models import Member, Record, TestClock, Timer, Walk
+from timekeeping.tick import phases
 from timekeeping.timers import delays, records
 
 
@@ -56,7 +56,7 @@ def test_an_advance_answers_at_once_and_the_tick_walks_it_firing_each_timer_at_i
     assert Timer.objects.get(pk=timer_id).state == Timer.State.ARMED
     assert owner_client.get(f"/api/test_clocks/{test_clock.pk}/trace").status_code == 200
 
-    ticked = tick.run_once(now=datetime(2026, 12, 2, 9, tzinfo=UTC))
+    ticked = phases.run_once(now=datetime(2026, 12, 2, 9, tzinfo=UTC))
     assert [done.done for done in ticked.walks.slices] == [True]
     assert "walked " + test_clock.pk in ticked.summary()
     assert ticked.as_dict()["walks"] == [{
@@ -91,7 +91,7 @@ def test_an_advance_under_way_answers_409_naming_its_target(owner_client, brand,
     assert second.json()["walking_to"] == "2028-03-05T00:00:00Z"
     assert "advancing to 2028-03-05T00:00:00Z already" in second.json()["test_clock"][0]
     assert Walk.objects.filter(test_clock=test_clock).count() == 1
-    tick.run_once(now=datetime(2026, 12, 2, 9, tzinfo=UTC))
+    phases.run_once(now=datetime(2026, 12, 2, 9, tzinfo=UTC))
     third = owner_client.post(f"/api/test_clocks/{test_clock.pk}/advance",
                               {"to": "2028-03-09T00:00:00Z"}, content_type="application/json")
     assert third.status_code == 202 and third.json()["walk"]["start"] == "2028-03-05T00:00:00Z"

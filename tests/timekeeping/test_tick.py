@@ -1,14 +1,13 @@
-"""The tick through its public steps: delays, `tick.run_once`, test clocks, records."""
+"""The tick through its public steps: delays, `tick.phases.run_once`, test clocks, records."""
 
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from calendars.moments import shift, wall_time
-from timekeeping import tick
 from timekeeping.basics import wallclock
 from timekeeping.models import Delivery, Record, TickRun, Timer
-from timekeeping.tick import test_clocks
+from timekeeping.tick import phases, test_clocks
 from timekeeping.timers import arming, delays, kinds
 from timekeeping.timers.firing import Firing
 from timekeeping.timers.kinds import Place
@@ -55,8 +54,8 @@ def fire_order(brand):
 def test_it_fires_an_owed_delay_once_and_records_it(brand):
     timer_id = delays.delay("timekeeping.note", {"order": 7}, brand=brand,
                             at=T0 - timedelta(minutes=5))
-    result = tick.run_once(now=T0)
-    again = tick.run_once(now=T0 + timedelta(minutes=1))
+    result = phases.run_once(now=T0)
+    again = phases.run_once(now=T0 + timedelta(minutes=1))
     timer = Timer.objects.get(pk=timer_id)
     assert timer.state == "fired"
     assert timer.fired == T0
@@ -70,9 +69,9 @@ def test_it_fires_an_owed_delay_once_and_records_it(brand):
 
 def test_it_leaves_a_timer_owed_later_armed(brand):
     timer_id = delays.delay("timekeeping.note", {}, brand=brand, at=T0 + timedelta(seconds=1))
-    tick.run_once(now=T0)
+    phases.run_once(now=T0)
     assert Timer.objects.get(pk=timer_id).state == "armed"
-    tick.run_once(now=T0 + timedelta(seconds=1))
+    phases.run_once(now=T0 + timedelta(seconds=1))
     assert Timer.objects.get(pk=timer_id).state == "fired"
 
 
@@ -89,7 +88,7 @@ def test_it_cancels_an_armed_delay_and_never_fires_it(brand):
     timer_id = delays.delay("timekeeping.note", {}, brand=brand, at=T0)
     assert delays.cancel(timer_id) is True
     assert delays.cancel(timer_id) is False
-    tick.run_once(now=T0 + timedelta(hours=1))
+    phases.run_once(now=T0 + timedelta(hours=1))
     assert Timer.objects.get(pk=timer_id).state == "cancelled"
     assert not fired_records(brand)
 
@@ -99,7 +98,7 @@ def test_it_drops_a_delay_reached_past_its_overdue_bound_and_never_runs_it(brand
                            overdue=timedelta(minutes=10))
     kept = delays.delay("timekeeping.note", {"n": 2}, brand=brand, at=T0, overdue=None)
     within = delays.delay("timekeeping.note", {"n": 3}, brand=brand, at=T0, overdue=3 * 3600)
-    tick.run_once(now=T0 + timedelta(hours=2))
+    phases.run_once(now=T0 + timedelta(hours=2))
     assert Timer.objects.get(pk=dropped).state == "dropped"
     assert Timer.objects.get(pk=kept).state == "fired"
     assert Timer.objects.get(pk=within).state == "fired"
@@ -143,7 +142,7 @@ def test_it_fires_one_instant_in_place_then_owner_opened_then_key_byte_order(bra
     earlier_owed = arming.arm(brand=brand, kind="test_place_8", key="8:earlier", owed=T0
                               - timedelta(microseconds=1), owner_opened=opened)
     ORDER_SEEN.clear()
-    tick.run_once(now=T0)
+    phases.run_once(now=T0)
     expected = ["8:earlier"]
     for place in Place:
         expected += [f"{place.value}:{key}" for key in ("B", "Z", "_", "a")]
@@ -161,7 +160,7 @@ def test_it_keeps_the_order_across_batches(brand):
         arming.arm(brand=brand, kind="test_place_3", key=f"k{n:02d}", owed=T0 - timedelta(
             seconds=25 - n), owner_opened=T0)
     ORDER_SEEN.clear()
-    tick.run_once(now=T0, batch_size=4)
+    phases.run_once(now=T0, batch_size=4)
     assert ORDER_SEEN == [f"k{n:02d}" for n in range(25)]
 
 
@@ -170,7 +169,7 @@ def test_it_keeps_the_order_across_batches(brand):
 def test_it_fires_a_timer_armed_owed_now_in_the_next_pass_of_the_same_tick(brand):
     delays.delay("tests.chain", {"left": 2}, brand=brand, at=T0, key="chain:2")
     later = delays.delay("timekeeping.note", {}, brand=brand, at=T0 + timedelta(days=1))
-    result = tick.run_once(now=T0)
+    result = phases.run_once(now=T0)
     run = result.clocks[0].run
     assert (run.fired, run.passes, run.armed) == (3, 3, 2)
     passes = sorted(r.data["pass"] for r in fired_records(brand))
@@ -184,7 +183,7 @@ def test_it_stops_a_chain_of_40_at_32_passes_and_alarms_the_owner(brand, actors)
     actors["owner"].email = "owner@example.test"
     actors["owner"].save()
     delays.delay("tests.chain", {"left": 40}, brand=brand, at=T0, key="chain:40")
-    result = tick.run_once(now=T0, sweep=False)
+    result = phases.run_once(now=T0, sweep=False)
     run = result.clocks[0].run
     assert run.runaway is True
     assert (run.passes, run.fired) == (32, 32)
@@ -199,7 +198,7 @@ def test_it_stops_a_chain_of_40_at_32_passes_and_alarms_the_owner(brand, actors)
 def test_it_records_a_failing_handler_and_fires_the_rest_of_its_batch(brand):
     ids = [delays.delay("tests.explode", {"n": n, "explode": n == 2}, brand=brand,
                         at=T0 + timedelta(seconds=n)) for n in range(5)]
-    result = tick.run_once(now=T0 + timedelta(minutes=1))
+    result = phases.run_once(now=T0 + timedelta(minutes=1))
     states = [Timer.objects.get(pk=i).state for i in ids]
     assert states == ["fired", "fired", "armed", "fired", "fired"]
     failing = Timer.objects.get(pk=ids[2])
@@ -210,11 +209,11 @@ def test_it_records_a_failing_handler_and_fires_the_rest_of_its_batch(brand):
     with wallclock.fixed(T0 + timedelta(minutes=1)):
         assert "failed 1 time(s), last with: RuntimeError: boom 2" in arming.explain(failing)
     # Retried at the next tick, and only then.
-    tick.run_once(now=T0 + timedelta(minutes=2))
+    phases.run_once(now=T0 + timedelta(minutes=2))
     assert Timer.objects.get(pk=ids[2]).attempts == 2
     Timer.objects.filter(pk=ids[2]).update(payload={"operation": "tests.explode",
                                                     "input": {"n": 2}, "overdue_s": None})
-    tick.run_once(now=T0 + timedelta(minutes=3))
+    phases.run_once(now=T0 + timedelta(minutes=3))
     assert Timer.objects.get(pk=ids[2]).state == "fired"
     assert len(fired_records(brand)) == 5
 
@@ -222,9 +221,9 @@ def test_it_records_a_failing_handler_and_fires_the_rest_of_its_batch(brand):
 def test_it_leaves_what_the_budget_does_not_reach_to_the_next_tick(brand):
     for n in range(30):
         delays.delay("timekeeping.note", {"n": n}, brand=brand, at=T0)
-    first = tick.run_once(now=T0, budget=timedelta(0), batch_size=10)
+    first = phases.run_once(now=T0, budget=timedelta(0), batch_size=10)
     assert first.total("fired") == 0 and list(first.unreached) == [brand.pk]
-    second = tick.run_once(now=T0, batch_size=10)
+    second = phases.run_once(now=T0, batch_size=10)
     assert second.total("fired") == 30
 
 
@@ -236,10 +235,10 @@ def test_it_skips_a_clock_another_tick_holds(brand):
     with wallclock.fixed(T0):
         assert leases.take(Brand, brand.pk, holder="elsewhere:1:x", now=T0,
                            until=T0 + timedelta(minutes=2))
-        result = tick.run_once(now=T0)
+        result = phases.run_once(now=T0)
     assert list(result.skipped) == [brand.pk] and result.total("fired") == 0
     with wallclock.fixed(T0 + timedelta(minutes=3)):  # the lease has run out
-        assert tick.run_once(now=T0 + timedelta(minutes=3)).total("fired") == 1
+        assert phases.run_once(now=T0 + timedelta(minutes=3)).total("fired") == 1
 
 
 # -- test clocks -----------------------------------------------------------------------------
@@ -250,7 +249,7 @@ def test_it_fires_test_clock_timers_only_when_their_clock_advances(brand, test_c
                            at=start + timedelta(hours=1), test_clock=test_clock)
     on_real = delays.delay("timekeeping.note", {"on": "real"}, brand=brand,
                            at=start + timedelta(days=60))
-    tick.run_once(now=start + timedelta(days=30))
+    phases.run_once(now=start + timedelta(days=30))
     assert Timer.objects.get(pk=on_test).state == "armed"
     test_clocks.advance(test_clock, to=start + timedelta(days=90))
     assert Timer.objects.get(pk=on_test).state == "fired"
@@ -310,7 +309,7 @@ def test_it_explains_why_a_timer_has_or_has_not_fired(brand):
     cancelled = delays.delay("timekeeping.note", {}, brand=brand, at=T0)
     assert arming.hold(held, by="ask_9Ts4 while the organizer waits")
     delays.cancel(cancelled)
-    tick.run_once(now=T0)
+    phases.run_once(now=T0)
     with wallclock.fixed(T0):
         why = {name: arming.explain(Timer.objects.get(pk=pk)) for name, pk in
                [("later", later), ("fired", fired), ("held", held), ("cancelled", cancelled)]}
@@ -319,5 +318,5 @@ def test_it_explains_why_a_timer_has_or_has_not_fired(brand):
     assert "is held by ask_9Ts4 while the organizer waits" in why["held"]
     assert "was cancelled by cancel()" in why["cancelled"]
     assert arming.release(held)
-    tick.run_once(now=T0)
+    phases.run_once(now=T0)
     assert Timer.objects.get(pk=held).state == "fired"

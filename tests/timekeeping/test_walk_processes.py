@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import manifests, tick
+from timekeeping import manifests
 from timekeeping.models import Brand, Record, ScheduleRun, TestClock, TickRun, Timer, Walk
-from timekeeping.tick import test_clocks
+from timekeeping.tick import phases, test_clocks
 
 pytestmark = [needs_postgres, pytest.mark.django_db(transaction=True)]
 
@@ -74,7 +74,7 @@ def tick_until_walked(walk: Walk) -> list[bool]:
     order. How many slices that takes depends on how fast the machine is today."""
     done: list[bool] = []
     for _ in range(TICKS):
-        done += [slice_.done for slice_ in tick.run_once().walks.slices
+        done += [slice_.done for slice_ in phases.run_once().walks.slices
                  if slice_.walk.pk == walk.pk]
         walk.refresh_from_db()
         if walk.state != Walk.State.WALKING:

@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from timekeeping import manifests, tick
+from timekeeping import manifests
 from timekeeping.models import Record, ScheduleRun, TestClock, Timer
-from timekeeping.tick import loop, test_clocks
+from timekeeping.tick import loop, phases, test_clocks
 from timekeeping.timers import delays
 from timekeeping.timers.faults import Faults
 
@@ -30,7 +30,7 @@ def walks_phase(at: datetime = NOW) -> tuple[test_clocks.WalksResult, list]:
     """The tick's walks phase alone (the brand's real-clock heartbeat would run in the
     schedules phase's threads too)."""
     faults = Faults(at)
-    done = tick.walk_test_clocks(faults, deadline=time.monotonic() + 50, holder="a tick")
+    done = phases.walk_test_clocks(faults, deadline=time.monotonic() + 50, holder="a tick")
     return done, faults.raised
 
 

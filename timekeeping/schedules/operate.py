@@ -8,10 +8,10 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Q
 
-from timekeeping import tick
 from timekeeping.basics import shown, wallclock
 from timekeeping.basics.spans import span_text
 from timekeeping.models import Brand, Schedule, ScheduleRun
+from timekeeping.timers import heartbeat
 
 
 class NotFound(Exception):
@@ -102,7 +102,7 @@ def ticks_stopped(now: datetime | None = None) -> str | None:
     """A warning once the last tick is older than TICK_STALE_SECONDS (the same threshold as
     /health/tick and /metrics), else None."""
     now = now or wallclock.wall_now()
-    last = tick.last_tick()
+    last = heartbeat.last_tick()
     if last is None:
         return "No tick has run yet: add the cron line (see docs/operating.md)."
     if now - last > timedelta(seconds=settings.TICK_STALE_SECONDS):

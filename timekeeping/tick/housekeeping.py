@@ -12,7 +12,7 @@ at a time and at most ten deletes a tick:
   `RECORDS_KEEP_MONTHS` set, the months past it dropped whole (`timekeeping.tick.partitions`);
 
 and it marks abandoned the tick runs a killed tick left unfinished on a clock that no live
-tick holds (a clock that ticks again marks its own at once, `tick.abandon_runs`).
+tick holds (a clock that ticks again marks its own at once, `tick.clock.abandon_runs`).
 
 A pass that hit its cap, failed or was interrupted runs again on the next tick; only a pass
 that finished waits an hour. (The product keeps no idempotency keys of its own yet.)

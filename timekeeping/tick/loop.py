@@ -10,11 +10,10 @@ from datetime import timedelta
 
 from django.db import close_old_connections
 
-from timekeeping import tick
 from timekeeping.basics import wallclock
 from timekeeping.schedules import engine as schedules
 from timekeeping.schedules import pulses
-from timekeeping.tick import test_clocks
+from timekeeping.tick import phases, results, test_clocks
 from timekeeping.timers import leases
 from timekeeping.timers.faults import Faults
 
@@ -51,7 +50,7 @@ def tick_forever(*, write: Callable[[str], None] = _print,
     every = PERIOD
     while not stop.is_set():
         try:
-            result = tick.run_once()
+            result = phases.run_once()
             pulses.run_replica_pulses(result.instant)
             for line in result.report():
                 write(line)
@@ -72,10 +71,10 @@ def walk_between(*, deadline: float, write: Callable[[str], None]) -> None:
     try:
         if not test_clocks.any_waiting():
             return
-        result = tick.TickResult(instant=wallclock.wall_now())
+        result = results.TickResult(instant=wallclock.wall_now())
         faults = Faults(result.instant)
-        result.walks = tick.walk_test_clocks(faults, deadline=deadline,
-                                             holder=leases.holder_name())
+        result.walks = phases.walk_test_clocks(faults, deadline=deadline,
+                                               holder=leases.holder_name())
         result.faults = faults.raised
         parts = result.walk_parts() + [f"FAILED {fault.phase} {fault.where}"
                                        for fault in result.faults]

@@ -21,7 +21,6 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
-from timekeeping import tick
 from timekeeping.basics import instants, wallclock
 from timekeeping.models import (
     Delivery,
@@ -33,7 +32,7 @@ from timekeeping.models import (
 )
 from timekeeping.schedules import engine as schedules
 from timekeeping.tick import housekeeping
-from timekeeping.timers import outbox
+from timekeeping.timers import heartbeat, outbox
 
 LATE = timedelta(minutes=5)  # a timer fired later than this is late (as needs attention says)
 HOUR = timedelta(hours=1)
@@ -48,7 +47,7 @@ def health(now: datetime) -> tuple[bool, dict]:
     """Whether this web process can serve: its database answers. The tick's age is said
     beside it, not judged: a load balancer should not drop the web because cron stopped."""
     try:
-        at = tick.last_tick()  # reading the tick's heartbeat is the database answering
+        at = heartbeat.last_tick()  # reading the tick's heartbeat is the database answering
     except DatabaseError as error:
         return False, {"database": "unreachable", "error": type(error).__name__}
     return True, {"database": "ok", **_tick(now, at)}
@@ -84,6 +83,13 @@ class Figures(Collector):
         self.now = now
 
     def collect(self):
+        yield from self.timer_figures()
+        yield from self.tick_figures()
+        yield from self.waiting_figures()
+
+    def timer_figures(self):
+        """The real clock's timers: armed and owed by place, how late the most overdue is,
+        how many fired late in the last hour."""
         now = self.now
         real = Timer.objects.filter(test_clock__isnull=True).order_by()
         armed = GaugeMetricFamily("keeping_time_timers_armed",
@@ -116,9 +122,14 @@ class Figures(Collector):
             "hour.",
             value=real.filter(state=Timer.State.FIRED, late_by__gt=LATE,
                               fired__gte=now - HOUR).count())
-        at, late_by = tick.heartbeat()
+
+    def tick_figures(self):
+        """The tick: how late timers fired (the heartbeat's histogram), its age, and its brand
+        clocks' runs in the last hour."""
+        now = self.now
+        at, late_by = heartbeat.heartbeat()
         cumulative, buckets = 0, []
-        for bound, count in zip([*tick.LATE_BY_BOUNDS, "+Inf"], late_by.counts, strict=True):
+        for bound, count in zip([*heartbeat.LATE_BY_BOUNDS, "+Inf"], late_by.counts, strict=True):
             cumulative += count
             buckets.append((str(bound), cumulative))
         yield HistogramMetricFamily(
@@ -148,6 +159,11 @@ class Figures(Collector):
         yield GaugeMetricFamily("keeping_time_tick_passes_max",
                                 "The most passes one brand clock's tick took in the last hour.",
                                 value=runs["passes"] or 0)
+
+    def waiting_figures(self):
+        """What waits or is wrong: deliveries, set-aside rows, failed schedule runs, stopped
+        work, open faults."""
+        now = self.now
         states = dict(Delivery.objects.filter(state__in=[
             Delivery.State.PENDING, Delivery.State.RUNNING, Delivery.State.FAILED]).order_by()
             .values_list("state").annotate(n=Count("id")))

@@ -39,7 +39,10 @@ from django.db.models import F
 from timekeeping.basics import instants, wallclock
 from timekeeping.models import Schedule, ScheduleRun, TestClock, TickRun, Walk, WalkLine
 from timekeeping.schedules import engine as schedules
-from timekeeping.tick import BATCH_SIZE, ClockTick, Engine, Sample, Tracer, abandon_runs, trace
+from timekeeping.tick import trace
+from timekeeping.tick.clock import abandon_runs
+from timekeeping.tick.engine import BATCH_SIZE, Engine
+from timekeeping.tick.results import ClockTick, Sample, Tracer
 from timekeeping.timers import leases, records
 
 WALK_TICKS = 1440  # a walk ticks for schedules at most about this often (a day of minutes)
@@ -211,14 +214,8 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
     now = wallclock.wall_now()
     # However short the time left, a slice walks a little: the walk always comes on.
     deadline = max(deadline, time.monotonic() + LEAST_SLICE.total_seconds())
-    left = timedelta(seconds=max(0.0, deadline - time.monotonic()))
-    if not leases.take(TestClock, walk.test_clock_id, holder=holder, now=now,
-                       until=now + left + LEASE_MARGIN):
-        return None
-    walk.refresh_from_db()
-    test_clock = TestClock.objects.select_related("brand").get(pk=walk.test_clock_id)
-    if walk.state != Walk.State.WALKING:
-        leases.give_back(TestClock, test_clock.pk, holder=holder)
+    test_clock = _take(walk, holder=holder, now=now, deadline=deadline)
+    if test_clock is None:
         return None
 
     def noted(run: TickRun, rows: list) -> None:
@@ -236,13 +233,7 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
             abandon_runs([test_clock.brand_id], test_clock=test_clock, now=now)
             _end_lost_runs(test_clock, now=now)
             engine.start(test_clock.frozen_time)
-            if not walk.synced:
-                # The brand's schedules run on this clock's time too: the walk's first tick
-                # is the first tick that sees them (J2).
-                schedules.sync(schedules.declared_for(test_clock.brand),
-                               brand=test_clock.brand, test_clock=test_clock, now=walk.start)
-                Walk.objects.filter(pk=walk.pk).update(synced=True)
-                walk.synced = True
+            _sync(walk, test_clock)
             # However long the slice's set-up took, its walk has its least time: the walk
             # always comes on, on a busy machine too.
             engine.deadline = max(engine.deadline,
@@ -259,6 +250,39 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
         if record_failure:
             _failed(walk, error, holder=holder, at_once=inline)
         raise
+    _end_slice(walk, walked, test_clock, holder=holder)
+    return walked
+
+
+def _take(walk: Walk, *, holder: str, now: datetime, deadline: float) -> TestClock | None:
+    """The walk's clock, its lease taken until the slice's deadline; None when another
+    process holds it or the walk has ended."""
+    left = timedelta(seconds=max(0.0, deadline - time.monotonic()))
+    if not leases.take(TestClock, walk.test_clock_id, holder=holder, now=now,
+                       until=now + left + LEASE_MARGIN):
+        return None
+    walk.refresh_from_db()
+    test_clock = TestClock.objects.select_related("brand").get(pk=walk.test_clock_id)
+    if walk.state != Walk.State.WALKING:
+        leases.give_back(TestClock, test_clock.pk, holder=holder)
+        return None
+    return test_clock
+
+
+def _sync(walk: Walk, test_clock: TestClock) -> None:
+    """The walk's first slice puts the brand's schedules on the test clock."""
+    if not walk.synced:
+        # The brand's schedules run on this clock's time too: the walk's first tick
+        # is the first tick that sees them (J2).
+        schedules.sync(schedules.declared_for(test_clock.brand),
+                       brand=test_clock.brand, test_clock=test_clock, now=walk.start)
+        Walk.objects.filter(pk=walk.pk).update(synced=True)
+        walk.synced = True
+
+
+def _end_slice(walk: Walk, walked: Slice, test_clock: TestClock, *, holder: str) -> None:
+    """A slice walked without error: counted on the walk, the walk done when it reached its
+    target, and the clock's lease given back (the clock ready again when done)."""
     ended = {"state": Walk.State.DONE, "finished": wallclock.wall_now()} if walked.done else {}
     Walk.objects.filter(pk=walk.pk).update(slices=F("slices") + 1, tries=0, error="", **ended)
     if walked.done:
@@ -267,7 +291,6 @@ def walk_slice(walk: Walk, *, holder: str, deadline: float, batch_size: int = BA
                          extra={"status": TestClock.Status.READY})
     else:
         leases.give_back(TestClock, test_clock.pk, holder=holder)
-    return walked
 
 
 def _failed(walk: Walk, error: Exception, *, holder: str, at_once: bool) -> None:

@@ -102,7 +102,7 @@ def held_count(row: TraceRow) -> int:
 
 class Stream:
     """The trace of a tick of the real clocks, written as it is made (issue 16): a `Tracer`
-    for `tick.run_once`, handed each batch's rows inside its transaction. A clock's rows come
+    for `tick.phases.run_once`, handed each batch's rows inside its transaction. A clock's rows come
     under a line naming it and the instant, and end with its figures (of the rows shown):
 
         bnd_4Kp2 real clock · 2026-12-01 09:00Z · UTC

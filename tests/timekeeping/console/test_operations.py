@@ -12,10 +12,10 @@ import pytest
 from django.contrib.messages import get_messages
 
 from tests.words import visible_text
-from timekeeping import tick
 from timekeeping.access import keys
 from timekeeping.basics import wallclock
 from timekeeping.models import ApiKey, Manifest, Schedule, ScheduleRun, SetAside, TestClock
+from timekeeping.tick import phases
 
 from .conftest import tax
 
@@ -181,7 +181,7 @@ def test_advancing_a_test_clock_shows_its_progress_then_its_trace(desk):
     assert "advancing to 2028-04-19T13:00:00Z already" in _text(busy)
 
     with wallclock.fixed(datetime(2026, 12, 2, 9, tzinfo=UTC)):
-        tick.run_once()
+        phases.run_once()
     done = _text(desk.clients["viewer"].get(page))
     assert "The last move on" in done and "100% · reached Wed 19 Apr 2028, 09:00 EDT" in done
     assert "What happened the last time it moved on" in done

@@ -13,10 +13,11 @@ from django.core import mail
 from django.test import Client
 
 from tests.words import engine_words, visible_text
-from timekeeping import clocks, manifests, tick
+from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
 from timekeeping.digests import choose, send, tokens
 from timekeeping.models import Delivery, Digest, Member, Subject, TestClock
+from timekeeping.tick import phases
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "timekeeping" / "manifests" / "examples"
 TAX = json.loads((EXAMPLES / "tax.json").read_text())
@@ -52,7 +53,7 @@ def live(brand, actors):
 
 def _tick(at: datetime):
     with wallclock.fixed(at):
-        result = tick.run_once(now=at)
+        result = phases.run_once(now=at)
     assert result.faults == []
     return result
 

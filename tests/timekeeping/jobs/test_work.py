@@ -312,7 +312,7 @@ def test_a_notice_on_a_date_assigned_to_a_member_goes_to_that_member(brand, acto
                            input={"due": "2028-06-30"})
         member = Member.objects.create(brand=brand, user=actors["staff"], role="manager")
         clocks.assign(Occurrence.objects.get(clock__job=job), member, by="owner")
-    from timekeeping.tick import run_once
+    from timekeeping.tick.phases import run_once
 
     run_once(now=datetime(2028, 5, 31, 13, tzinfo=UTC), phases=False)
     (told,) = [mail for mail in Delivery.objects.all()

@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.world import manifest
-from timekeeping import clocks, manifests, tick
+from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import BrandTable, Connection, Job, Manifest, Record, Subject
 from timekeeping.moves.rows import Venue
+from timekeeping.tick import phases
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
@@ -51,7 +52,7 @@ def _lockers_in_use(brand) -> Venue:
     venue.model("lockers").objects.create(holder="ana", status="held",
                                           release_at=T0 + timedelta(days=30))
     for minute in range(3):
-        tick.run_once(now=T0 + timedelta(minutes=minute))
+        phases.run_once(now=T0 + timedelta(minutes=minute))
     return venue
 
 
@@ -160,7 +161,7 @@ def test_a_stated_removal_keeps_the_rows_readable_retired_and_records_who(brand,
     assert written.status_code == 409
 
     # Past the row's moment, the timed-move job leaves a retired table alone.
-    tick.run_once(now=T0 + timedelta(days=31))
+    phases.run_once(now=T0 + timedelta(days=31))
     client.force_login(actors["owner"])  # that tick's housekeeping ended the old session
     again = client.get(f"/api/tables/lockers/rows?brand={brand.pk}").json()["rows"]
     assert again[0]["status"] == "held"

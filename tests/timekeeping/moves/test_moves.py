@@ -10,11 +10,12 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import manifests, tick
+from timekeeping import manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Connection, RowAudit, SetAside
 from timekeeping.moves import job
 from timekeeping.moves.rows import MoveRefused, Venue, move
+from timekeeping.tick import phases
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 VENUE = json.loads((Path(__file__).resolve().parents[3] / "timekeeping" / "manifests" /
@@ -176,11 +177,11 @@ def test_it_skips_a_paused_connection(venue):
     order(venue, utc(2026, 10, 23, 11))
     Connection.objects.filter(pk=venue.link.pk).update(paused=True)
     with wallclock.fixed(utc(2026, 10, 23, 21)):
-        result = tick.run_once(now=utc(2026, 10, 23, 21))
+        result = phases.run_once(now=utc(2026, 10, 23, 21))
     assert not result.moves
     Connection.objects.filter(pk=venue.link.pk).update(paused=False)
     with wallclock.fixed(utc(2026, 10, 23, 21, 1)):
-        result = tick.run_once(now=utc(2026, 10, 23, 21, 1))
+        result = phases.run_once(now=utc(2026, 10, 23, 21, 1))
     assert sum(len(m.moved) for m in result.moves) == 1  # every row already due moves
 
 
@@ -521,7 +522,7 @@ def test_connections_the_budget_does_not_reach_are_left_for_the_next_tick(venue,
     late = {venue.link.pk: order(venue, utc(2026, 10, 23, 11)).pk,
             other.link.pk: order(other, utc(2026, 10, 23, 11)).pk}
     seconds = [0.0]
-    monkeypatch.setattr(tick.time, "monotonic", lambda: seconds[0])
+    monkeypatch.setattr(phases.time, "monotonic", lambda: seconds[0])
     run_connection = job.run_connection
 
     def spends_the_budget(link, **kwargs):
@@ -530,14 +531,14 @@ def test_connections_the_budget_does_not_reach_are_left_for_the_next_tick(venue,
 
     monkeypatch.setattr(job, "run_connection", spends_the_budget)
     now = utc(2026, 10, 23, 21)
-    first = tick.run_once(now=now, sweep=False)
+    first = phases.run_once(now=now, sweep=False)
     (reached,) = first.moves
     (unreached,) = first.moves_unreached
     assert {reached.connection, unreached} == set(late)
     assert "1 connection(s) left for the next tick (budget)" in first.summary()
     assert state(Venue.of(Connection.objects.get(pk=unreached)), "orders",
                  late[unreached]).status == "placed"
-    second = tick.run_once(now=now + timedelta(minutes=1), sweep=False)
+    second = phases.run_once(now=now + timedelta(minutes=1), sweep=False)
     assert [minute.connection for minute in second.moves] == [unreached]
     assert list(second.moves_unreached) == [reached.connection]
     assert state(Venue.of(Connection.objects.get(pk=unreached)), "orders",

@@ -12,12 +12,13 @@ from django.db import connection, transaction
 
 from tests.processes import needs_postgres
 from tests.timekeeping.moves.test_moves import VENUE, make_venue, order, run, state, utc
-from timekeeping import manifests, tick
+from timekeeping import manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Delivery, SetAside
 from timekeeping.moves import job, moments
 from timekeeping.moves.owned import product_columns
 from timekeeping.moves.rows import MoveRefused, Venue, move
+from timekeeping.tick import phases
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
@@ -281,7 +282,7 @@ def test_a_row_whose_moment_leaves_the_calendar_is_set_aside_and_the_tick_goes_o
     friday = order(here, utc(2026, 10, 23, 11))
     now = utc(2026, 10, 25, 10)
     with wallclock.fixed(now), caplog.at_level(logging.WARNING, logger="timekeeping.moves"):
-        result = tick.run_once(now=now)
+        result = phases.run_once(now=now)
     moved = {pk for minute in result.moves for pk in minute.moved}
     assert moved == {("stays", guest.pk), ("orders", friday.pk)}
     for table, pk in (("stays", last_day.pk), ("orders", year_one.pk)):

@@ -11,11 +11,11 @@ from django.core.mail import EmailMultiAlternatives
 
 from tests.timekeeping.portal.conftest import INPUT
 from tests.words import engine_words
-from timekeeping import clocks, tick
+from timekeeping import clocks
 from timekeeping.access import invitations
 from timekeeping.basics import wallclock
 from timekeeping.models import Subject, TestClock
-from timekeeping.tick import test_clocks
+from timekeeping.tick import phases, test_clocks
 from timekeeping.timers import outbox
 
 SITE = "https://time.example.com"
@@ -30,7 +30,7 @@ def site(settings):
 
 def tick_to(instant: datetime) -> None:
     with wallclock.fixed(instant):
-        tick.run_once(now=instant, sweep=False, phases=False)
+        phases.run_once(now=instant, sweep=False, phases=False)
 
 
 def sent_at(instant: datetime) -> list[EmailMultiAlternatives]:

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.timekeeping.portal.conftest import INPUT
-from timekeeping import clocks, tick
+from timekeeping import clocks
 from timekeeping.basics import wallclock
 from timekeeping.models import Delivery, Subject, TestClock
-from timekeeping.tick import test_clocks
+from timekeeping.tick import phases, test_clocks
 
 SITE = "https://time.example.com"
 
@@ -27,7 +27,7 @@ def mails(prefix: str) -> list[Delivery]:
 
 def tick_to(instant: datetime) -> None:
     with wallclock.fixed(instant):
-        tick.run_once(now=instant, sweep=False, phases=False)
+        phases.run_once(now=instant, sweep=False, phases=False)
 
 
 def test_the_lapse_email_lists_the_choices_and_links_to_where_the_customer_chooses(portal):

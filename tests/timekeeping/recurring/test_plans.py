@@ -8,11 +8,11 @@ import pytest
 
 from calendars.periods import cycle_date
 from money import ledger
-from timekeeping import clocks, manifests, tick
+from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import Job, Record, Subject, Subscription, Timer
 from timekeeping.recurring import plans
-from timekeeping.tick import test_clocks
+from timekeeping.tick import phases, test_clocks
 
 
 def document(catch_up: str = "last", every: str = "1mo", when: dict | None = None) -> dict:
@@ -64,7 +64,7 @@ def test_an_allowance_counts_per_cycle_and_starts_afresh_with_no_reset(brand, cl
     with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=subject, service="plan")
     # The February mint.
-    tick.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
+    phases.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
     minted = Record.objects.get(kind="schedule.minted")
     assert minted.data["period"] == "2027-02" and minted.data["inside"] is True
     assert Job.objects.get(pk=minted.job).period == "2027-02"
@@ -90,7 +90,7 @@ def test_catch_up_says_what_a_gap_of_three_periods_mints(brand, client_of, catch
     with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         plans.subscribe(subject=subject, service="plan")
     # No tick ran from the subscription until 10 April: three months' mints are owed.
-    tick.run_once(now=datetime(2027, 4, 10, 15, tzinfo=UTC), phases=False)
+    phases.run_once(now=datetime(2027, 4, 10, 15, tzinfo=UTC), phases=False)
     assert sorted(Job.objects.filter(subject=subject).values_list("period", flat=True)) == minted
     skipped = Record.objects.filter(kind="schedule.skipped").count()
     assert skipped == 3 - len(minted)
@@ -105,7 +105,7 @@ def test_when_mints_only_for_a_subject_it_holds_for(brand, client_of):
     with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         for subject in (corp, other):
             plans.subscribe(subject=subject, service="plan")
-    tick.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
+    phases.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
     assert Job.objects.filter(subject=corp).count() == 1
     assert not Job.objects.filter(subject=other).exists()
     assert Record.objects.get(kind="schedule.skipped", subject=other.pk).data["why"] == \
@@ -131,13 +131,13 @@ def test_cancelling_at_the_cycles_end_stops_renewing_and_minting(brand, client_o
         subscription = plans.subscribe(subject=subject, service="plan")
         plans.cancel_at_cycle_end(subscription, by="the customer")
     # Inside cycle 1, February mints; then cycle 2 would start on 15 February.
-    tick.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
-    tick.run_once(now=datetime(2027, 2, 15, 14, 0, 30, tzinfo=UTC), phases=False)
+    phases.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
+    phases.run_once(now=datetime(2027, 2, 15, 14, 0, 30, tzinfo=UTC), phases=False)
     subscription.refresh_from_db()
     assert subscription.state == Subscription.State.CANCELLED
     assert Record.objects.filter(kind="subscription.ended").count() == 1
     assert not Timer.objects.filter(owner_id=subscription.pk, state="armed").exists()
-    tick.run_once(now=datetime(2027, 3, 2, 14, tzinfo=UTC), phases=False)
+    phases.run_once(now=datetime(2027, 3, 2, 14, tzinfo=UTC), phases=False)
     assert Job.objects.filter(subject=subject).count() == 1
     # One cycle charged.
     assert ledger.balance(f"{brand.pk}:owed:{subject.pk}", brand=brand.pk) == 9900
@@ -162,7 +162,7 @@ def test_the_subjects_calendar_lists_mints_and_renewals_done_and_ahead(brand, cl
     subject = client_of()
     with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         plans.subscribe(subject=subject, service="plan")
-    tick.run_once(now=datetime(2027, 2, 20, 15, tzinfo=UTC), phases=False)
+    phases.run_once(now=datetime(2027, 2, 20, 15, tzinfo=UTC), phases=False)
     job = Job.objects.get(subject=subject)
     lines = [(line.date.isoformat(), line.what, line.kind, line.status)
              for line in subject_calendar.lines(subject) if line.kind in ("cycle", "schedule")]
@@ -198,7 +198,7 @@ def test_a_schedule_mints_n_days_before_a_clock_of_the_minted_service(brand):
     # Q1 2027 ends 03-31; its payment is due 04-15: minted on 04-05 at 09:00 EDT.
     assert first.payload["period"] == "2027-Q1"
     assert first.owed == datetime(2027, 4, 5, 13, tzinfo=UTC)
-    tick.run_once(now=datetime(2027, 4, 5, 13, 0, 30, tzinfo=UTC), phases=False)
+    phases.run_once(now=datetime(2027, 4, 5, 13, 0, 30, tzinfo=UTC), phases=False)
     job = Job.objects.get(subject=subject)
     assert job.period == "2027-Q1"
     assert job.clocks.get(name="pay").occurrences.get().due == date(2027, 4, 15)

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 from django.test import Client
 
-from timekeeping import tick
 from timekeeping.basics import wallclock
 from timekeeping.models import Customer, Subscription
 from timekeeping.recurring import plans
+from timekeeping.tick import phases
 
 from .test_plans import client_of, document  # noqa: F401 - the fixture
 
@@ -30,7 +30,7 @@ def test_a_customer_sees_their_plan_and_cancels_it_at_the_cycles_end(brand, acto
         subject, through_defaults={"brand": brand})
     with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
         subscription = plans.subscribe(subject=subject, service="plan")
-    tick.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
+    phases.run_once(now=datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC), phases=False)
     buyer = Client()
     buyer.force_login(actors["buyer"])
     with wallclock.fixed(datetime(2027, 2, 3, 15, tzinfo=UTC)):

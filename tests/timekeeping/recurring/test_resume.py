@@ -9,11 +9,12 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.test import Client
 
-from timekeeping import manifests, tick
+from timekeeping import manifests
 from timekeeping.basics import wallclock
 from timekeeping.clocks import history
 from timekeeping.models import Record, Subject, Subscription
 from timekeeping.recurring import plans
+from timekeeping.tick import phases
 
 from .test_plans import document
 
@@ -51,7 +52,7 @@ def test_a_cancelled_plan_resumed_before_its_cycle_ends_renews_again(on_plan):
                              "on Mon 15 Feb 2027."}
     assert Record.objects.filter(kind="subscription.resumed").count() == 1
     # Cycle 2 starts at 09:00 New York on 15 February: it renews as if never cancelled.
-    tick.run_once(now=datetime(2027, 2, 15, 9, 0, 30, tzinfo=NY), phases=False)
+    phases.run_once(now=datetime(2027, 2, 15, 9, 0, 30, tzinfo=NY), phases=False)
     found = Subscription.objects.get(pk=subscription.pk)
     assert (found.state, found.cycle) == (Subscription.State.ACTIVE, 2)
 
@@ -72,7 +73,7 @@ def test_resume_is_refused_once_the_last_cycle_has_ended(on_plan, ticked):
         _post(api, subscription, "cancel")
     ended = datetime(2027, 2, 15, 9, 0, 30, tzinfo=NY)
     if ticked:
-        tick.run_once(now=ended, phases=False)
+        phases.run_once(now=ended, phases=False)
     with wallclock.fixed(ended):
         refused = _post(api, subscription, "resume")
     assert refused.status_code == 400

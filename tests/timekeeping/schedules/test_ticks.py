@@ -10,10 +10,11 @@ import pytest
 from django.core.management import call_command
 
 from tests.processes import needs_postgres, start_manage
-from timekeeping import manifests, tick
+from timekeeping import manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Delivery, Record, Schedule, ScheduleRun, TickRun
 from timekeeping.schedules import action, engine, operate
+from timekeeping.tick import phases
 from timekeeping.timers import leases
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,7 +45,7 @@ def ticks(*instants):
     results = []
     for instant in instants:
         with wallclock.fixed(instant):
-            results.append(tick.run_once(now=instant))
+            results.append(phases.run_once(now=instant))
     return results
 
 

@@ -11,11 +11,10 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
-from timekeeping import tick
 from timekeeping.basics import wallclock
 from timekeeping.basics.instants import parse_instant
 from timekeeping.models import TestClock
-from timekeeping.tick import loop, test_clocks, trace
+from timekeeping.tick import loop, phases, test_clocks, trace
 
 PROGRESS_EVERY_S = 10.0  # a plain progress line at most this often, when not on a terminal
 BAR_EVERY_S = 0.1  # the bar is redrawn at most this often
@@ -84,7 +83,7 @@ class Command(BaseCommand):
         parser.add_argument("--on", help="comma-separated owner ids: trace only their timers")
         parser.add_argument("--dry-run", action="store_true",
                             help="run inside a transaction that is rolled back; send nothing")
-        parser.add_argument("--budget", type=float, default=tick.DEFAULT_BUDGET.total_seconds(),
+        parser.add_argument("--budget", type=float, default=phases.DEFAULT_BUDGET.total_seconds(),
                             help="seconds a tick may spend (default 50)")
 
     def handle(self, *args, **options):
@@ -103,10 +102,10 @@ class Command(BaseCommand):
         stream = (trace.Stream(self.stdout.write, instant=instant, on=on)
                   if options["trace"] else None)
         if options["dry_run"]:
-            result = tick.preview(to=instant, trace=stream)
+            result = phases.preview(to=instant, trace=stream)
         else:
-            result = tick.run_once(now=instant, budget=timedelta(seconds=options["budget"]),
-                                   trace=stream)
+            result = phases.run_once(now=instant, budget=timedelta(seconds=options["budget"]),
+                                     trace=stream)
         if stream is not None:
             stream.end()
         if options["dry_run"]:
