@@ -146,7 +146,7 @@ def hold_all(job: Job, ask: Ask, now: datetime) -> list[Deadline]:
         for mark in marks:
             timer = common.live(job, _key(deadline, mark))
             if timer is not None and timer.state == timer.State.ARMED:
-                common.timers.hold(timer.id, by=why if mark == "risk" else
+                common.arming.hold(timer.id, by=why if mark == "risk" else
                                    why.replace("at risk", "late", 1))
         common.record(job, "deadline.held", {"deadline": deadline.pk, "by": ask.pk,
                                              "work_left": span_text(work_left(deadline, now))})
