@@ -4,7 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from timekeeping.api import strict  # noqa: F401 - registers the path converters
 from timekeeping.api.docs import RedocPage
-from timekeeping.api.services import SubjectFeed
+from timekeeping.api.subjects import SubjectFeed
 from timekeeping.console.digest import unsubscribe
 from timekeeping.pages import home, zone_switch
 from timekeeping.portals import asked
