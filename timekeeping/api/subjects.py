@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import secrets
 
-from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -21,7 +20,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from calendars.moments import zone_of
-from timekeeping import manifests
 from timekeeping.api import queries
 from timekeeping.api.access import brand_for, brands, kept
 from timekeeping.api.queries import Listing
@@ -33,6 +31,7 @@ from timekeeping.models import (
     TestClock,
 )
 from timekeeping.models.service import new_feed_token
+from timekeeping.subjects import making
 
 
 class SubjectIn(StrictSerializer):
@@ -76,15 +75,10 @@ class SubjectList(APIView):
         data = dict(given.validated_data)
         brand = brand_for(request, data.pop("brand", None))
         data["test_clock"] = test_clock_of(brand, data.pop("test_clock", None))
-        current = manifests.current(brand)
         try:
-            # The unique constraint decides: of two requests at once, one makes the subject.
-            with transaction.atomic():
-                subject = Subject.objects.create(
-                    brand=brand, bundle=current.bundle if current else "", **data)
-        except IntegrityError:
-            raise ValidationError({"key": [f"the brand has a {data['kind']} {data['key']!r} "
-                                           "already"]}) from None
+            subject = making.make(brand, **data)
+        except making.SubjectTaken as taken:
+            raise ValidationError({"key": [str(taken)]}) from None
         return Response(SubjectOut(subject).data, status=status.HTTP_201_CREATED)
 
 
