@@ -15,6 +15,12 @@ from rest_framework.views import APIView
 
 from calendars.models import Postponement
 from timekeeping import clocks
+from timekeeping.access.calendars import (
+    NO_CALENDAR,
+    SHARED,
+    CalendarRefused,
+    notice_calendar,
+)
 from timekeeping.api import queries
 from timekeeping.api.access import brand_for, brands, who
 from timekeeping.api.queries import Listing
@@ -46,6 +52,14 @@ class PostponementOut(serializers.Serializer):
     moved = serializers.ListField(child=serializers.CharField())
 
 
+# Why a notice is refused (timekeeping.access.calendars), as the API says it.
+REFUSALS = {
+    NO_CALENDAR: "the brand has no calendar; load a manifest with a calendar section first",
+    SHARED: "the brand's calendar is shared with brands you do not keep; an operator adds its "
+            "notices",
+}
+
+
 class PostponementList(APIView):
     @extend_schema(request=PostponementIn, responses={201: PostponementOut})
     def post(self, request):
@@ -53,17 +67,14 @@ class PostponementList(APIView):
         given.is_valid(raise_exception=True)
         data = dict(given.validated_data)
         brand = brand_for(request, data.pop("brand", None))
-        if brand.calendar_id is None:
-            raise ValidationError({"brand": ["the brand has no calendar; load a manifest "
-                                             "with a calendar section first"]})
-        if brand.calendar.brands.exclude(pk__in=brands(request)).exists():
-            # A notice on a calendar moves the dates of every brand on it.
-            raise ValidationError({"brand": ["the brand's calendar is shared with brands you "
-                                             "do not keep; an operator adds its notices"]})
+        try:
+            calendar = notice_calendar(brand, brands(request))
+        except CalendarRefused as refused:
+            raise ValidationError({"brand": [REFUSALS[refused.code]]}) from None
         test_clock = test_clock_of(brand, data.pop("test_clock", None))
         try:
             postponement, moved = clocks.add_postponement(
-                calendar=brand.calendar, test_clock_id=test_clock.pk if test_clock else "",
+                calendar=calendar, test_clock_id=test_clock.pk if test_clock else "",
                 by=who(request), **data)
         except clocks.OrderRefused as refused:
             raise ValidationError({refused.field: [refused.message]}) from None
