@@ -18,12 +18,7 @@ from timekeeping.api.access import brands, kept, who
 from timekeeping.api.queries import Listing
 from timekeeping.api.strict import StrictSerializer
 from timekeeping.clocks import undo
-from timekeeping.models import (
-    Clock,
-    Member,
-    Occurrence,
-    Record,
-)
+from timekeeping.models import Clock, Member, Occurrence, Record
 
 
 class OccurrenceRead(serializers.ModelSerializer):

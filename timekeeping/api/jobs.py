@@ -19,11 +19,7 @@ from timekeeping.api.clocks import ClockRead, StepOut, with_next_due
 from timekeeping.api.queries import Listing
 from timekeeping.api.strict import StrictSerializer
 from timekeeping.clocks import gate
-from timekeeping.models import (
-    Clock,
-    Job,
-    Subject,
-)
+from timekeeping.models import Clock, Job, Subject
 
 
 class JobIn(StrictSerializer):

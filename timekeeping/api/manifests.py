@@ -17,9 +17,7 @@ from rest_framework.views import APIView
 from timekeeping import manifests
 from timekeeping.api.access import kept_brand, who
 from timekeeping.api.queries import Listing
-from timekeeping.models import (
-    Manifest,
-)
+from timekeeping.models import Manifest
 
 
 class ProblemOut(serializers.Serializer):

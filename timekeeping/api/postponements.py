@@ -15,20 +15,13 @@ from rest_framework.views import APIView
 
 from calendars.models import Postponement
 from timekeeping import clocks
-from timekeeping.access.calendars import (
-    NO_CALENDAR,
-    SHARED,
-    CalendarRefused,
-    notice_calendar,
-)
+from timekeeping.access.calendars import NO_CALENDAR, SHARED, CalendarRefused, notice_calendar
 from timekeeping.api import queries
 from timekeeping.api.access import brand_for, brands, who
 from timekeeping.api.queries import Listing
 from timekeeping.api.strict import StrictSerializer
 from timekeeping.api.subjects import test_clock_of
-from timekeeping.models import (
-    TestClock,
-)
+from timekeeping.models import TestClock
 
 
 class PostponementIn(StrictSerializer):

@@ -14,9 +14,7 @@ from timekeeping.api import queries
 from timekeeping.api.access import brands, kept, who
 from timekeeping.api.queries import Listing
 from timekeeping.clocks import undo
-from timekeeping.models import (
-    Record,
-)
+from timekeeping.models import Record
 
 
 class RecordRead(serializers.ModelSerializer):

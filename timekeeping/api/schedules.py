@@ -16,11 +16,7 @@ from timekeeping.api import queries
 from timekeeping.api.access import brands
 from timekeeping.api.queries import Listing
 from timekeeping.basics import wallclock
-from timekeeping.models import (
-    Schedule,
-    ScheduleRun,
-    TestClock,
-)
+from timekeeping.models import Schedule, ScheduleRun, TestClock
 from timekeeping.schedules import operate
 
 

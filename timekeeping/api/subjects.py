@@ -26,10 +26,7 @@ from timekeeping.api.queries import Listing
 from timekeeping.api.strict import StrictSerializer
 from timekeeping.basics import instants, wallclock
 from timekeeping.clocks import subject_calendar
-from timekeeping.models import (
-    Subject,
-    TestClock,
-)
+from timekeeping.models import Subject, TestClock
 from timekeeping.models.service import new_feed_token
 from timekeeping.subjects import making
 

@@ -15,9 +15,7 @@ from rest_framework.views import APIView
 from timekeeping.api import queries
 from timekeeping.api.access import brands, kept
 from timekeeping.api.queries import Listing
-from timekeeping.models import (
-    Timer,
-)
+from timekeeping.models import Timer
 from timekeeping.timers import arming
 
 
