@@ -3,7 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from timekeeping.api.docs import RedocPage
-from timekeeping.api.services import SubjectFeed
+from timekeeping.api.subjects import SubjectFeed
 from timekeeping.console.digest import unsubscribe
 from timekeeping.portals import asked
 from timekeeping.tick.observe import health_view, metrics_view, tick_health_view

@@ -14,8 +14,10 @@ class TimekeepingConfig(AppConfig):
         from django.utils.module_loading import autodiscover_modules
 
         from timekeeping import checks, clocks, jobs, recurring, schedules, timers
+        from timekeeping.web import strict
 
         django_checks.register(checks.schedule_store)
+        strict.register_converters()
         for package in (timers, clocks, jobs, recurring, schedules):
             package.register()
         # A developer's own operations, due rules and actions: each installed app's

@@ -5,15 +5,23 @@ Every query is scoped to the brands the caller keeps (owner, staff); a clock of 
 brand answers 404, as if it did not exist.
 """
 
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from timekeeping.api.access import brand_for, kept, who
+from timekeeping.api import queries
+from timekeeping.api.access import brand_for, brands, kept, who
+from timekeeping.api.queries import Listing
 from timekeeping.basics.instants import parse_instant
 from timekeeping.models import TestClock
 from timekeeping.tick import test_clocks, trace
@@ -106,6 +114,21 @@ class TestClockList(APIView):
         created = test_clocks.create(brand=brand, name=given.validated_data["name"],
                                      frozen_time=given.validated_data["frozen_time"])
         return Response(TestClockOut(created).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema_view(get=extend_schema(
+    description="The test clocks of the brands you keep, by name."))
+class TestClocks(Listing, TestClockList):
+    # POST (make a test clock) is TestClockList's, unchanged; GET lists.
+    serializer_class = TestClockOut
+    filters = (
+        queries.brand_filter(),
+        queries.one_of("status", "status", TestClock.Status.values,
+                       description="Only test clocks in this status."),
+    )
+
+    def scoped(self) -> QuerySet:
+        return TestClock.objects.filter(brand__in=brands(self.request)).order_by("name", "id")
 
 
 class TestClockDetail(APIView):

@@ -16,6 +16,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from calendars.models import Postponement
 from timekeeping import clocks
+from timekeeping.access.calendars import NO_CALENDAR, SHARED, CalendarRefused, notice_calendar
 from timekeeping.basics import refusals, shown, wallclock
 from timekeeping.clocks import history
 from timekeeping.console import connections, forms
@@ -204,15 +205,23 @@ def postponement_add(request, brand_id: str):
     return _postponements(request, brand, form, status=400)
 
 
+# Why a notice is refused (timekeeping.access.calendars), as the page says it.
+CALENDAR_REFUSALS = {
+    NO_CALENDAR: "Not added: the brand has no calendar yet. Load a manifest with a calendar "
+                 "section on Manifests, then add the notice.",
+    SHARED: "Not added: the brand's calendar is shared with brands you do not keep, and a "
+            "notice would move their dates too. Ask the operator to add it.",
+}
+
+
 def _calendar_refusal(request, brand: Brand) -> str | None:
-    """As the API refuses (Postponements): no calendar, or one shared with brands the person
-    does not keep, since a notice moves the dates of every brand on its calendar."""
-    if brand.calendar_id is None:
-        return ("Not added: the brand has no calendar yet. Load a manifest with a calendar "
-                "section on Manifests, then add the notice.")
-    if brand.calendar.brands.exclude(pk__in=brands_kept_by(request.user)).exists():
-        return ("Not added: the brand's calendar is shared with brands you do not keep, and a "
-                "notice would move their dates too. Ask the operator to add it.")
+    """As the API refuses (`access.calendars.notice_calendar`): no calendar, or one shared
+    with brands the person does not keep, since a notice moves the dates of every brand on
+    its calendar."""
+    try:
+        notice_calendar(brand, brands_kept_by(request.user))
+    except CalendarRefused as refused:
+        return CALENDAR_REFUSALS[refused.code]
     return None
 
 

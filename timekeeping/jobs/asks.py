@@ -6,6 +6,7 @@ its expiry. Place 3 of the tick.
     answer(token, by=…)                         the party answers through the link
     answer_ask(ask, by=…)                       the same, for an ask found another way
     close(job, why)                             the job ended: its asks close
+    lapse(job, cause=ask)                       a party's link expired twice: the job lapses
 
 The expiry is data: the link's page and its answer compare it with the operation's clock, so
 a link past its moment refuses even before the tick has fired its expiry. A reminder goes the
@@ -23,8 +24,9 @@ from datetime import datetime
 from django.conf import settings
 from django.db import transaction
 
+from timekeeping import clocks
 from timekeeping.clocks import gate
-from timekeeping.jobs import common, deadlines
+from timekeeping.jobs import common, deadlines, grants
 from timekeeping.models import Ask, Job
 from timekeeping.specs.jobs import DeliverSpec, Span, parse_span
 
@@ -150,8 +152,6 @@ def answer_ask(ask: Ask, *, by: str = "") -> gate.Outcome | None:
             raise refused
         who = by or f"party {ask.party}"
         if ask.purpose == Ask.Purpose.GRANT:
-            from timekeeping.jobs import grants
-
             settle(ask, now, by=who)
             grants.renew(job, now, by=who)
             return None
@@ -186,8 +186,6 @@ def _tell_party(ask: Ask, token: str | None, subject: str, body: str) -> None:
 # -- firing -----------------------------------------------------------------------------------
 
 def fire(ask_id: str, mark: str, instant: datetime) -> str:
-    from timekeeping.jobs import lifecycle
-
     with transaction.atomic():
         ask = Ask.objects.select_for_update(of=("self",)).select_related(
             "job__brand__owner", "job__subject").get(pk=ask_id)
@@ -223,5 +221,21 @@ def fire(ask_id: str, mark: str, instant: datetime) -> str:
         ask.state = Ask.State.LAPSED
         ask.save(update_fields=["expiries", "state"])
         common.record(job, "ask.lapsed", {"ask": ask.pk, "expiry": 2})
-        lifecycle.lapse(job, cause=ask)
+        lapse(job, cause=ask)
         return f"{ask.title} · expired twice: job {job.pk} lapsed"
+
+
+def lapse(job: Job, *, cause: Ask) -> None:
+    """A party's link expired twice (S8, S23): the job ends `lapsed`. The hold on the money
+    returns and the paid acts already committed are charged: recorded here as facts for the
+    ledger to post. The buyer and the brand's owner hear it."""
+    data = {"cause": cause.pk, "hold": "returns", "acts_committed": list(job.steps_done)}
+    clocks.end_job(job, state=Job.State.LAPSED, by=f"ask {cause.pk} expired twice",
+                   data=data)
+    body = (f"Work on {common.named(job)} has stopped: the link to {cause.title} stopped "
+            "working twice without an answer. See it here:")
+    title = f"Stopped: {common.named(job)}"
+    common.tell(job, job.subject.contact_email, title, body, key="lapsed:buyer",
+                link=common.portal_link(job))
+    common.tell(job, common.owner_email(job), title, body, key="lapsed:owner",
+                link=common.console_link(job))

@@ -24,6 +24,7 @@ from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
 from timekeeping.specs.jobs import Within, parse_within
+from timekeeping.timers import arming
 
 KIND = "deadline"
 OPEN_STATES = (Deadline.State.OPEN, Deadline.State.AT_RISK, Deadline.State.LATE)
@@ -146,8 +147,8 @@ def hold_all(job: Job, ask: Ask, now: datetime) -> list[Deadline]:
         for mark in marks:
             timer = common.live(job, _key(deadline, mark))
             if timer is not None and timer.state == timer.State.ARMED:
-                common.arming.hold(timer.id, by=why if mark == "risk" else
-                                   why.replace("at risk", "late", 1))
+                arming.hold(timer.id, by=why if mark == "risk" else
+                            why.replace("at risk", "late", 1))
         common.record(job, "deadline.held", {"deadline": deadline.pk, "by": ask.pk,
                                              "work_left": span_text(work_left(deadline, now))})
         held.append(deadline)

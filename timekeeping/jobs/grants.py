@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import transaction
 
 from timekeeping.jobs import common
-from timekeeping.models import Ask, Grant, Job, Timer
+from timekeeping.models import Grant, Job, Timer
 
 KIND = "grant"
 
@@ -77,25 +77,3 @@ def held_rung(job: Job, step: str, now: datetime) -> str | None:
     if not common.work_of(job).needs_grant(step) or active(job, now):
         return None
     return holds_by(Grant.objects.get(job=job))
-
-
-def fire(grant_id: str, instant: datetime) -> str:
-    from timekeeping.jobs import asks
-
-    with transaction.atomic():
-        grant = Grant.objects.select_for_update(of=("self",)).select_related(
-            "job__brand__owner", "job__subject").get(pk=grant_id)
-        job = grant.job
-        if grant.state != Grant.State.ACTIVE or instant < grant.ends or \
-                job.state != Job.State.OPEN:
-            return f"grant · {grant.state}: nothing to do"
-        grant.state = Grant.State.ENDED
-        grant.save(update_fields=["state"])
-        common.record(job, "grant.ended", {"grant": grant.pk, "ended": grant.ends})
-        if not Ask.objects.filter(job=job, purpose=Ask.Purpose.GRANT,
-                                  state=Ask.State.OPEN).exists():
-            opened = asks.open_ask(job, now=instant, purpose=Ask.Purpose.GRANT,
-                                   term=common.work_of(job).grant_ask,
-                                   title="give the grant again")
-            return f"grant · ended: the party is asked again ({opened.ask.pk})"
-        return "grant · ended: the party was already asked again"

@@ -8,7 +8,6 @@ clock; the steps that come after it open; the signals re-arm. When the job ends,
 cancelled, everything of its own time closes, and its deadline is met if it ended delivered.
 
     end(job, by=…)              the brand ends a job (the API and the console)
-    lapse(job, cause=ask)       a party's link expired twice
     withdraw(member, subject, successor, by=…)
 """
 
@@ -111,22 +110,6 @@ def end(job: Job, *, by: str, facts: dict | None = None) -> None:
         job.input = {**job.input, **facts}
         Job.objects.filter(pk=job.pk, state=Job.State.OPEN).update(input=job.input)
     clocks.end_job(job, state=Job.State.ENDED, by=by)
-
-
-def lapse(job: Job, *, cause: Ask) -> None:
-    """A party's link expired twice (S8, S23): the job ends `lapsed`. The hold on the money
-    returns and the paid acts already committed are charged: recorded here as facts for the
-    ledger to post. The buyer and the brand's owner hear it."""
-    data = {"cause": cause.pk, "hold": "returns", "acts_committed": list(job.steps_done)}
-    clocks.end_job(job, state=Job.State.LAPSED, by=f"ask {cause.pk} expired twice",
-                   data=data)
-    body = (f"Work on {common.named(job)} has stopped: the link to {cause.title} stopped "
-            "working twice without an answer. See it here:")
-    title = f"Stopped: {common.named(job)}"
-    common.tell(job, job.subject.contact_email, title, body, key="lapsed:buyer",
-                link=common.portal_link(job))
-    common.tell(job, common.owner_email(job), title, body, key="lapsed:owner",
-                link=common.console_link(job))
 
 
 class WithdrawRefused(Exception):

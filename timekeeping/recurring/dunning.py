@@ -28,6 +28,7 @@ from calendars.moments import day_in_zone
 from money import ledger
 from timekeeping.basics import shown
 from timekeeping.models import Subscription, Timer
+from timekeeping.recurring.spec import plan_of
 from timekeeping.specs.jobs import parse_span
 from timekeeping.timers import arming, outbox, records
 from timekeeping.timers.firing import Hold, now_for
@@ -39,34 +40,29 @@ class PaymentRefused(Exception):
         self.field, self.message = field, message
 
 
-def _plan(subscription: Subscription):
-    from timekeeping.recurring.plans import plan_of
-    return plan_of(subscription)
-
-
 def currency_of(subscription: Subscription) -> str:
-    return _plan(subscription).currency
+    return plan_of(subscription).currency
 
 
 def collects(subscription: Subscription) -> bool:
-    plan = _plan(subscription)
+    plan = plan_of(subscription)
     return bool(plan.dunning and plan.amount)
 
 
 def owed(subscription: Subscription) -> int:
     """What the cycles so far charged and no payment covered, in minor units."""
-    return max(_plan(subscription).amount * subscription.cycle - subscription.paid, 0)
+    return max(plan_of(subscription).amount * subscription.cycle - subscription.paid, 0)
 
 
 def shown_owed(subscription: Subscription) -> str:
     """What is owed as pages say it ("198.00 USD"), or "" when nothing is."""
     due = owed(subscription)
-    return shown.money(due, _plan(subscription).currency) if due else ""
+    return shown.money(due, plan_of(subscription).currency) if due else ""
 
 
 def paid_through(subscription: Subscription) -> int:
     """The last cycle whose charge is paid in full (0: none)."""
-    amount = _plan(subscription).amount
+    amount = plan_of(subscription).amount
     return subscription.cycle if not amount else min(subscription.paid // amount,
                                                      subscription.cycle)
 
@@ -122,7 +118,7 @@ def collect(subscription_id: str, cycle: int, attempt: int, instant: datetime, *
     with transaction.atomic():
         subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
             "subject", "brand__owner").get(pk=subscription_id)
-        plan = _plan(subscription)
+        plan = plan_of(subscription)
         if paid_through(subscription) >= cycle:
             return f"cycle {cycle} · paid: collected"
         if subscription.state != Subscription.State.ACTIVE:
@@ -171,7 +167,7 @@ def pay(subscription: Subscription, *, amount: int, currency: str, by: str) -> S
     field, when it is not a positive whole amount in the plan's currency up to what is owed."""
     subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
         "subject", "brand", "test_clock").get(pk=subscription.pk)
-    plan = _plan(subscription)
+    plan = plan_of(subscription)
     if not plan.amount:
         raise PaymentRefused("subscription", f"{subscription.service!r} charges nothing")
     if currency != plan.currency:

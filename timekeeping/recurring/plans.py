@@ -34,17 +34,14 @@ from timekeeping.basics import shown
 from timekeeping.clocks import dues
 from timekeeping.models import Allowance, Subject, Subscription, Timer
 from timekeeping.recurring import dunning
+from timekeeping.recurring.spec import plan_of
 from timekeeping.specs.current import services_of
-from timekeeping.specs.plans import BEFORE_CLOCK, PlanSpec, ScheduleSpec
+from timekeeping.specs.plans import BEFORE_CLOCK, ScheduleSpec
 from timekeeping.timers import arming, records
 from timekeeping.timers.firing import now_for
 
 GRACE = timedelta(days=1)  # `catch_up: none`: a mint later than this is part of a gap
 MIN_DAYS = {"d": 1, "w": 7, "mo": 28, "y": 365}
-
-
-def plan_of(subscription: Subscription) -> PlanSpec:
-    return services_of(subscription.bundle)[subscription.service].plan
 
 
 def _calendar(subscription: Subscription):

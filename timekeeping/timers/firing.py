@@ -12,32 +12,16 @@ trace is asked for (`traced`), and handed on when the batch is written.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import F, Value
 from django.db.models.fields import DateTimeField
 
-from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
-from timekeeping.timers import kinds, records
-
-_current: ContextVar[Firing | None] = ContextVar("keeping_time_current_firing", default=None)
-
-
-def current() -> Firing | None:
-    """The batch being fired in this context, if any."""
-    return _current.get()
-
-
-def now_for(brand: Brand, test_clock: TestClock | None) -> datetime:
-    """The time of an operation on a brand clock: inside a firing of that brand, the firing's
-    instant; outside one, the clock's now (its test clock's, if it has one)."""
-    batch = current()
-    if batch is not None and batch.brand.pk == brand.pk:
-        return batch.instant
-    return wallclock.now(brand=brand, test_clock=test_clock)
+from timekeeping.timers import in_progress, kinds, records
+from timekeeping.timers.in_progress import current as current
+from timekeeping.timers.in_progress import now_for as now_for
 
 
 class Drop(Exception):
@@ -88,7 +72,7 @@ class Firing:
     def fire(self, timer: Timer) -> None:
         """Run the timer's handler; on success the timer is fired and a record written."""
         self.current = timer
-        token = _current.set(self)
+        token = in_progress.enter(self)
         try:
             what = kinds.get(timer.kind).fire(timer, self) or ""
         except (Drop, Hold) as stopped:  # not fired: dropped for good, or held until released
@@ -101,7 +85,7 @@ class Firing:
                                           outcome=outcome))
             return
         finally:
-            _current.reset(token)
+            in_progress.leave(token)
             self.current = None
         self.seq += 1
         self.fired.append(timer)

@@ -18,7 +18,7 @@ from psycopg import sql as pgsql
 
 from timekeeping.basics.public_ids import new_id
 from timekeeping.models import Brand, Record, TestClock
-from timekeeping.timers import firing
+from timekeeping.timers import in_progress
 
 COLUMNS = ("id", "kind", "instant", "brand_id", "test_clock_id", "subject", "job", "timer",
            "data")
@@ -66,7 +66,7 @@ def write(
     subject: str = "", job: str = "", timer: str = "", data: dict | None = None,
 ) -> Record | None:
     """Write one record: the row written, or None inside a firing (it joins the batch)."""
-    batch = firing.current()
+    batch = in_progress.current()
     if batch is not None and batch.brand.pk == brand.pk:
         batch.record(kind, timer=timer, subject=subject, job=job, data=data)
         return None

@@ -137,8 +137,11 @@ class RowIdConverter(_Pattern):
         return str(value)
 
 
-register_converter(PublicIdConverter, "pid")
-register_converter(RowIdConverter, "rowid")
-register_converter(TableNameConverter, "table")
-register_converter(LinkCodeConverter, "code")
-register_converter(TokenConverter, "token")
+def register_converters() -> None:
+    """The path converters every door's URLs use (called by `apps.ready`, before any URLconf
+    is read)."""
+    register_converter(PublicIdConverter, "pid")
+    register_converter(RowIdConverter, "rowid")
+    register_converter(TableNameConverter, "table")
+    register_converter(LinkCodeConverter, "code")
+    register_converter(TokenConverter, "token")

@@ -1,4 +1,5 @@
-"""Reading subjects, jobs, clocks, timers and records (timekeeping/api/reading.py).
+"""Reading subjects, jobs, clocks, timers and records (timekeeping/api/subjects.py,
+jobs.py, clocks.py, timers.py, records.py).
 
 Each filter is asked by a superuser, who keeps both brands, so a filter that did nothing
 would show; each case also checks the filter changed the answer."""

@@ -1,5 +1,5 @@
 """Reading test clocks, postponements, manifests, schedules and their runs
-(timekeeping/api/reading_operations.py)."""
+(timekeeping/api/test_clocks.py, postponements.py, manifests.py, schedules.py)."""
 
 from datetime import date, timedelta
 
