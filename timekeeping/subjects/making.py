@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from timekeeping.specs.current import current as current_of
 from timekeeping.models import Brand, Subject, TestClock
+from timekeeping.specs.current import current as current_of
 
 
 class SubjectTaken(Exception):
