@@ -3,7 +3,7 @@ see timekeeping.jobs.asks."""
 
 from __future__ import annotations
 
-from timekeeping.jobs import asks, lifecycle  # noqa: F401 - lifecycle registers its hooks
+from timekeeping.jobs import asks
 from timekeeping.models import Timer
 from timekeeping.timers.firing import Firing
 
