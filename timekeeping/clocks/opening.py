@@ -16,7 +16,7 @@ from timekeeping.basics import instants
 from timekeeping.clocks import dues, exposure
 from timekeeping.clocks.basis import OrderRefused, PeriodTaken, calendar_for, now_for
 from timekeeping.clocks.rungs import arm
-from timekeeping.clocks.telling import _record
+from timekeeping.clocks.telling import record_line
 from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.specs import tiers
 from timekeeping.specs.current import services_of
@@ -54,24 +54,24 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
         # A clock whose date follows another clock opens after the clocks it follows.
         for clock_spec in sorted(spec.clocks.values(), key=lambda c: "clock" in c.due):
             _open_clock(job, spec, clock_spec, now)
-        for opened in _on_open:  # the job's own time (timekeeping.jobs), after its clocks
+        for opened in OPEN_HOOKS:  # the job's own time (timekeeping.jobs), after its clocks
             opened(job, spec, now)
     return job
 
 
 # What else opens with a job, and ends with it: registered by the kinds that keep a job's own
 # time (timekeeping.jobs), so the clocks import none of them.
-_on_open: list = []
-_on_end: list = []
+OPEN_HOOKS: list = []
+END_HOOKS: list = []
 
 
 def on_open(function):
-    _on_open.append(function)
+    OPEN_HOOKS.append(function)
     return function
 
 
 def on_end(function):
-    _on_end.append(function)
+    END_HOOKS.append(function)
     return function
 
 
@@ -142,7 +142,7 @@ def _open_clock(job: Job, service: ServiceSpec, spec: ClockSpec, now: datetime) 
         hard=spec.hard, lives_on_subject=spec.lives_on_subject, bundle=job.bundle, opened=now,
     )
     for item in items_of(job, spec):
-        _open_occurrence(row, spec, item, seq=0)
+        open_occurrence(row, spec, item, seq=0)
     return row
 
 
@@ -153,9 +153,9 @@ def items_of(job: Job, spec: ClockSpec) -> list[str]:
     return [str(item) for item in found]
 
 
-def _open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurrence | None:
+def open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurrence | None:
     try:
-        rule_due = _rule_due(row, spec, spec.due, item, seq)
+        rule_due = due_by_rule(row, spec, spec.due, item, seq)
     except (OverflowError, ValueError):  # past the end of the calendar itself
         rule_due = date.max
     why = "its due rule gave no date"
@@ -179,14 +179,14 @@ def _open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurr
                             brand_id=row.brand_id, test_clock_id=row.test_clock_id,
                             hard=row.hard, miss_cost=price.monthly if price else 0,
                             miss_currency=price.currency if price else "")
-    _keep(occurrence, rule_due, by="")  # sets the date kept and late_from
+    keep_on(occurrence, rule_due, by="")  # sets the date kept and late_from
     _apply_postponements(occurrence)
     occurrence.save()
     arm(occurrence, spec)
     return occurrence
 
 
-def _rule_due(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int) -> date | None:
+def due_by_rule(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int) -> date | None:
     job = row.job
     service = services_of(row.bundle)[job.service]
     context = dues.DueContext(
@@ -239,7 +239,7 @@ def measured_from(moved_by: str) -> str | None:
     return moved_by.removesuffix(MEASURED) if moved_by.endswith(MEASURED) else None
 
 
-def _keep(occurrence: Occurrence, day: date, *, by: str) -> None:
+def keep_on(occurrence: Occurrence, day: date, *, by: str) -> None:
     """Set the date kept: roll it on the subject's calendar and record the roll."""
     cal = calendar_for(occurrence.clock.subject)
     rolled = cal.roll(day)
@@ -265,16 +265,16 @@ def _apply_postponements(occurrence: Occurrence) -> None:
                                               test_clock=occurrence.clock.test_clock_id or "",
                                               from_date__lte=occurrence.due,
                                               through__gte=occurrence.due):
-        if _matches(occurrence.clock.subject, notice.where):
+        if matches(occurrence.clock.subject, notice.where):
             before = occurrence.due
             occurrence.moved_from, occurrence.moved_by = before, "calendar"
             occurrence.due, occurrence.rolled_from, occurrence.roll_reasons = notice.to, None, []
             occurrence.late_from = calendar_for(occurrence.clock.subject).late_from(notice.to)
-            _record(occurrence, "clock.moved", {"by": "calendar", "from": before,
+            record_line(occurrence, "clock.moved", {"by": "calendar", "from": before,
                                                 "to": notice.to, "notice": notice.notice})
 
 
-def _matches(subject: Subject, where: dict) -> bool:
+def matches(subject: Subject, where: dict) -> bool:
     for field, wanted in (where or {}).items():
         have = getattr(subject, field, None) if field in ("kind", "key", "zone", "name") \
             else subject.input.get(field)

@@ -14,10 +14,10 @@ from calendars import rules
 from calendars.models import Calendar, Postponement
 from timekeeping.basics import instants
 from timekeeping.clocks.basis import OrderRefused, calendar_for, now_for
-from timekeeping.clocks.opening import _matches
+from timekeeping.clocks.opening import matches
 from timekeeping.clocks.rungs import arm, spec_of
-from timekeeping.clocks.steps import _move_to
-from timekeeping.clocks.telling import _record
+from timekeeping.clocks.steps import move_to
+from timekeeping.clocks.telling import record_line
 from timekeeping.models import Brand, Job, Occurrence, TestClock
 from timekeeping.timers import records
 
@@ -31,9 +31,9 @@ def postpone(brand: Brand, postponement: Postponement) -> list[str]:
             clock__test_clock_id=postponement.test_clock or None,
             due__gte=postponement.from_date, due__lte=postponement.through,
     ).select_related("clock", "clock__subject", "clock__job"):
-        if not _matches(occurrence.clock.subject, postponement.where):
+        if not matches(occurrence.clock.subject, postponement.where):
             continue
-        moved.append(_move_to(occurrence, spec_of(occurrence.clock), postponement.to,
+        moved.append(move_to(occurrence, spec_of(occurrence.clock), postponement.to,
                               by="calendar", roll=False, notice=postponement.notice))
     return moved
 
@@ -195,7 +195,7 @@ def _kept_back(occurrence: Occurrence, nows: dict) -> str | None:
 
 def _rerolled(occurrence: Occurrence, before: tuple[date, datetime], what: str, by: str) -> str:
     """Record the re-rolled date and re-arm its rungs and date under their keys."""
-    _record(occurrence, "clock.moved", {
+    record_line(occurrence, "clock.moved", {
         "by": "calendar change", "who": by, "from": before[0], "to": occurrence.due,
         "rolled_from": occurrence.rolled_from, "why": occurrence.roll_reasons,
         "late_from": occurrence.late_from})

@@ -12,15 +12,15 @@ from django.db import transaction
 from timekeeping.clocks import changed, emails, gate
 from timekeeping.clocks.basis import OrderRefused, calendar_for, now_for
 from timekeeping.clocks.opening import (
+    END_HOOKS,
     MEASURED,
-    _keep,
-    _on_end,
-    _open_occurrence,
-    _rule_due,
+    due_by_rule,
+    keep_on,
     measured_from_it,
+    open_occurrence,
 )
 from timekeeping.clocks.rungs import arm, end_timers, spec_of
-from timekeeping.clocks.telling import _record, _tell_owner
+from timekeeping.clocks.telling import record_line, tell_owner
 from timekeeping.models import Clock, Job, Member, Occurrence
 from timekeeping.specs.services import ClockSpec
 from timekeeping.timers import records
@@ -59,11 +59,11 @@ def _settle(occurrence: Occurrence, spec: ClockSpec, *, by: str, at: datetime,
     occurrence.settled, occurrence.settled_by = at, by
     occurrence.save(update_fields=["status", "settled", "settled_by"])
     end_timers(occurrence, f"satisfied by {by}")
-    written = _record(occurrence, "clock.satisfied", {"by": by, "due": occurrence.due,
+    written = record_line(occurrence, "clock.satisfied", {"by": by, "due": occurrence.due,
                                                       "late": late, **(noted or {})})
     _measure_from(occurrence)
     if spec.every:
-        _open_occurrence(occurrence.clock, spec, occurrence.item, occurrence.seq + 1)
+        open_occurrence(occurrence.clock, spec, occurrence.item, occurrence.seq + 1)
     return written
 
 
@@ -80,12 +80,12 @@ def _measure_from(kept: Occurrence) -> None:
         spec = spec_of(other)
         found = Occurrence.objects.filter(clock=other).order_by("-seq").first()
         if found is None:
-            _open_occurrence(other, spec, "", seq=0)
+            open_occurrence(other, spec, "", seq=0)
             continue
-        day = _rule_due(other, spec, spec.due, found.item, found.seq)
+        day = due_by_rule(other, spec, spec.due, found.item, found.seq)
         if found.status == Occurrence.Status.OPEN and day is not None and \
                 day not in (found.due, found.rolled_from):
-            _move_to(found, spec, day, by=row.name + MEASURED, roll=True)
+            move_to(found, spec, day, by=row.name + MEASURED, roll=True)
 
 
 def mark_done(occurrence: Occurrence, *, by: str):
@@ -109,19 +109,19 @@ def move(job: Job, step: str, items: list[str]) -> list[str]:
         # With `each`, a step moves only the items it names (as it satisfies only those).
         if step not in spec.moves or (occurrence.item and occurrence.item not in items):
             continue
-        new_day = _rule_due(occurrence.clock, spec, spec.moves[step], occurrence.item,
+        new_day = due_by_rule(occurrence.clock, spec, spec.moves[step], occurrence.item,
                             occurrence.seq)
         if new_day is None or new_day in (occurrence.due, occurrence.rolled_from):
             continue  # already there: a step taken again moves nothing
-        moved.append(_move_to(occurrence, spec, new_day, by=step, roll=True))
+        moved.append(move_to(occurrence, spec, new_day, by=step, roll=True))
     return moved
 
 
-def _move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll: bool,
+def move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll: bool,
              notice: str = "") -> str:
     before = occurrence.due
     if roll:
-        _keep(occurrence, day, by=by)
+        keep_on(occurrence, day, by=by)
     else:
         occurrence.due, occurrence.rolled_from, occurrence.roll_reasons = day, None, []
         occurrence.late_from = calendar_for(occurrence.clock.subject).late_from(day)
@@ -132,7 +132,7 @@ def _move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, rol
             occurrence.rolled_from}
     if notice:
         data["notice"] = notice
-    _record(occurrence, "clock.moved", data)
+    record_line(occurrence, "clock.moved", data)
     arm(occurrence, spec, why=f"moved to {occurrence.due} by {by}")
     rolled = (f", rolled from {occurrence.rolled_from}" if occurrence.rolled_from else "")
     return f"{occurrence.item or occurrence.clock.name} {before} → {occurrence.due}{rolled}"
@@ -159,9 +159,9 @@ def lapse(occurrence: Occurrence, at: datetime) -> str:
     occurrence.settled, occurrence.settled_by = at, "its date passed"
     occurrence.save(update_fields=["status", "settled", "settled_by"])
     spec = spec_of(occurrence.clock)
-    _record(occurrence, "clock.lapsed", {"due": occurrence.due, "hard": spec.hard,
+    record_line(occurrence, "clock.lapsed", {"due": occurrence.due, "hard": spec.hard,
                                          "bars": list(spec.bars), "choices": list(spec.choices)})
-    _tell_owner(occurrence, *emails.missed(occurrence, spec.choices), key="lapsed")
+    tell_owner(occurrence, *emails.missed(occurrence, spec.choices), key="lapsed")
     return "lapsed · a choice put to its owner"
 
 
@@ -176,7 +176,7 @@ def end_job(job: Job, *, state: str = Job.State.ENDED, by: str = "",
             raise OrderRefused("job", f"job {job.pk} is {Job.objects.get(pk=job.pk).state}; "
                                       "only an open job ends")
         job.state, job.ended = state, now
-        for ended in _on_end:
+        for ended in END_HOOKS:
             ended(job, state, now)
         kept = []
         for occurrence in open_occurrences(job).select_related("clock"):
@@ -204,7 +204,7 @@ def choose(occurrence: Occurrence, choice: str, *, by: str):
                            items=[occurrence.item] if occurrence.item else [],
                            by=f"choice of {by}")
     # Written after the step, so it can say what the step changed (`timekeeping.clocks.undo`).
-    written = _record(occurrence, "clock.chosen", {
+    written = record_line(occurrence, "clock.chosen", {
         "choice": choice, "by": by, "occurrence": occurrence.pk,
         "committed": outcome.committed, **changed.since(job, before, outcome)})
     outcome.record = written.pk if written is not None else ""
@@ -222,7 +222,7 @@ def acknowledge(occurrence: Occurrence, *, by: str):
     occurrence.save(update_fields=["acknowledged"])
     # One reading of the clock for both: an undo knows the date is as this left it by the
     # record's instant equalling the date's (`undo._still_acknowledged`).
-    return _record(occurrence, "clock.acknowledged", {"by": by, "occurrence": occurrence.pk,
+    return record_line(occurrence, "clock.acknowledged", {"by": by, "occurrence": occurrence.pk,
                                                       "was": was}, at=at)
 
 
@@ -236,6 +236,6 @@ def assign(occurrence: Occurrence, member: Member | None, *, by: str):
     was = occurrence.assignee_id
     occurrence.assignee = member
     occurrence.save(update_fields=["assignee"])
-    return _record(occurrence, "clock.assigned", {
+    return record_line(occurrence, "clock.assigned", {
         "member": member.pk if member else None, "occurrence": occurrence.pk, "was": was,
         "to": member.user.get_username() if member else "nobody", "by": by})

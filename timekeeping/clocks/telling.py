@@ -16,7 +16,7 @@ from timekeeping.timers import outbox, records
 ACK_ASKED = emails.ACK_ASKED  # the rung an `ack daily` rung notices with (kinds/clock.py)
 
 
-def _record(occurrence: Occurrence, kind: str, data: dict, *, at: datetime | None = None):
+def record_line(occurrence: Occurrence, kind: str, data: dict, *, at: datetime | None = None):
     row = occurrence.clock
     return records.write(kind, brand=row.brand, instant=at or now_for(row.brand, row.test_clock),
                   test_clock=row.test_clock, subject=row.subject_id, job=row.job_id,
@@ -53,7 +53,7 @@ def act_link(occurrence: Occurrence, *, customer: bool) -> str:
     return f"{settings.SITE_URL}/console/{row.brand_id}/subjects/{row.subject_id}/"
 
 
-def _tell_owner(occurrence: Occurrence, subject: str, body: str, *, key: str,
+def tell_owner(occurrence: Occurrence, subject: str, body: str, *, key: str,
                 escalate: bool = False) -> None:
     """Queue the email to the date's owner, with the link to where they act; in a test
     clock's world its subject line says so."""
@@ -72,5 +72,5 @@ def notice(occurrence: Occurrence, rung: str, *, escalate: bool = False) -> None
     """A rung's notice on the record, and its email. An `ack daily` rung ("ack asked") asks
     for the acknowledgement, and its email says where to give it."""
     kind = "clock.escalated" if escalate else "clock.notice"
-    _record(occurrence, kind, {"rung": rung, "due": occurrence.due})
-    _tell_owner(occurrence, *emails.notice(occurrence, rung), key=rung, escalate=escalate)
+    record_line(occurrence, kind, {"rung": rung, "due": occurrence.due})
+    tell_owner(occurrence, *emails.notice(occurrence, rung), key=rung, escalate=escalate)

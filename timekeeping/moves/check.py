@@ -9,11 +9,11 @@ section's shape is shown in timekeeping.specs.tables.
 
 from __future__ import annotations
 
-from timekeeping.moves.check_columns import _check_columns, _check_rules
-from timekeeping.moves.check_holds import _check_hold
-from timekeeping.moves.check_mail import _check_email, _check_reminder
-from timekeeping.moves.check_scope import Add, _keys, _list, _Scope, _state_column
-from timekeeping.moves.check_states import _check_states
+from timekeeping.moves.check_columns import check_column_section, check_rules
+from timekeeping.moves.check_holds import check_hold
+from timekeeping.moves.check_mail import check_email, check_reminder
+from timekeeping.moves.check_scope import Add, Scope, check_keys, listed_at, state_column
+from timekeeping.moves.check_states import check_state_section
 from timekeeping.specs.rules import NAME_RULE, is_name, shown
 
 TABLE_KEYS = ("columns", "states", "settings", "emails", "reminders", "holds")
@@ -34,17 +34,18 @@ def _check_table(name: str, raw: object, section: dict, path: str, add: Add) -> 
         add("table.invalid", path, f"table {shown(name)} is an object with 'columns'")
         return
     label = f"table '{name}'"
-    _keys(raw, TABLE_KEYS, path, add, "table.key_unknown", label)
+    check_keys(raw, TABLE_KEYS, path, add, "table.key_unknown", label)
     if not isinstance(raw.get("settings", False), bool):
         add("table.settings_invalid", f"{path}.settings", f"{label}: 'settings' is true or false")
-    columns = _check_columns(name, raw.get("columns", []), section, f"{path}.columns", add)
-    scope = _Scope(name, columns, _state_column(raw.get("states")), section, add)
+    columns = check_column_section(name, raw.get("columns", []), section, f"{path}.columns", add)
+    scope = Scope(name, columns, state_column(raw.get("states")), section, add)
     if raw.get("states") is not None:
-        _check_states(scope, raw["states"], f"{path}.states")
-    _check_rules(scope, raw.get("columns"), f"{path}.columns")
-    for key, check_one in (("holds", _check_hold), ("reminders", _check_reminder),
-                           ("emails", _check_email)):
+        check_state_section(scope, raw["states"], f"{path}.states")
+    check_rules(scope, raw.get("columns"), f"{path}.columns")
+    for key, check_one in (("holds", check_hold), ("reminders", check_reminder),
+                           ("emails", check_email)):
         code = f"{key[:-1]}.invalid"
-        items = _list(raw.get(key, []), f"{path}.{key}", add, code, f"{label}: '{key}' is a list")
+        items = listed_at(raw.get(key, []), f"{path}.{key}", add, code,
+                          f"{label}: '{key}' is a list")
         for number, spec in enumerate(items, start=1):
             check_one(scope, number, spec, f"{path}.{key}[{number - 1}]")

@@ -3,16 +3,16 @@ column rules (a code, a stamp). Part of the `tables` check (timekeeping.moves.ch
 
 from __future__ import annotations
 
-from timekeeping.moves.check_moments import _check_shift
+from timekeeping.moves.check_moments import check_shift
 from timekeeping.moves.check_scope import (
     RESERVED,
     TYPES,
     Add,
-    _column_at,
-    _columns_of,
-    _keys,
-    _list,
-    _Scope,
+    Scope,
+    check_keys,
+    column_at,
+    columns_of,
+    listed_at,
 )
 from timekeeping.specs.rules import NAME_RULE, VALUE_RULE, is_name, is_value, is_whole, shown
 
@@ -22,10 +22,11 @@ CODE_MIN, CODE_MAX, CODE_DEFAULT = 12, 64, 16  # shorter codes can be guessed (a
 COLUMN_KEYS = ("ref", "type", "maxLength", "nullable", "references", "values", "rules")
 
 
-def _check_columns(table: str, columns: object, section: dict, path: str,
+def check_column_section(table: str, columns: object, section: dict, path: str,
                    add: Add) -> dict[str, dict]:
     found: dict[str, dict] = {}
-    listed = _list(columns, path, add, "column.invalid", f"table '{table}': 'columns' is a list")
+    listed = listed_at(columns, path, add, "column.invalid",
+                       f"table '{table}': 'columns' is a list")
     for index, column in enumerate(listed):
         where = f"{path}[{index}]"
         ref = column.get("ref") if isinstance(column, dict) else None
@@ -45,7 +46,7 @@ def _check_columns(table: str, columns: object, section: dict, path: str,
 
 
 def _check_column(label: str, column: dict, section: dict, path: str, add: Add) -> None:
-    _keys(column, COLUMN_KEYS, path, add, "column.key_unknown", label)
+    check_keys(column, COLUMN_KEYS, path, add, "column.key_unknown", label)
     if column.get("type") not in TYPES:
         add("column.type_invalid", f"{path}.type",
             f"{label}: the type is one of {', '.join(TYPES)}")
@@ -55,7 +56,7 @@ def _check_column(label: str, column: dict, section: dict, path: str, add: Add) 
     if not isinstance(column.get("nullable", False), bool):
         add("column.nullable_invalid", f"{path}.nullable", f"{label}: nullable is true or false")
     target = column.get("references")
-    if target is not None and _columns_of(section, target) is None:
+    if target is not None and columns_of(section, target) is None:
         add("column.references_unknown", f"{path}.references",
             f"{label} references {shown(target)}, which is not a table of this manifest")
     if "values" in column:
@@ -72,7 +73,7 @@ def _check_values(label: str, values: object, path: str, add: Add) -> None:
             add("column.values_invalid", f"{path}[{index}]", f"{label}: a value is {VALUE_RULE}")
 
 
-def _check_rules(scope: _Scope, columns: object, path: str) -> None:
+def check_rules(scope: Scope, columns: object, path: str) -> None:
     for index, column in enumerate(columns if isinstance(columns, list) else []):
         if not isinstance(column, dict) or scope.column(column.get("ref")) is not column:
             continue  # not a column (already a problem), or a second column of its name
@@ -92,14 +93,14 @@ def _check_rules(scope: _Scope, columns: object, path: str) -> None:
             _check_stamp(scope, label, column, rules["stamp"], f"{where}.stamp")
 
 
-def _check_code(scope: _Scope, label: str, column: dict, rule: object, path: str) -> None:
+def _check_code(scope: Scope, label: str, column: dict, rule: object, path: str) -> None:
     """A code opens a row on an endpoint that asks no sign-in: long enough not to be guessed,
     and short enough for its column."""
     if column.get("type") != "text" or not isinstance(rule, dict):
         scope.add("column.code_invalid", path, f"{label}: a code rule is an object with a "
                                                "'length' and an optional 'renew', on a text column")
         return
-    _keys(rule, ("length", "renew"), path, scope.add, "column.code_invalid", label)
+    check_keys(rule, ("length", "renew"), path, scope.add, "column.code_invalid", label)
     given = column.get("maxLength")
     given = given if is_whole(given, 1, MAX_LENGTH) else None
     if not is_whole(rule.get("length", CODE_DEFAULT), CODE_MIN, min(given or CODE_MAX, CODE_MAX)):
@@ -115,33 +116,33 @@ def _check_code(scope: _Scope, label: str, column: dict, rule: object, path: str
         scope.add("column.code_invalid", f"{path}.renew",
                   f"{label}: 'renew' is {{\"on\": {{\"column\": …, \"changed\": true}}}}")
         return
-    _column_at(scope, label, on, f"{path}.renew.on", "column.code_invalid",
+    column_at(scope, label, on, f"{path}.renew.on", "column.code_invalid",
                "a code renews when a column of the row changes", state=True)
 
 
-def _check_stamp(scope: _Scope, label: str, column: dict, rule: object, path: str) -> None:
+def _check_stamp(scope: Scope, label: str, column: dict, rule: object, path: str) -> None:
     if column.get("type") not in ("date", "timestamptz") or not isinstance(rule, dict):
         scope.add("column.stamp_invalid", path, f"{label}: a stamp rule is an object with 'on' "
                                                 "and an optional 'set', on a date or timestamptz "
                                                 "column")
         return
-    _keys(rule, ("on", "set"), path, scope.add, "column.stamp_invalid", label)
-    _check_on(scope, label, rule.get("on"), f"{path}.on", "column.stamp_invalid")
+    check_keys(rule, ("on", "set"), path, scope.add, "column.stamp_invalid", label)
+    check_on(scope, label, rule.get("on"), f"{path}.on", "column.stamp_invalid")
     sets = rule.get("set")
     if sets is not None and (not isinstance(sets, dict) or set(sets) - {"addMinutes"}):
         scope.add("column.stamp_invalid", f"{path}.set",
                   f"{label}: 'set' is {{\"addMinutes\": a shift}}")
     elif sets is not None and "addMinutes" in sets:
-        _check_shift(scope, label, sets["addMinutes"], f"{path}.set.addMinutes")
+        check_shift(scope, label, sets["addMinutes"], f"{path}.set.addMinutes")
 
 
-def _check_on(scope: _Scope, label: str, on: object, path: str, code: str) -> None:
+def check_on(scope: Scope, label: str, on: object, path: str, code: str) -> None:
     """`{"column": …, "values": [...]}`: a column of the row entering one of the values."""
     if not isinstance(on, dict):
         scope.add(code, path, f"{label}: 'on' is {{\"column\": …, \"values\": [...]}}")
         return
-    _keys(on, ("column", "values"), path, scope.add, code, label)
-    _column_at(scope, label, on, path, code, "'on' names a column of the row", state=True)
+    check_keys(on, ("column", "values"), path, scope.add, code, label)
+    column_at(scope, label, on, path, code, "'on' names a column of the row", state=True)
     values = on.get("values")
     if not (isinstance(values, list) and len(values) <= MAX_VALUES
             and all(is_value(value) for value in values)):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import string
 
 from calendars.moments import parse_time_of_day
-from timekeeping.moves.check_columns import _check_on
-from timekeeping.moves.check_moments import _check_moment, _check_setting, _via_columns
-from timekeeping.moves.check_scope import _column_at, _keys, _Scope
+from timekeeping.moves.check_columns import check_on
+from timekeeping.moves.check_moments import check_moment, check_setting, via_columns
+from timekeeping.moves.check_scope import Scope, check_keys, column_at
 from timekeeping.specs.rules import is_name, is_whole, shown
 
 LEAD_MAX = 8_760  # a year of hours
@@ -17,31 +17,31 @@ MAX_TEXT = 10_000
 LEAD_KEYS = ("hours", "column", "via", "fallback", "max", "at")
 
 
-def _check_reminder(scope: _Scope, number: int, spec: object, path: str) -> None:
+def check_reminder(scope: Scope, number: int, spec: object, path: str) -> None:
     label = f"table '{scope.table}', reminder {number}"
     if not isinstance(spec, dict):
         scope.add("reminder.invalid", path, f"{label} is an object with at, lead, to and subject")
         return
-    _keys(spec, ("at", "lead", "to", "subject", "body"), path, scope.add, "reminder.invalid",
+    check_keys(spec, ("at", "lead", "to", "subject", "body"), path, scope.add, "reminder.invalid",
           label)
     # The job finds reminders due by a filter on the row's own moment column.
-    _check_moment(scope, label, spec.get("at"), f"{path}.at", own_row="moment.via_invalid")
+    check_moment(scope, label, spec.get("at"), f"{path}.at", own_row="moment.via_invalid")
     _check_lead(scope, label, spec.get("lead"), f"{path}.lead")
-    _column_at(scope, label, spec.get("to"), f"{path}.to", "reminder.to_invalid",
+    column_at(scope, label, spec.get("to"), f"{path}.to", "reminder.to_invalid",
                "'to' names the text column of the row holding the address", types=("text",))
     _check_text(scope, label, spec, path, "reminder.text_invalid")
 
 
-def _check_lead(scope: _Scope, label: str, lead: object, path: str) -> None:
+def _check_lead(scope: Scope, label: str, lead: object, path: str) -> None:
     if not isinstance(lead, dict) or not ({"hours", "column"} & set(lead)):
         scope.add("reminder.lead_invalid", path,
                   f"{label}: a lead gives hours, a column, or a setting, with an optional "
                   "fallback, max and at")
         return
-    _keys(lead, LEAD_KEYS, path, scope.add, "reminder.lead_invalid", label)
+    check_keys(lead, LEAD_KEYS, path, scope.add, "reminder.lead_invalid", label)
     hours = lead.get("hours")
     if isinstance(hours, dict):
-        _check_setting(scope, label, hours, f"{path}.hours")
+        check_setting(scope, label, hours, f"{path}.hours")
     elif "hours" in lead and not is_whole(hours, 0, LEAD_MAX):
         scope.add("reminder.lead_invalid", f"{path}.hours",
                   f"{label}: the lead's hours are a whole number from 0 to {LEAD_MAX:,}, or a "
@@ -49,7 +49,7 @@ def _check_lead(scope: _Scope, label: str, lead: object, path: str) -> None:
     if "column" in lead:
         _check_lead_column(scope, label, lead, path)
     if "fallback" in lead:
-        _check_setting(scope, label, lead["fallback"], f"{path}.fallback")
+        check_setting(scope, label, lead["fallback"], f"{path}.fallback")
     if "max" in lead and not is_whole(lead["max"], 0, LEAD_MAX):
         scope.add("reminder.lead_invalid", f"{path}.max",
                   f"{label}: the lead's max is a whole number of hours from 0 to {LEAD_MAX:,}")
@@ -58,8 +58,8 @@ def _check_lead(scope: _Scope, label: str, lead: object, path: str) -> None:
                   f"{label}: {shown(lead['at'])} is not a time of day (HH:MM)")
 
 
-def _check_lead_column(scope: _Scope, label: str, lead: dict, path: str) -> None:
-    columns = _via_columns(scope, label, lead, path, "reminder.lead_invalid") \
+def _check_lead_column(scope: Scope, label: str, lead: dict, path: str) -> None:
+    columns = via_columns(scope, label, lead, path, "reminder.lead_invalid") \
         if "via" in lead else scope.columns
     name = lead["column"]
     column = columns.get(name) if columns is not None and is_name(name) else None
@@ -69,19 +69,19 @@ def _check_lead_column(scope: _Scope, label: str, lead: dict, path: str) -> None
                   "its 'via' links to")
 
 
-def _check_email(scope: _Scope, number: int, spec: object, path: str) -> None:
+def check_email(scope: Scope, number: int, spec: object, path: str) -> None:
     label = f"table '{scope.table}', email {number}"
     if not isinstance(spec, dict):
         scope.add("email.invalid", path, f"{label} is an object with on, to and subject")
         return
-    _keys(spec, ("on", "to", "subject", "body"), path, scope.add, "email.invalid", label)
-    _check_on(scope, label, spec.get("on"), f"{path}.on", "email.on_invalid")
-    _column_at(scope, label, spec.get("to"), f"{path}.to", "email.to_invalid",
+    check_keys(spec, ("on", "to", "subject", "body"), path, scope.add, "email.invalid", label)
+    check_on(scope, label, spec.get("on"), f"{path}.on", "email.on_invalid")
+    column_at(scope, label, spec.get("to"), f"{path}.to", "email.to_invalid",
                "'to' names the text column of the row holding the address", types=("text",))
     _check_text(scope, label, spec, path, "email.text_invalid")
 
 
-def _check_text(scope: _Scope, label: str, spec: dict, path: str, code: str) -> None:
+def _check_text(scope: Scope, label: str, spec: dict, path: str, code: str) -> None:
     for key, shortest in (("subject", 1), ("body", 0)):
         if key == "body" and key not in spec:
             continue

@@ -1,5 +1,5 @@
 """What every part of the `tables` check (timekeeping.moves.check) reads: the table under
-check (`_Scope`), the column types and reserved names, and the small helpers that report a
+check (`Scope`), the column types and reserved names, and the small helpers that report a
 problem (unknown keys, a value that is no list, a column that is not there)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ Add = Callable[[str, str, str], None]
 
 
 @dataclass(frozen=True)
-class _Scope:
+class Scope:
     """One table under check: its name, its listed columns by ref, its state column, the
     whole section (links, settings and opening hours read other tables), and `add`."""
 
@@ -38,7 +38,7 @@ class _Scope:
         return self.columns.get(name)
 
 
-def _keys(value: dict, allowed: tuple[str, ...], path: str, add: Add, code: str,
+def check_keys(value: dict, allowed: tuple[str, ...], path: str, add: Add, code: str,
           label: str) -> None:
     for key in value:
         if key not in allowed:
@@ -46,7 +46,7 @@ def _keys(value: dict, allowed: tuple[str, ...], path: str, add: Add, code: str,
                 f"{label}: '{key}' is not a key here ({', '.join(allowed)})")
 
 
-def _list(value: object, path: str, add: Add, code: str, sentence: str) -> list:
+def listed_at(value: object, path: str, add: Add, code: str, sentence: str) -> list:
     """`value` when it is a list; else a problem at `path`, and nothing to check in it."""
     if isinstance(value, list):
         return value
@@ -54,34 +54,34 @@ def _list(value: object, path: str, add: Add, code: str, sentence: str) -> list:
     return []
 
 
-def _column_list(raw: dict) -> list[dict]:
+def column_list(raw: dict) -> list[dict]:
     columns = raw.get("columns")
     return [c for c in columns if isinstance(c, dict)] if isinstance(columns, list) else []
 
 
-def _columns_of(section: dict, table: object) -> dict[str, dict] | None:
+def columns_of(section: dict, table: object) -> dict[str, dict] | None:
     """Another table's columns by ref (its state column as text), or None: no such table."""
     raw = section.get(table) if is_name(table) else None
     if not isinstance(raw, dict):
         return None
-    found = {c["ref"]: c for c in _column_list(raw) if is_name(c.get("ref"))}
-    state = _state_column(raw.get("states"))
+    found = {c["ref"]: c for c in column_list(raw) if is_name(c.get("ref"))}
+    state = state_column(raw.get("states"))
     if state is not None:
         found.setdefault(state, {"ref": state, "type": "text"})
     return found
 
 
-def _type_of(column: dict) -> str:
+def type_of(column: dict) -> str:
     kind = column.get("type")
     return kind if kind in TYPES else shown(kind)
 
 
-def _state_column(states: object) -> str | None:
+def state_column(states: object) -> str | None:
     column = states.get("column") if isinstance(states, dict) else None
     return column if is_name(column) and column not in RESERVED else None
 
 
-def _column_at(scope: _Scope, label: str, holder: object, path: str, code: str, rule: str,
+def column_at(scope: Scope, label: str, holder: object, path: str, code: str, rule: str,
                *, types: tuple[str, ...] = (), state: bool = False) -> None:
     """`holder` is {"column": name} naming a column of the row (of one of `types`); else a
     problem at its column's path."""

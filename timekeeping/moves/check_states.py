@@ -4,8 +4,15 @@ creation, timed moves, effects on linked rows, and late rules. Part of the `tabl
 
 from __future__ import annotations
 
-from timekeeping.moves.check_moments import _check_moment, _check_setting, _check_shift
-from timekeeping.moves.check_scope import RESERVED, _columns_of, _keys, _list, _Scope, _type_of
+from timekeeping.moves.check_moments import check_moment, check_setting, check_shift
+from timekeeping.moves.check_scope import (
+    RESERVED,
+    Scope,
+    check_keys,
+    columns_of,
+    listed_at,
+    type_of,
+)
 from timekeeping.specs.rules import NAME_RULE, VALUE_RULE, is_name, is_value, is_whole, shown
 
 MAX_TIMED = 8
@@ -14,13 +21,13 @@ STATES_KEYS = ("column", "initial", "moves", "timed", "effects", "create", "late
 LATE_KEYS = ("to", "from", "moment", "within", "mode", "flag", "refuse")
 
 
-def _check_states(scope: _Scope, states: object, path: str) -> None:
+def check_state_section(scope: Scope, states: object, path: str) -> None:
     label = f"table '{scope.table}'"
     if not isinstance(states, dict):
         scope.add("states.invalid", path,
                   f"{label}: 'states' names its 'column', 'initial' and 'moves'")
         return
-    _keys(states, STATES_KEYS, path, scope.add, "states.key_unknown", label)
+    check_keys(states, STATES_KEYS, path, scope.add, "states.key_unknown", label)
     _check_state_column(scope, states.get("column"), f"{path}.column")
     listed = _check_moves(scope, states.get("moves", {}), f"{path}.moves")
     known = set(listed) | {to for targets in listed.values() for to in targets}
@@ -31,9 +38,9 @@ def _check_states(scope: _Scope, states: object, path: str) -> None:
     _check_state_rules(scope, states, listed, path)
 
 
-def _check_state_rules(scope: _Scope, states: dict, listed: dict, path: str) -> None:
+def _check_state_rules(scope: Scope, states: dict, listed: dict, path: str) -> None:
     label, add = f"table '{scope.table}'", scope.add
-    timed = _list(states.get("timed", []), f"{path}.timed", add, "timed.invalid",
+    timed = listed_at(states.get("timed", []), f"{path}.timed", add, "timed.invalid",
                   f"{label}: 'timed' is a list of timed moves")
     if len(timed) > MAX_TIMED:
         add("timed.too_many", f"{path}.timed",
@@ -41,12 +48,12 @@ def _check_state_rules(scope: _Scope, states: dict, listed: dict, path: str) -> 
     seen_from: set[str] = set()
     for number, rule in enumerate(timed, start=1):
         _check_timed(scope, number, rule, listed, seen_from, f"{path}.timed[{number - 1}]")
-    effects = _list(states.get("effects", []), f"{path}.effects", add, "effect.invalid",
+    effects = listed_at(states.get("effects", []), f"{path}.effects", add, "effect.invalid",
                     f"{label}: 'effects' is a list of moves of linked rows")
     for number, effect in enumerate(effects, start=1):
         _check_effect(scope, number, effect, f"{path}.effects[{number - 1}]")
     _check_create(scope, states.get("create"), f"{path}.create")
-    late = _list(states.get("late", []), f"{path}.late", add, "late.invalid",
+    late = listed_at(states.get("late", []), f"{path}.late", add, "late.invalid",
                  f"{label}: 'late' is a list of late rules")
     seen_to: set[str] = set()
     flags: set[str] = set()
@@ -54,7 +61,7 @@ def _check_state_rules(scope: _Scope, states: dict, listed: dict, path: str) -> 
         _check_late(scope, number, rule, listed, (seen_to, flags), f"{path}.late[{number - 1}]")
 
 
-def _check_state_column(scope: _Scope, column: object, path: str) -> None:
+def _check_state_column(scope: Scope, column: object, path: str) -> None:
     """The state column is made by DDL: a strict name, and text wherever it is listed."""
     label = f"table '{scope.table}'"
     if not is_name(column) or column in RESERVED:
@@ -68,7 +75,7 @@ def _check_state_column(scope: _Scope, column: object, path: str) -> None:
                   "a state column is text or enum")
 
 
-def _check_moves(scope: _Scope, moves: object, path: str) -> dict[str, dict[str, dict]]:
+def _check_moves(scope: Scope, moves: object, path: str) -> dict[str, dict[str, dict]]:
     label = f"table '{scope.table}'"
     if not isinstance(moves, dict):
         scope.add("states.invalid", path,
@@ -78,21 +85,21 @@ def _check_moves(scope: _Scope, moves: object, path: str) -> dict[str, dict[str,
         where = f"{path}.{origin}"
         if not is_value(origin):
             scope.add("states.move_invalid", where, f"{label}: a state is {VALUE_RULE}")
-        for index, target in enumerate(_list(
+        for index, target in enumerate(listed_at(
                 targets, where, scope.add, "states.move_invalid",
                 f"{label}: state {shown(origin)} lists the states it may move to")):
             _check_target(scope, label, target, f"{where}[{index}]")
     return _listed(moves)
 
 
-def _check_target(scope: _Scope, label: str, target: object, path: str) -> None:
+def _check_target(scope: Scope, label: str, target: object, path: str) -> None:
     if isinstance(target, str) and is_value(target):
         return
     if not isinstance(target, dict) or not is_value(target.get("to")):
         scope.add("states.move_invalid", path, f"{label}: a move is a state ({VALUE_RULE}), or "
                                                "{\"to\": state, \"undo\"?, \"requires\"?}")
         return
-    _keys(target, ("to", "undo", "requires"), path, scope.add, "states.move_invalid", label)
+    check_keys(target, ("to", "undo", "requires"), path, scope.add, "states.move_invalid", label)
     if not isinstance(target.get("undo", False), bool):
         scope.add("states.move_invalid", f"{path}.undo", f"{label}: 'undo' is true or false")
     requires = target.get("requires")
@@ -101,23 +108,23 @@ def _check_target(scope: _Scope, label: str, target: object, path: str) -> None:
                         f"{path}.requires")
 
 
-def _check_requires(scope: _Scope, label: str, requires: object, path: str) -> None:
+def _check_requires(scope: Scope, label: str, requires: object, path: str) -> None:
     if not isinstance(requires, dict):
         scope.add("states.move_invalid", path,
                   f"{label}: 'requires' is {{\"time\": …, \"setting\": [...]}}")
         return
-    _keys(requires, ("time", "setting"), path, scope.add, "states.move_invalid", label)
+    check_keys(requires, ("time", "setting"), path, scope.add, "states.move_invalid", label)
     if "time" in requires:
         _check_waits(scope, label, requires["time"], f"{path}.time", "states.move_invalid")
-    settings = _list(requires.get("setting", []), f"{path}.setting", scope.add,
+    settings = listed_at(requires.get("setting", []), f"{path}.setting", scope.add,
                      "states.move_invalid",
                      f"{label}: 'setting' is a list of {{table, column, eq}}")
     for index, setting in enumerate(settings):
-        _check_setting(scope, label, setting, f"{path}.setting[{index}]",
+        check_setting(scope, label, setting, f"{path}.setting[{index}]",
                        keys=("table", "column", "eq"))
 
 
-def _check_waits(scope: _Scope, label: str, waits: object, path: str, code: str) -> None:
+def _check_waits(scope: Scope, label: str, waits: object, path: str, code: str) -> None:
     """`{"after": moment, "before": moment}`: the time a move or a creation waits for."""
     if not isinstance(waits, dict):
         scope.add(code, path, f"{label}: 'time' is {{\"after\": moment, \"before\": moment}}")
@@ -127,10 +134,10 @@ def _check_waits(scope: _Scope, label: str, waits: object, path: str, code: str)
             scope.add(code, f"{path}.{bound}",
                       f"{label}: a move or creation waits 'after' or 'before' a moment")
             continue
-        _check_moment(scope, label, moment, f"{path}.{bound}")
+        check_moment(scope, label, moment, f"{path}.{bound}")
 
 
-def _check_create(scope: _Scope, create: object, path: str) -> None:
+def _check_create(scope: Scope, create: object, path: str) -> None:
     if create is None:
         return
     label = f"table '{scope.table}', creation"
@@ -157,21 +164,21 @@ def _listed(moves: dict) -> dict[str, dict[str, dict]]:
 
 # -- timed moves, effects and late rules ------------------------------------------------------
 
-def _check_timed(scope: _Scope, number: int, rule: object, listed: dict, seen_from: set[str],
+def _check_timed(scope: Scope, number: int, rule: object, listed: dict, seen_from: set[str],
                  path: str) -> None:
     label = f"table '{scope.table}', timed move {number}"
     if not isinstance(rule, dict):
         scope.add("timed.invalid", path, f"{label} is an object with from, to and at")
         return
-    _keys(rule, ("from", "to", "at", "set"), path, scope.add, "timed.invalid", label)
+    check_keys(rule, ("from", "to", "at", "set"), path, scope.add, "timed.invalid", label)
     move = _timed_move(scope, label, rule, listed, seen_from, path)
-    _check_moment(scope, label, rule.get("at"), f"{path}.at", own_row="moment.via_in_timed")
+    check_moment(scope, label, rule.get("at"), f"{path}.at", own_row="moment.via_in_timed")
     if "set" in rule:
         _check_set(scope, label, rule["set"], f"{path}.set")
     _check_never_passes(scope, label, move, rule.get("at"), path)
 
 
-def _timed_move(scope: _Scope, label: str, rule: dict, listed: dict, seen_from: set[str],
+def _timed_move(scope: Scope, label: str, rule: dict, listed: dict, seen_from: set[str],
                 path: str) -> dict | None:
     """The listed move a timed move makes, or None after a problem."""
     origin, to = rule.get("from"), rule.get("to")
@@ -195,7 +202,7 @@ def _timed_move(scope: _Scope, label: str, rule: dict, listed: dict, seen_from: 
     return move
 
 
-def _check_set(scope: _Scope, label: str, sets: object, path: str) -> None:
+def _check_set(scope: Scope, label: str, sets: object, path: str) -> None:
     if not isinstance(sets, dict) or not 1 <= len(sets) <= MAX_SET:
         scope.add("timed.set_invalid", path,
                   f"{label}: 'set' gives 1 to {MAX_SET} columns their values")
@@ -212,7 +219,7 @@ def _check_set(scope: _Scope, label: str, sets: object, path: str) -> None:
         elif not _fits(column, value):
             scope.add("timed.set_invalid", f"{path}.{name}",
                       f"{label}: {shown(value)} is no value for the column '{name}' "
-                      f"({_type_of(column)})")
+                      f"({type_of(column)})")
 
 
 def _fits(column: dict, value: object) -> bool:
@@ -228,7 +235,7 @@ def _fits(column: dict, value: object) -> bool:
     return kind == "integer" and is_whole(value, -(2**63), 2**63 - 1)
 
 
-def _check_never_passes(scope: _Scope, label: str, move: dict | None, at: object,
+def _check_never_passes(scope: Scope, label: str, move: dict | None, at: object,
                         path: str) -> None:
     requires = move.get("requires") if isinstance(move, dict) else None
     waits = requires.get("time") if isinstance(requires, dict) else None
@@ -245,12 +252,12 @@ def _check_never_passes(scope: _Scope, label: str, move: dict | None, at: object
                   f"{at.get('column')} would be refused every time")
 
 
-def _check_effect(scope: _Scope, number: int, effect: object, path: str) -> None:
+def _check_effect(scope: Scope, number: int, effect: object, path: str) -> None:
     label = f"table '{scope.table}', effect {number}"
     if not isinstance(effect, dict):
         scope.add("effect.invalid", path, f"{label} is an object with when, table, link and to")
         return
-    _keys(effect, ("when", "table", "link", "to"), path, scope.add, "effect.invalid", label)
+    check_keys(effect, ("when", "table", "link", "to"), path, scope.add, "effect.invalid", label)
     if not is_value(effect.get("when")):
         scope.add("effect.invalid", f"{path}.when", f"{label}: 'when' is a state of this table")
     other = effect.get("table")
@@ -260,7 +267,7 @@ def _check_effect(scope: _Scope, number: int, effect: object, path: str) -> None
         scope.add("effect.table_invalid", f"{path}.table",
                   f"{label}: 'table' names a table of this manifest that keeps states")
         return
-    link = (_columns_of(scope.section, other) or {}).get(effect.get("link")) \
+    link = (columns_of(scope.section, other) or {}).get(effect.get("link")) \
         if is_name(effect.get("link")) else None
     if link is None or link.get("references") != scope.table:
         scope.add("effect.link_invalid", f"{path}.link",
@@ -273,17 +280,17 @@ def _check_effect(scope: _Scope, number: int, effect: object, path: str) -> None
                   f"{label}: '{other}' lists no move to {shown(to)}")
 
 
-def _check_late(scope: _Scope, number: int, rule: object, listed: dict,
+def _check_late(scope: Scope, number: int, rule: object, listed: dict,
                 seen: tuple[set[str], set[str]], path: str) -> None:
     """A late rule; `seen` holds the moves and the flags earlier late rules took."""
     label = f"table '{scope.table}', late rule {number}"
     if not isinstance(rule, dict):
         scope.add("late.invalid", path, f"{label} is an object with to, moment, within and mode")
         return
-    _keys(rule, LATE_KEYS, path, scope.add, "late.invalid", label)
+    check_keys(rule, LATE_KEYS, path, scope.add, "late.invalid", label)
     _check_late_move(scope, label, rule, listed, seen[0], path)
-    _check_moment(scope, label, rule.get("moment"), f"{path}.moment")
-    _check_shift(scope, label, rule.get("within"), f"{path}.within")
+    check_moment(scope, label, rule.get("moment"), f"{path}.moment")
+    check_shift(scope, label, rule.get("within"), f"{path}.within")
     mode = rule.get("mode")
     if mode not in ("flag", "refuse"):
         scope.add("late.mode_invalid", f"{path}.mode", f"{label}: the mode is flag or refuse")
@@ -302,7 +309,7 @@ def _check_late(scope: _Scope, number: int, rule: object, listed: dict,
                   f"{label}: refuse is public or everyone")
 
 
-def _check_late_move(scope: _Scope, label: str, rule: dict, listed: dict, seen_to: set[str],
+def _check_late_move(scope: Scope, label: str, rule: dict, listed: dict, seen_to: set[str],
                      path: str) -> None:
     to = rule.get("to")
     if not is_value(to):
