@@ -88,7 +88,7 @@ class Heartbeat(models.Model):
     counts = models.JSONField(
         default=dict, blank=True,
         help_text="Running totals kept with the beat. The tick's: its fired timers counted by "
-                  "how late they fired (`tick.LATE_BY_BOUNDS`), for /metrics.")
+                  "how late they fired (`timers.heartbeat.LATE_BY_BOUNDS`), for /metrics.")
 
     def __str__(self) -> str:
         return f"{self.name} at {self.at}"
