@@ -14,6 +14,7 @@ from calendars import rules
 from calendars.models import Calendar, Postponement
 from timekeeping.basics import instants
 from timekeeping.clocks.basis import OrderRefused, calendar_for, now_for
+from timekeeping.clocks.following import followed
 from timekeeping.clocks.opening import matches
 from timekeeping.clocks.rungs import arm, spec_of
 from timekeeping.clocks.steps import move_to
@@ -26,12 +27,18 @@ def postpone(brand: Brand, postponement: Postponement) -> list[str]:
     """Move every open occurrence due in the notice's range, on matching subjects, to its
     `to`: hard dates included (SPEC S2). The one thing that moves a hard date."""
     moved = []
-    for occurrence in Occurrence.objects.filter(
-            clock__brand=brand, status=Occurrence.Status.OPEN,
-            clock__test_clock_id=postponement.test_clock or None,
-            due__gte=postponement.from_date, due__lte=postponement.through,
-    ).select_related("clock", "clock__subject", "clock__job"):
+    covered = Occurrence.objects.filter(
+        clock__brand=brand, status=Occurrence.Status.OPEN,
+        clock__test_clock_id=postponement.test_clock or None,
+        due__gte=postponement.from_date, due__lte=postponement.through,
+    ).select_related("clock", "clock__subject", "clock__job")
+    # A date measured from another clock comes after the dates it may follow: one that
+    # followed its clock's move meanwhile keeps its distance, and the notice leaves it there.
+    for occurrence in sorted(covered, key=lambda each: followed(each) is not None):
         if not matches(occurrence.clock.subject, postponement.where):
+            continue
+        if followed(occurrence) is not None and Occurrence.objects.filter(
+                pk=occurrence.pk).values_list("due", flat=True).get() != occurrence.due:
             continue
         moved.append(move_to(occurrence, spec_of(occurrence.clock), postponement.to,
                               by="calendar", roll=False, notice=postponement.notice))

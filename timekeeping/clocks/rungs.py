@@ -5,7 +5,7 @@ move under the same keys, and ended here.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from timekeeping.clocks.basis import calendar_for
 from timekeeping.models import Clock, Occurrence, Timer
@@ -20,14 +20,18 @@ def spec_of(row: Clock) -> ClockSpec:
     return services_of(row.bundle)[row.job.service].clocks[row.name]
 
 
-def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "") -> None:
-    """Arm (or re-arm, after a move) the occurrence's rungs and its date, under stable keys."""
+def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "",
+        future_from: datetime | None = None) -> None:
+    """Arm (or re-arm, after a move) the occurrence's rungs and its date, under stable keys.
+    With `future_from`, a rung whose instant is before it is not armed (its live timer, if
+    any, is superseded): only the rungs still ahead ring for the new date."""
     row = occurrence.clock
     cal = calendar_for(row.subject)
     wanted = {}
     for rung in spec.rungs:
-        wanted[f"{occurrence.label}:{rung.text}"] = (
-            cal.rings(occurrence.due - timedelta(days=rung.days)), {"rung": rung.text})
+        rings = cal.rings(occurrence.due - timedelta(days=rung.days))
+        if future_from is None or rings >= future_from:
+            wanted[f"{occurrence.label}:{rung.text}"] = (rings, {"rung": rung.text})
     wanted[f"{occurrence.label}:date"] = (occurrence.late_from, {"date": True})
     live = arming.clock_timers(row.brand, row.test_clock).filter(
         owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD])

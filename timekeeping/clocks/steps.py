@@ -9,7 +9,7 @@ from datetime import date, datetime
 
 from django.db import transaction
 
-from timekeeping.clocks import changed, emails, gate
+from timekeeping.clocks import changed, emails, following, gate
 from timekeeping.clocks.basis import OrderRefused, calendar_for, now_for
 from timekeeping.clocks.opening import (
     END_HOOKS,
@@ -132,10 +132,13 @@ def move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll
             occurrence.rolled_from}
     if notice:
         data["notice"] = notice
-    record_line(occurrence, "clock.moved", data)
+    written = record_line(occurrence, "clock.moved", data)
     arm(occurrence, spec, why=f"moved to {occurrence.due} by {by}")
     rolled = (f", rolled from {occurrence.rolled_from}" if occurrence.rolled_from else "")
-    return f"{occurrence.item or occurrence.clock.name} {before} → {occurrence.due}{rolled}"
+    line = f"{occurrence.item or occurrence.clock.name} {before} → {occurrence.due}{rolled}"
+    # The dates measured from this one (`{"clock": …}`) keep their distance, on the record.
+    return "; ".join([line, *following.follow(
+        occurrence, following.cause_of(occurrence, by, before, written, notice))])
 
 
 def date_passed(job: Job, step: str, items: list[str], now: datetime) -> Occurrence | None:

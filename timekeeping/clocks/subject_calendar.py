@@ -13,6 +13,7 @@ from calendars import ical
 from calendars.moments import day_in_zone
 from timekeeping.clocks import exposure
 from timekeeping.clocks.basis import calendar_for
+from timekeeping.clocks.following import follows
 from timekeeping.clocks.opening import measured_from
 from timekeeping.clocks.rungs import spec_of
 from timekeeping.models import (
@@ -229,10 +230,14 @@ def _status(subject: Subject, group: list[Occurrence]) -> str:
             first.status]
     notes = []
     measured = [measured_from(o.moved_by) for o in group if measured_from(o.moved_by)]
+    followed = [o for o in group if follows(o.moved_by)]
+    with_it = f"moved with {follows(followed[0].moved_by)} from" if followed else ""
     for says, moves in (("postponed from", [o for o in group if o.moved_by == "calendar"]),
                         ("extended from", [o for o in group if o.moved_from and
                                            o.moved_by not in ("calendar", "") and
-                                           not measured_from(o.moved_by)])):
+                                           not measured_from(o.moved_by)
+                                           and not follows(o.moved_by)]),
+                        (with_it, followed)):
         if moves:
             notes.append(f"{says} " + _joined(_days(o.moved_from for o in moves)))
     if measured:
