@@ -14,10 +14,11 @@ cycle, the cycle read from the anchor and the day of use, so nothing resets them
 
 Each schedule mints a job of its `order` service for each period of `each`, on the day `at`
 says of the period, at `rings_at`. The first period minted is the earliest whose mint day is
-on or after the anchor. When a mint fires late, `catch_up` says what the gap mints: `all`
-mints every period owed; `last` only the latest (a mint whose next period is owed too is
-skipped); `none` nothing that is more than a day late. `when` mints only for a subject whose
-input has those values. A mint inside the plan's allowance is $0 and counted.
+on or after the anchor. When a mint fires late, `catch_up` says what the gap mints: `open`
+(or its older name `all`) opens every period owed, oldest first; `last` only the latest (a
+mint whose next period is owed too is skipped); `none` nothing that is more than a day late.
+`when` mints only for a subject whose input has those values. A mint inside the plan's
+allowance is $0 and counted.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from timekeeping.models import Allowance, Subject, Subscription, Timer
 from timekeeping.recurring import dunning
 from timekeeping.recurring.spec import plan_of
 from timekeeping.specs.current import services_of
-from timekeeping.specs.plans import BEFORE_CLOCK, ScheduleSpec
+from timekeeping.specs.plans import BEFORE_CLOCK, OPENS_EVERY, ScheduleSpec
 from timekeeping.timers import arming, records
 from timekeeping.timers.firing import now_for
 
@@ -333,7 +334,7 @@ def mint(subscription_id: str, name: str, label: str, timer: Timer, instant: dat
 
 def _skipped(schedule: ScheduleSpec, subscription: Subscription, following: periods.Period,
              timer: Timer, instant: datetime) -> str | None:
-    if schedule.catch_up == "all" or timer.payload.get("released"):
+    if schedule.catch_up in OPENS_EVERY or timer.payload.get("released"):
         return None  # a mint a freeze held is owed, not part of a gap
     if schedule.catch_up == "last":
         if _mint_at(subscription, schedule, following) <= instant:

@@ -20,7 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-CATCH_UP = ("none", "last", "all")
+# What a gap mints: `open` (the seed's word) opens every period owed, oldest first; `all` is
+# its older name; `last` only the latest; `none` nothing more than a day late.
+CATCH_UP = ("none", "last", "open", "all")
+OPENS_EVERY = ("open", "all")  # the values that open every period a gap owes
 # A mint day N days before a clock of the minted service: "10d before pay".
 BEFORE_CLOCK = re.compile(r"(?P<days>\d{1,4})d before (?P<clock>[a-z][a-z0-9_-]{0,63})")
 EACH = ("tax_year", "year", "quarter", "month", "week")

@@ -2,6 +2,7 @@
 per cycle with no reset job (T2), and schedules that mint a job per period (place 2) with
 their catch_up after a gap, in New York across daylight saving."""
 
+import json
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from calendars.periods import cycle_date
 from money import ledger
 from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
+from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Job, Record, Subject, Subscription, Timer
 from timekeeping.recurring import plans
 from timekeeping.tick import phases, test_clocks
@@ -80,6 +82,7 @@ def test_an_allowance_counts_per_cycle_and_starts_afresh_with_no_reset(brand, cl
 
 
 @pytest.mark.parametrize(("catch_up", "minted"), [
+    ("open", ["2027-02", "2027-03", "2027-04"]),
     ("all", ["2027-02", "2027-03", "2027-04"]),
     ("last", ["2027-04"]),
     ("none", []),
@@ -97,6 +100,30 @@ def test_catch_up_says_what_a_gap_of_three_periods_mints(brand, client_of, catch
     following = Timer.objects.get(kind="schedule", state="armed")
     assert following.payload["period"] == "2027-05"  # the chain goes on
     assert following.owed == datetime(2027, 5, 1, 13, tzinfo=UTC)  # 09:00 EDT
+
+
+def test_the_seeds_own_annual_line_opens_every_tax_year_a_gap_owes(brand):
+    """`annual: {…, each: 'tax_year', at: '1mo after end', catch_up: 'open'}`: the tick that
+    comes after three years without one opens each year's return, oldest first."""
+    document = json.loads(TAX_MANIFEST.read_text())
+    annual = document["services"]["tax-plan"]["on"]["schedule"]["annual"]
+    annual["catch_up"] = "open"
+    assert not manifests.check(document)
+    manifests.load(brand, document)
+    subject = Subject.objects.create(
+        brand=brand, kind="taxpayer", key="98-7654321", name="Harbor Robotics",
+        zone="America/New_York", input={"jurisdictions": ["US"], "entity": "S corp"})
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+        plans.subscribe(subject=subject, service="tax-plan")
+    phases.run_once(now=datetime(2030, 3, 1, 15, tzinfo=UTC), phases=False)
+    minted = Record.objects.filter(kind="schedule.minted", data__schedule="annual")
+    assert [r.data["period"] for r in minted.order_by("data__period")] == [
+        "2026", "2027", "2028", "2029"]
+    assert sorted(Job.objects.filter(subject=subject, service="annual-return")
+                  .values_list("period", flat=True)) == ["2026", "2027", "2028", "2029"]
+    assert not Record.objects.filter(kind="schedule.skipped", data__schedule="annual").exists()
+    following = Timer.objects.get(kind="schedule", state="armed", payload__schedule="annual")
+    assert following.payload["period"] == "2030"  # minted on 2031-02-01, the chain goes on
 
 
 def test_when_mints_only_for_a_subject_it_holds_for(brand, client_of):
