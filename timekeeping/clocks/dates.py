@@ -26,6 +26,7 @@ from django.db.models import Count, Q, Sum
 from timekeeping.basics import shown, wallclock
 from timekeeping.clocks import exposure
 from timekeeping.clocks.rungs import spec_of
+from timekeeping.clocks.telling import member_owner
 from timekeeping.models import Brand, Occurrence, Subject, TestClock, Timer
 from timekeeping.specs.services import ClockSpec
 
@@ -117,10 +118,14 @@ class DateLine:
 
     @property
     def owner(self) -> str:
-        """Who answers for the date, by name: the member it is assigned to, else the brand
-        (the brand's own dates and those it keeps of record), else the customer."""
+        """Who answers for the date, by name: the member it is assigned to or whose own date it
+        is, else the brand (the brand's own dates and those it keeps of record), else the
+        customer."""
         if self.assignee_name:
             return self.assignee_name
+        member = member_owner(self.clock)  # a member's own date, while they are one
+        if member is not None:
+            return member.name
         if self.clock.owner == "buyer":
             return self.subject.owner_name or "the customer"
         return self.clock.brand.name

@@ -16,10 +16,12 @@ from timekeeping.clocks.basis import calendar_for
 from timekeeping.clocks.following import follows
 from timekeeping.clocks.opening import measured_from
 from timekeeping.clocks.rungs import spec_of
+from timekeeping.clocks.telling import MEMBER
 from timekeeping.models import (
     Ask,
     Deadline,
     Job,
+    Member,
     Occurrence,
     Record,
     Subject,
@@ -210,6 +212,10 @@ def _joined(items: list[str]) -> str:
 
 
 def _answers_for(subject: Subject, owner: str) -> str:
+    if owner.startswith(MEMBER):  # a member's own clock: by their name, or the brand's
+        member = Member.objects.select_related("user").filter(
+            pk=owner, brand_id=subject.brand_id, user__is_active=True).first()
+        return member.name if member is not None else "the brand"
     return {"brand": "the brand", "buyer": subject.owner_name or "the buyer",
             "of_record": "of record"}.get(owner, owner)
 

@@ -1,16 +1,17 @@
 """Telling people: a date's records, and its emails to whoever acts on it (the customer,
-the member it is assigned to, or the brand's owner), with the link to where they act.
+the member who answers for it, or the brand's owner), with the link to where they act.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
 
 from timekeeping.clocks import emails
 from timekeeping.clocks.basis import now_for
-from timekeeping.models import Occurrence
+from timekeeping.models import Clock, Member, Occurrence
 from timekeeping.timers import outbox, records
 
 ACK_ASKED = emails.ACK_ASKED  # the rung an `ack daily` rung notices with (kinds/clock.py)
@@ -24,24 +25,78 @@ def record_line(occurrence: Occurrence, kind: str, data: dict, *, at: datetime |
 
 
 def owner_email(occurrence: Occurrence, *, escalate: bool = False) -> str:
-    return _recipient(occurrence, escalate=escalate)[0]
+    told = _recipient(occurrence, escalate=escalate)
+    return told.to[0] if told.to else ""
 
 
-def _recipient(occurrence: Occurrence, *, escalate: bool) -> tuple[str, bool]:
-    """Whom a date's email goes to, and whether that is the customer: the subject's contact
-    for a buyer's date; for a brand's date assigned to a member (`mbr_…`), that member; else
-    (and for an escalation) the brand's owner. A date in a test clock's world is the brand's
-    own rehearsal: its emails never reach anyone but the brand's owner."""
+@dataclass(frozen=True)
+class Told:
+    """Whom a date's email goes to, whether that is the customer, and, when the member who
+    answers for the date cannot be reached, the sentence that says why the brand's owner is
+    told instead."""
+
+    to: tuple[str, ...]
+    customer: bool = False
+    instead: str = ""
+
+
+def _recipient(occurrence: Occurrence, *, escalate: bool) -> Told:
+    """Whom a date's email goes to: the subject's contact for a buyer's date; for the brand's
+    own dates, the member who answers for it (the one it is assigned to, else the member the
+    clock names as its owner, `mbr_…`), else the brand's owner, saying so when that member has
+    gone. An escalation goes above them: to the brand's owner, that member told beside (never
+    the customer). A date in a test clock's world is the brand's own rehearsal: its emails
+    never reach anyone but the brand's owner."""
     row = occurrence.clock
     brand_owner = row.brand.owner.email if row.brand.owner else ""
-    if escalate or row.test_clock_id:
-        return brand_owner, False
-    if row.owner != "buyer" or not row.subject.contact_email:
-        assignee = occurrence.assignee
-        if assignee is not None and assignee.user.email:
-            return assignee.user.email, False
-        return brand_owner, False
-    return row.subject.contact_email, True
+    if row.test_clock_id:
+        return Told(_present(brand_owner))
+    if row.owner == "buyer" and row.subject.contact_email and not escalate:
+        return Told((row.subject.contact_email,), customer=True)
+    member, instead = answering(occurrence)
+    member_email = member.user.email if member is not None else ""
+    if escalate:
+        return Told(_present(brand_owner, member_email))
+    if member_email:
+        return Told((member_email,))
+    return Told(_present(brand_owner), instead=instead)
+
+
+def _present(*addresses: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(address for address in addresses if address))
+
+
+def answering(occurrence: Occurrence) -> tuple[Member | None, str]:
+    """The member who answers for the date and can be written to, and, when there is none
+    though the date names one, why not (in the owner's words): the member it is assigned to,
+    else the member the clock names as its owner while they are one of the brand's."""
+    row = occurrence.clock
+    assignee = occurrence.assignee
+    if assignee is not None and assignee.user.is_active and assignee.user.email:
+        return assignee, ""
+    if assignee is None and not row.owner.startswith(MEMBER):
+        return None, ""
+    member = assignee if assignee is not None else member_owner(row)
+    if member is None or not member.user.is_active:
+        return None, (f"The member who answered for this date is no longer with "
+                      f"{row.brand.name}, so it comes to you. Assign it to someone on its "
+                      "page.")
+    if not member.user.email:
+        return None, (f"{member.name} answers for this date but has no email address with "
+                      "us, so it comes to you.")
+    return member, ""
+
+
+MEMBER = "mbr_"  # a clock owned by one member: `owner: "mbr_…"`
+
+
+def member_owner(row: Clock) -> Member | None:
+    """The member a clock names as its owner (`mbr_…`) while they are one of its brand's and
+    can still sign in; None for any other owner, or once they have gone."""
+    if not row.owner.startswith(MEMBER):
+        return None
+    return Member.objects.select_related("user").filter(
+        pk=row.owner, brand_id=row.brand_id, user__is_active=True).first()
 
 
 def act_link(occurrence: Occurrence, *, customer: bool) -> str:
@@ -57,14 +112,16 @@ def tell_owner(occurrence: Occurrence, subject: str, body: str, *, key: str,
                 escalate: bool = False) -> None:
     """Queue the email to the date's owner, with the link to where they act; in a test
     clock's world its subject line says so."""
-    to, customer = _recipient(occurrence, escalate=escalate)
-    if not to:
+    told = _recipient(occurrence, escalate=escalate)
+    if not told.to:
         return
     row = occurrence.clock
     subject = outbox.practice(subject, row.test_clock_id)
-    body += f"\n\n{act_link(occurrence, customer=customer)}\n"
+    if told.instead:
+        body = f"{told.instead}\n\n{body}"
+    body += f"\n\n{act_link(occurrence, customer=told.customer)}\n"
     instant = now_for(row.brand, row.test_clock)
-    outbox.enqueue_email(brand=row.brand, to=[to], subject=subject, body=body,
+    outbox.enqueue_email(brand=row.brand, to=list(told.to), subject=subject, body=body,
                          key=f"{occurrence.label}:{key}:{occurrence.due}:{instant.isoformat()}")
 
 
