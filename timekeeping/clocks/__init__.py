@@ -13,11 +13,13 @@ The package's modules, each one concern (none imports the package itself; each i
 siblings it stands on, in this order, so that no import goes back up):
 - `basis`: the refusals (OrderRefused, PeriodTaken); the calendar and clock a subject's dates
   are read on (`calendar_for`, `now_for`);
-- `telling`: a date's records, and the emails to whoever acts on it;
+- `telling`: a date's records, and the emails to whoever acts on it (the customer, the member
+  who answers for it, or the brand's owner);
 - `rungs`: arming a date's rungs and its date as timers, and ending them;
 - `opening`: ordering a job, opening its clocks and occurrences from their due rules (or
   measured from another date kept), the postponements an opening date meets, and the
   `on_open`/`on_end` hooks;
+- `following`: the dates measured from another clock (`{"clock": …}`), moved with it;
 - `steps`: what steps and people do to dates: satisfy, mark done, move, lapse, end a job,
   choose, acknowledge, assign;
 - `postponing`: an authority's notice moving dates (`add_postponement`, `postpone`), and a
