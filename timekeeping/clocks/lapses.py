@@ -81,4 +81,4 @@ def told_text(told: object) -> str:
 def _role(each: dict) -> str:
     role = {"owner": "the owner", "member": "who had it", "customer": "the customer"}.get(
         each.get("who"), each.get("who"))
-    return f"{role}, by email" if each.get("emailed") else f"{role}, no email address"
+    return f"{role}, by email" if each.get("emailed") else f"{role}, not emailed"
