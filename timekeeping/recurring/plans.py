@@ -15,9 +15,10 @@ cycle, the cycle read from the anchor and the day of use, so nothing resets them
 Each schedule mints a job of its `order` service for each period of `each`, on the day `at`
 says of the period, at `rings_at`. The first period minted is the earliest whose mint day is
 on or after the anchor. When a mint fires late, `catch_up` says what the gap mints: `all`
-mints every period owed; `last` only the latest (a mint whose next period is owed too is
-skipped); `none` nothing that is more than a day late. `when` mints only for a subject whose
-input has those values. A mint inside the plan's allowance is $0 and counted.
+mints every period owed; `last` only the latest; `none` nothing that is more than a day late.
+The periods skipped are named on one record and heard, and a refused order too (S23,
+`mint_lapses`). `when` mints only for a subject whose input has those values. A mint inside
+the plan's allowance is $0 and counted.
 """
 
 from __future__ import annotations
