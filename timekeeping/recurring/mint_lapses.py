@@ -31,7 +31,7 @@ def _work(subscription: Subscription, schedule: ScheduleSpec, label: str) -> str
 
 def refused(subscription: Subscription, schedule: ScheduleSpec, label: str,
             refused: clocks.OrderRefused, instant: datetime) -> str:
-    why = refused.said or f"its order was refused ({refused.field}: {refused.message})"
+    why = refused.said or f"its order was refused: {refused.message}"  # the field: Details
     work = _work(subscription, schedule, label)
     lapses.note("schedule.mint_refused", subject=subscription.subject, at=instant,
                 key=f"{subscription.pk}:{schedule.name}:{label}",

@@ -138,3 +138,25 @@ def test_a_mint_on_time_says_nothing_needs_attention(brand, owner_told):
     assert Job.objects.filter(subject=subject).count() == 1
     assert lists.of_subject(subject, now=on_time) == []
     assert not Record.objects.filter(kind__in=lists.UNOPENED).exists()
+
+
+def test_a_mint_refused_for_any_reason_is_recorded_in_the_same_place(brand, owner_told):
+    """The subject's input cannot give the minted job's date: refused like any order, and
+    recorded as a refused mint with the field under Details."""
+    document = _books("last")
+    document["services"]["books"]["clocks"] = {"close": {"title": "close the books",
+                                                         "due": {"input": "closes"}}}
+    manifests.load(brand, document)
+    subject = Subject.objects.create(brand=brand, kind="client", key="1", name="Harbor",
+                                     zone="America/New_York", input={"closes": "soon"})
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+        plans.subscribe(subject=subject, service="plan")
+    on_time = datetime(2027, 2, 1, 14, 0, 30, tzinfo=UTC)
+    phases.run_once(now=on_time, phases=False)
+    refused = Record.objects.get(kind="schedule.mint_refused")
+    assert (refused.data["code"], refused.data["field"]) == ("order_refused", "input.closes")
+    [item] = lists.of_subject(subject, now=on_time)
+    assert item.text.startswith("The 2027-02 books for Harbor was not opened on its schedule: "
+                                "its order was refused: ")
+    assert "input.closes" not in item.text and "input.closes" in item.details
+    assert Record.objects.filter(kind="schedule.minted").count() == 0
