@@ -297,11 +297,18 @@ def say(record: Record) -> str | None:
         return f"{record.kind}."
 
 
-def history(subject: Subject, *, limit: int = 50, before: datetime | None = None) -> list[Said]:
+# The brand's own lapses (S23): what its plan or its people did not open, for the brand to
+# settle or tell; the customer's portal does not show them.
+BRANDS_OWN = ("schedule.mint_refused", "schedule.catch_up_skipped")
+
+
+def history(subject: Subject, *, limit: int = 50, before: datetime | None = None,
+            customer: bool = False) -> list[Said]:
     """The subject's record, newest first, at most `limit` sentences (one query, and one each
-    for the plans and members it names)."""
+    for the plans and members it names); for the `customer`, without the brand's own lapses."""
+    kinds = [kind for kind in SENTENCES if not (customer and kind in BRANDS_OWN)]
     records = Record.objects.filter(brand_id=subject.brand_id, subject=subject.pk,
-                                    kind__in=list(SENTENCES)).order_by("-instant", "-id")
+                                    kind__in=kinds).order_by("-instant", "-id")
     if before is not None:
         records = records.filter(instant__lt=before)
     said = []

@@ -13,6 +13,7 @@ from django.test import Client
 from timekeeping import manifests
 from timekeeping.attention import lists
 from timekeeping.basics import wallclock
+from timekeeping.clocks import history
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Delivery, Job, Record, Subject
 from timekeeping.recurring import plans
@@ -72,9 +73,8 @@ def test_a_mint_the_plan_lacks_a_key_for_is_recorded_shown_and_emailed(brand, ow
     page = _page(owner_told, f"/console/{brand.pk}/subjects/{subject.pk}/", MINTS)
     attention = page.split('id="attention"')[1].split("</section>")[0]
     assert said in attention and "plan_lacks_key" in attention  # under Details
-    history = page.split('id="history"')[1]
     assert ("The 2026 annual return was not opened on its schedule: your plan (Launch) does "
-            "not include it") in history
+            "not include it") in page.split('id="history"')[1]
     [email] = Delivery.objects.filter(payload__subject__startswith="Not opened")
     assert email.payload["to"] == ["owner@northwind.test"]  # the owner's to settle, not the
     assert email.payload["subject"] == ("Not opened: the 2026 annual return for Harbor "
@@ -82,6 +82,10 @@ def test_a_mint_the_plan_lacks_a_key_for_is_recorded_shown_and_emailed(brand, ow
     assert "your plan (Launch) does not include it" in email.payload["body"]
     assert f"/console/{brand.pk}/subjects/{subject.pk}/" in email.payload["body"]
     assert "plan_lacks_key" not in email.payload["body"]
+    # The brand's to settle: the customer's portal history does not show it.
+    customer = [said.kind for said in history.history(subject, customer=True)]
+    assert "schedule.mint_refused" in [said.kind for said in history.history(subject)]
+    assert "schedule.mint_refused" not in customer
 
 
 def _books(catch_up: str) -> dict:
