@@ -1,12 +1,15 @@
 """What needs a person's attention at a brand (S25): what failed first, then what is slow.
 
     attention(brand, now=…)  -> Attention (items, failures first, newest first within each)
+    of_subject(subject, now=…) -> list[Item]  one subject's recent lapses, for its page
 
 Failures: open faults of the brand's places, timers whose handler failed (still armed, with
 attempts), runaway tick runs, failed schedule runs, deliveries that failed for good.
 Warnings: skipped schedule runs, deliveries still pending an hour after they were written,
 timers that fired more than five minutes late, rows the timed-move job set aside.
-A job's own time: lapses (a job, a grant; failures). `work_at_risk` answers the rest of a job's
+A job's own time: lapses (a job, a grant; failures). Lapses with no date of their own (S23):
+a mint its schedule could not open and a seat of record left empty (failures), periods a
+catch-up skipped (a warning), each saying who heard. `work_at_risk` answers the rest of a job's
 own time that is at risk, for the console's at-risk section.
 
 A renewal in dunning (unpaid, its retries not over) is a warning; a subscription frozen after
@@ -30,6 +33,7 @@ from django.db.models.functions import Coalesce
 from timekeeping.attention import settling
 from timekeeping.basics import refusals, shown
 from timekeeping.basics.spans import span_text
+from timekeeping.clocks import lapses
 from timekeeping.models import (
     Ask,
     Brand,
@@ -40,6 +44,7 @@ from timekeeping.models import (
     Record,
     ScheduleRun,
     SetAside,
+    Subject,
     Subscription,
     Task,
     TestClock,
@@ -56,7 +61,7 @@ STUCK = timedelta(hours=1)  # a delivery still pending this long after it was wr
 @dataclass(frozen=True)
 class Item:
     kind: str  # fault, failed timer, runaway, failed run, skipped run, undelivered, late,
-    # set aside; lapse, dunning, deadline, link, hold
+    # set aside; lapse, not opened, catch-up, seat, dunning, deadline, link, hold
     failure: bool
     at: datetime  # when it happened, UTC
     text: str  # one sentence in the owner's words (WORDS.md), without times: the page shows
@@ -84,6 +89,7 @@ class Item:
 KINDS_SAID = {"fault": "failed", "failed timer": "failed", "runaway": "stopped",
               "failed run": "failed", "skipped run": "skipped", "undelivered": "not sent",
               "late": "late", "set aside": "held back", "lapse": "missed",
+              "not opened": "not opened", "catch-up": "skipped", "seat": "no one named",
               "dunning": "unpaid", "deadline": "deadline", "link": "link", "hold": "hold"}
 
 
@@ -136,6 +142,11 @@ def _sources(brand: Brand, now: datetime,
         # links about to expire, holds about to end.
         ("lapses", Record.objects.filter(_since(brand, "instant", now, RECENT),
                                          kind__in=LAPSES, **on).order_by("-instant"), _lapse),
+        # What lapsed with no date of its own (S23): mints not opened, catch-ups' skipped
+        # periods, seats of record left empty.
+        ("unopened", Record.objects.filter(_since(brand, "instant", now, RECENT),
+                                           kind__in=UNOPENED, **on).order_by("-instant"),
+         _unopened),
         # A subscription frozen after its dunning, for as long as it stays frozen.
         ("frozen", Subscription.objects.filter(brand=brand, frozen_since__isnull=False, **on)
          .select_related("subject").annotate(held_mints=_held_mints())
@@ -279,6 +290,59 @@ def _lapse(record: Record) -> Item:
     return Item("lapse", True, record.instant, said[record.kind], ref=ref, job=record.job or "",
                 test_clock=record.test_clock_id, subject=record.subject,
                 details=f"{record.kind} · job {record.job}{_world(record)}")
+
+
+# Lapses with no date of their own (S23), each with who heard (`clocks.lapses`).
+UNOPENED = ("schedule.mint_refused", "schedule.catch_up_skipped", "subject.of_record_lapsed")
+
+
+def _unopened(record: Record) -> Item:
+    data = record.data if isinstance(record.data, dict) else {}
+    name, told = data.get("subject_name") or "A subject", lapses.told_text(data.get("told"))
+    work = f"{shown.service(str(data.get('service', '')))} for {name}"
+    if record.kind == "schedule.mint_refused":
+        item = Item("not opened", True, record.instant,
+                    f"The {data.get('period')} {work} was not opened on its schedule: "
+                    f"{data.get('said')}", ref=data.get("subscription", ""),
+                    details=f"{record.kind} · {data.get('code')} · {data.get('field')}: "
+                            f"{data.get('why')} · schedule {data.get('schedule')} of "
+                            f"{data.get('subscription')}")
+    elif record.kind == "schedule.catch_up_skipped":
+        count = data.get("count") or 0
+        item = Item("catch-up", False, record.instant,
+                    f"The {work} was not opened for {count} "
+                    f"period{'' if count == 1 else 's'} missed while no tick ran "
+                    f"({', '.join(data.get('periods') or [])}): its schedule opens only "
+                    f"{'the latest' if data.get('catch_up') == 'last' else 'what is on time'}",
+                    ref=data.get("subscription", ""),
+                    details=f"{record.kind} · catch_up {data.get('catch_up')} · schedule "
+                            f"{data.get('schedule')} of {data.get('subscription')} · next "
+                            f"{data.get('next')}")
+    else:
+        item = Item("seat", True, record.instant,
+                    f"{data.get('member_name') or 'A member'} left {name} with no one named "
+                    f"to take over: {_count(data.get('dates'), 'date')} and "
+                    f"{_count(data.get('tasks'), 'task')} are back with your practice; "
+                    "assign them to someone",
+                    details=f"{record.kind} · member {data.get('member')}")
+    return replace(item, text=f"{item.text}. {told}" if told else item.text,
+                   subject=record.subject, test_clock=record.test_clock_id,
+                   details=item.details + _world(record))
+
+
+def _count(n: object, word: str) -> str:
+    n = n if isinstance(n, int) else 0
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def of_subject(subject: Subject, *, now: datetime) -> list[Item]:
+    """What needs attention about one subject, for its page: its recent lapses (last seven
+    days in its own world), dated or not, newest first; one query, and one for job names."""
+    rows = Record.objects.filter(_since(subject.brand, "instant", now, RECENT),
+                                 subject=subject.pk, kind__in=LAPSES + UNOPENED
+                                 ).order_by("-instant")[:SHOWN]
+    return _named(Attention([_unopened(row) if row.kind in UNOPENED else _lapse(row)
+                             for row in rows])).items
 
 
 def _held_mints():

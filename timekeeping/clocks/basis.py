@@ -14,9 +14,14 @@ class PeriodTaken(Exception):
 
 
 class OrderRefused(Exception):
-    def __init__(self, field: str, message: str):
+    """An order refused, naming the field and the rule. `code` names the rule for the record
+    (`plan_lacks_key`; else `order_refused`), `said` says it in an owner's words when the
+    message is the engine's (a mint refused on its schedule tells the owner, S23)."""
+
+    def __init__(self, field: str, message: str, *, code: str = "order_refused",
+                 said: str = ""):
         super().__init__(f"{field}: {message}")
-        self.field, self.message = field, message
+        self.field, self.message, self.code, self.said = field, message, code, said
 
 
 def calendar_for(subject: Subject) -> rules.Calendar:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from timekeeping.basics import shown
-from timekeeping.clocks import exposure
+from timekeeping.clocks import exposure, lapses
 from timekeeping.models import Member, Record, Subject, Subscription
 
 
@@ -86,6 +86,12 @@ def _charge_text(text: object) -> str:
 def _member(data: dict) -> str:
     """A member on the record by name (`history` names them as `member_name`), else as kept."""
     return data.get("member_name") or str(data.get("member"))
+
+
+def _told(data: dict) -> str:
+    """Who heard of a lapse (S23): " Told: ana (the owner, by email).", or nothing."""
+    told = lapses.told_text(data.get("told"))
+    return f" {told}." if told else ""
 
 
 def _plan(data: dict) -> str:
@@ -186,13 +192,25 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                   + _by(d) + ".",
     "signal.raised": lambda d: f"Nothing happened for {d.get('silent')}, so "
                                f"'{d.get('signal')}' was raised.",
-    "member.withdrew": lambda d: f"Member {d.get('member')} withdrew; their dates and tasks "
-                                 f"passed to {d.get('successor')}.",
+    "member.withdrew": lambda d: f"{_member(d)} withdrew; their dates and tasks "
+                                 + (f"passed to {d.get('successor_name') or d['successor']}."
+                                    if d.get("successor") else "went back to the practice."),
+    "subject.of_record_lapsed": lambda d: f"{_member(d)} left with no one named to take over: "
+                                          "what they answered for is back with the practice."
+                                          + _told(d),
     "cycle.renewed": lambda d: f"The {_plan(d)} renewed for cycle {d.get('cycle')}: "
                                + (f"{_money(d, 'amount')} owed." if d.get("amount")
                                   else f"{_charge_text(d.get('charge'))}."),
     "schedule.minted": lambda d: f"The {d.get('period')} {d.get('service')} opened on its "
                                  "schedule.",
+    "schedule.mint_refused": lambda d: f"The {d.get('period')} "
+                                       f"{shown.service(str(d.get('service')))} was not opened "
+                                       f"on its schedule: {d.get('said')}." + _told(d),
+    "schedule.catch_up_skipped": lambda d: f"Nothing opened for "
+                                           f"{', '.join(d.get('periods') or [])} "
+                                           f"({shown.service(str(d.get('service')))}): no tick "
+                                           "ran while they were due, and the schedule skips "
+                                           "them." + _told(d),
     "schedule.skipped": lambda d: f"Nothing opened for {d.get('period')} on the schedule: "
                                   f"{d.get('why')}.",
     "renewal.unpaid": lambda d: f"The renewal of the {_plan(d)} (cycle {d.get('cycle')}) is "
@@ -279,11 +297,18 @@ def say(record: Record) -> str | None:
         return f"{record.kind}."
 
 
-def history(subject: Subject, *, limit: int = 50, before: datetime | None = None) -> list[Said]:
+# The brand's own lapses (S23): what its plan or its people did not open, for the brand to
+# settle or tell; the customer's portal does not show them.
+BRANDS_OWN = ("schedule.mint_refused", "schedule.catch_up_skipped")
+
+
+def history(subject: Subject, *, limit: int = 50, before: datetime | None = None,
+            customer: bool = False) -> list[Said]:
     """The subject's record, newest first, at most `limit` sentences (one query, and one each
-    for the plans and members it names)."""
+    for the plans and members it names); for the `customer`, without the brand's own lapses."""
+    kinds = [kind for kind in SENTENCES if not (customer and kind in BRANDS_OWN)]
     records = Record.objects.filter(brand_id=subject.brand_id, subject=subject.pk,
-                                    kind__in=list(SENTENCES)).order_by("-instant", "-id")
+                                    kind__in=kinds).order_by("-instant", "-id")
     if before is not None:
         records = records.filter(instant__lt=before)
     said = []

@@ -99,7 +99,10 @@ def check_live(brand: Brand, subject: Subject, spec: ServiceSpec) -> None:
     try:
         tiers.check_live(brand.plan, spec)
     except tiers.PlanLacksKey as lacking:
-        raise OrderRefused("service", f"{tiers.PlanLacksKey.code}: {lacking}") from None
+        raise OrderRefused("service", f"{tiers.PlanLacksKey.code}: {lacking}",
+                           code=tiers.PlanLacksKey.code,
+                           said=f"your plan ({lacking.plan.title()}) does not include it: it "
+                                f"needs the {lacking.needs.title()} plan") from None
 
 
 def _check_order(spec: ServiceSpec, period: str, given: dict) -> None:

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from timekeeping import clocks
 from timekeeping.access import invitations
+from timekeeping.attention import lists
 from timekeeping.basics import instants, shown, wallclock
 from timekeeping.clocks import dates, history, subject_calendar
 from timekeeping.clocks.exposure import minor_units
@@ -104,6 +105,8 @@ def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
         .order_by("-opened")[:PER_PAGE],
         "open_dates": dates.coming_up([subject]), "members": members(brand),
         "plans": plans.of_subject(subject),
+        "attention": [{"item": item, "at": face.at(item.at, now=world)}
+                      for item in lists.of_subject(subject, now=now)],
         # A test clock's records are told against its own now.
         "history": [{"said": each, "at": face.at(each.at, now=world)} for each in said],
         "older": said[-1].at if len(said) == HISTORY_PAGE else None,

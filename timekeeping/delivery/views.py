@@ -117,10 +117,14 @@ def _date_answer(request, members, member: Member, occurrence: Occurrence, said:
     return _back(request, said)
 
 
+NO_SUCCESSOR = "none"  # the successor chosen when no one takes over: the seat lapses (S23)
+
+
 @login_required
 @require_POST
 def withdraw(request):
-    """Hand the person's open dates and held tasks on a subject to a successor."""
+    """Hand the person's open dates and held tasks on a subject to a successor, or with no
+    one to take over (`NO_SUCCESSOR`), back to the brand, the lapse on the record."""
     members = members_of(request)
     subject_id = request.POST.get("subject", "")
     if not subject_id:
@@ -130,9 +134,10 @@ def withdraw(request):
                                           "withdraw from."))
     subject = subject_of(members, subject_id)
     member = acting(members, subject.brand_id)
-    successor = Member.objects.filter(brand_id__in=list(members), pk=request.POST.get(
-        "successor", "")).select_related("user").first()
-    if successor is None:
+    asked = request.POST.get("successor", "")
+    successor = Member.objects.filter(brand_id__in=list(members), pk=asked).select_related(
+        "user").first() if asked != NO_SUCCESSOR else None
+    if successor is None and asked != NO_SUCCESSOR:
         return _back(request, Said(False, f"Not withdrawn from {subject.name}: successor: "
                                           f"choose a manager or the owner of "
                                           f"{subject.brand.name} to take over."))
@@ -143,9 +148,12 @@ def withdraw(request):
     except lifecycle.WithdrawRefused as refused:
         return _back(request, Said(False, f"Not withdrawn from {subject.name}: "
                                           f"{refused.field}: {refused.message}."))
-    return _back(request, Said(True, f"Withdrawn from {subject.name}: "
-                                     f"{_count(moved['dates'], 'date')} and "
-                                     f"{_count(moved['tasks'], 'task')} passed to "
+    handed = (f"{_count(moved['dates'], 'date')} and {_count(moved['tasks'], 'task')}")
+    if successor is None:
+        return _back(request, Said(True, f"Withdrawn from {subject.name}: {handed} went back "
+                                         f"to {subject.brand.name}, whose owner has been "
+                                         "told."))
+    return _back(request, Said(True, f"Withdrawn from {subject.name}: {handed} passed to "
                                      f"{successor.user.get_username()}."))
 
 

@@ -8,7 +8,7 @@ clock; the steps that come after it open; the signals re-arm. When the job ends,
 cancelled, everything of its own time closes, and its deadline is met if it ended delivered.
 
     end(job, by=…)              the brand ends a job (the API and the console)
-    withdraw(member, subject, successor, by=…)
+    withdraw(member, subject, successor, by=…)  successor None: the seat of record lapses
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from datetime import datetime
 from django.db import transaction
 
 from timekeeping import clocks
+from timekeeping.basics import shown
+from timekeeping.clocks import lapses
 from timekeeping.jobs import asks, common, deadlines, grants, signals, tasks
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Occurrence, Subject, Task
 from timekeeping.specs.current import services_of
@@ -118,17 +120,17 @@ class WithdrawRefused(Exception):
         self.code, self.field, self.message = code, field, message
 
 
-def withdraw(member: Member, subject: Subject, successor: Member, *, by: str) -> dict:
+def withdraw(member: Member, subject: Subject, successor: Member | None, *, by: str) -> dict:
     """A member withdraws from a subject naming a successor: the subject's open dates they
-    answer for and the tasks they hold pass to the successor, each on the record."""
-    if successor.brand_id != member.brand_id or subject.brand_id != member.brand_id:
-        raise WithdrawRefused("member_unknown", "successor",
-                              f"{successor.pk} is not a member of the subject's brand")
-    if successor.pk == member.pk:
-        raise WithdrawRefused("successor_self", "successor", "a successor is someone else")
-    if successor.role == Member.Role.VIEWER:
-        raise WithdrawRefused("role_viewer", "successor",
-                              "a viewer reads; the successor must be a manager or the owner")
+    answer for and the tasks they hold pass to the successor, each on the record. With no
+    successor (None) the seat of record lapses, never silently (S23): the dates go back to
+    the brand (no one assigned: its owner hears of them), the held tasks back to the pool, and
+    `subject.of_record_lapsed` says so, heard by the brand's owner and the member."""
+    if successor is not None:
+        _check_successor(member, subject, successor)
+    elif subject.brand_id != member.brand_id:
+        raise WithdrawRefused("member_unknown", "subject",
+                              f"{subject.pk} is not a subject of the member's brand")
     with transaction.atomic():
         dates = list(Occurrence.objects.select_for_update(of=("self",)).filter(
             clock__subject=subject, assignee=member,
@@ -139,11 +141,46 @@ def withdraw(member: Member, subject: Subject, successor: Member, *, by: str) ->
         held = list(Task.objects.select_for_update(of=("self",)).filter(
             subject=subject, holder=member, state=Task.State.HELD).select_related("job"))
         for task in held:
-            tasks.hand_over(task, successor, by=by)
+            if successor is not None:
+                tasks.hand_over(task, successor, by=by)
+            else:
+                tasks.release(task, member, why="its holder withdrew with no successor")
         now = common.now_for_subject(subject)
+        moved = {"member": member.pk, "by": by, "dates": [each.label for each in dates],
+                 "tasks": [task.pk for task in held]}
         records.write("member.withdrew", brand=subject.brand, instant=now,
                       test_clock=subject.test_clock, subject=subject.pk,
-                      data={"member": member.pk, "successor": successor.pk, "by": by,
-                            "dates": [each.label for each in dates],
-                            "tasks": [task.pk for task in held]})
+                      data={**moved, "successor": successor.pk if successor else None})
+        if successor is None:
+            _seat_lapsed(member, subject, moved, now)
     return {"dates": len(dates), "tasks": len(held)}
+
+
+def _check_successor(member: Member, subject: Subject, successor: Member) -> None:
+    if successor.brand_id != member.brand_id or subject.brand_id != member.brand_id:
+        raise WithdrawRefused("member_unknown", "successor",
+                              f"{successor.pk} is not a member of the subject's brand")
+    if successor.pk == member.pk:
+        raise WithdrawRefused("successor_self", "successor", "a successor is someone else")
+    if successor.role == Member.Role.VIEWER:
+        raise WithdrawRefused("role_viewer", "successor",
+                              "a viewer reads; the successor must be a manager or the owner")
+
+
+def _seat_lapsed(member: Member, subject: Subject, moved: dict, now: datetime) -> None:
+    """The seat of record lapsed (S23): on the record with who hears, and emailed to them."""
+    name = shown.person(member.user)
+    dates, held = (_counted(len(moved[key]), word) for key, word in (("dates", "date"),
+                                                                       ("tasks", "task")))
+    lapses.note("subject.of_record_lapsed", subject=subject, at=now, member=member,
+                key=f"{member.pk}:{now.isoformat()}",
+                data={"member": member.pk, "member_name": name, "by": moved["by"],
+                      "dates": len(moved["dates"]), "tasks": len(moved["tasks"])},
+                said=(f"No one answers for {subject.name} now: {name} withdrew",
+                      f"{name} withdrew from {subject.name} with no one named to take over. "
+                      f"What they answered for ({dates} and {held}) is back with "
+                      f"{subject.brand.name} until someone is assigned. See them here:"))
+
+
+def _counted(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"

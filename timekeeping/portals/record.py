@@ -36,7 +36,7 @@ class Page:
 
 
 def page(subject: Subject, *, before: datetime | None, zone: str, size: int = SIZE) -> Page:
-    found = history.history(subject, limit=size + 1, before=before)
+    found = history.history(subject, limit=size + 1, before=before, customer=True)
     kept, older = found, ""
     if len(found) > size:
         kept = found[:size]

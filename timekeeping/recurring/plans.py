@@ -15,10 +15,10 @@ cycle, the cycle read from the anchor and the day of use, so nothing resets them
 Each schedule mints a job of its `order` service for each period of `each`, on the day `at`
 says of the period, at `rings_at`. The first period minted is the earliest whose mint day is
 on or after the anchor. When a mint fires late, `catch_up` says what the gap mints: `open`
-(or its older name `all`) opens every period owed, oldest first; `last` only the latest (a
-mint whose next period is owed too is skipped); `none` nothing that is more than a day late.
-`when` mints only for a subject whose input has those values. A mint inside the plan's
-allowance is $0 and counted.
+(or its older name `all`) opens every period owed, oldest first; `last` only the latest; `none`
+nothing that is more than a day late. The periods skipped are named on one record and heard,
+and a refused order too (S23, `mint_lapses`). `when` mints only for a subject whose input has
+those values. A mint inside the plan's allowance is $0 and counted.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from timekeeping import clocks
 from timekeeping.basics import shown
 from timekeeping.clocks import dues
 from timekeeping.models import Allowance, Subject, Subscription, Timer
-from timekeeping.recurring import dunning
+from timekeeping.recurring import dunning, mint_lapses
 from timekeeping.recurring.spec import plan_of
 from timekeeping.specs.current import services_of
 from timekeeping.specs.plans import BEFORE_CLOCK, OPENS_EVERY, ScheduleSpec
@@ -292,6 +292,9 @@ def renew(subscription_id: str, cycle: int, instant: datetime, *,
 
 
 def mint(subscription_id: str, name: str, label: str, timer: Timer, instant: datetime) -> str:
+    """Mint the period's job: first arm the next period's mint (past a catch-up's gap, whose
+    skipped periods are named on the record, S23), then open the job unless the schedule's
+    `when` does not hold; a refused order is on the record and heard (`mint_lapses`)."""
     with transaction.atomic():
         subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
             "subject__brand").get(pk=subscription_id)
@@ -299,51 +302,67 @@ def mint(subscription_id: str, name: str, label: str, timer: Timer, instant: dat
             return f"{name} · period {label} · the subscription ended: nothing minted"
         dunning.hold_mint(subscription)
         schedule = plan_of(subscription).schedules[name]
-        period = periods.period(schedule.each, label)
-        following = period.next()
+        gap, following = _gap(schedule, subscription, periods.period(schedule.each, label),
+                              timer, instant)
         _arm_mint(subscription, schedule, following)
-        skipped = _skipped(schedule, subscription, following, timer, instant)
-        if skipped is None and any(subscription.subject.input.get(key) != value
-                                   for key, value in schedule.when.items()):
+        if gap:
+            return mint_lapses.skipped(subscription, schedule, gap, following.label, instant)
+        if any(subscription.subject.input.get(key) != value
+               for key, value in schedule.when.items()):
             skipped = "its 'when' does not hold for the subject"
-        if skipped is not None:
             _record(subscription, "schedule.skipped", {"schedule": name, "period": label,
                                                        "why": skipped}, at=instant)
             return f"{name} · period {label} · skipped: {skipped}"
-        try:
-            job = clocks.order(brand=subscription.brand, service=schedule.order,
-                               subject=subscription.subject, period=label,
-                               by=f"schedule {name} of {subscription.pk}")
-        except clocks.PeriodTaken:
-            return f"{name} · period {label} · already held by a job: nothing minted"
-        except clocks.OrderRefused as refused:
-            _record(subscription, "schedule.refused", {"schedule": name, "period": label,
-                                                       "field": refused.field,
-                                                       "why": refused.message}, at=instant)
-            return f"{name} · period {label} · refused: {refused.message}"
-        cycle, used, included = use(subscription, schedule.order, instant)
-        inside = used <= included
-        _record(subscription, "schedule.minted", {
-            "schedule": name, "period": label, "service": schedule.order, "cycle": cycle,
-            "used": used, "included": included, "inside": inside, "owed": timer.owed},
-            at=instant, job=job.pk)
-        counted = (f"$0.00 · {used} of {included}" if inside else
-                   f"beyond the allowance ({used}, {included} included)")
-        return f"{name} → {job.pk} · period {label} · {counted}"
+        return _open(subscription, schedule, label, timer, instant)
 
 
-def _skipped(schedule: ScheduleSpec, subscription: Subscription, following: periods.Period,
-             timer: Timer, instant: datetime) -> str | None:
+def _open(subscription: Subscription, schedule: ScheduleSpec, label: str, timer: Timer,
+          instant: datetime) -> str:
+    """Open the period's job and count it against the allowance. The one place a mint is
+    refused: whatever the reason, it is recorded and told (S23)."""
+    name = schedule.name
+    try:
+        job = clocks.order(brand=subscription.brand, service=schedule.order,
+                           subject=subscription.subject, period=label,
+                           by=f"schedule {name} of {subscription.pk}")
+    except clocks.PeriodTaken:
+        return f"{name} · period {label} · already held by a job: nothing minted"
+    except clocks.OrderRefused as refused:
+        return mint_lapses.refused(subscription, schedule, label, refused, instant)
+    cycle, used, included = use(subscription, schedule.order, instant)
+    inside = used <= included
+    _record(subscription, "schedule.minted", {
+        "schedule": name, "period": label, "service": schedule.order, "cycle": cycle,
+        "used": used, "included": included, "inside": inside, "owed": timer.owed},
+        at=instant, job=job.pk)
+    counted = (f"$0.00 · {used} of {included}" if inside else
+               f"beyond the allowance ({used}, {included} included)")
+    return f"{name} → {job.pk} · period {label} · {counted}"
+
+
+GAP_LONGEST = 5000  # periods one catch-up walks past: 13 years of days, a bound on the loop
+
+
+def _gap(schedule: ScheduleSpec, subscription: Subscription, period: periods.Period,
+         timer: Timer, instant: datetime) -> tuple[list[str], periods.Period]:
+    """The periods, from `period` on, that a late mint's `catch_up` skips, and the period
+    whose mint is armed next: `last` skips every period whose next one is owed too (and arms
+    the latest, owed, which fires in place); `none` skips every period more than a day late
+    (and arms the first that is not). A mint a freeze held is owed, not part of a gap."""
     if schedule.catch_up in OPENS_EVERY or timer.payload.get("released"):
-        return None  # a mint a freeze held is owed, not part of a gap
+        return [], period.next()
     if schedule.catch_up == "last":
-        if _mint_at(subscription, schedule, following) <= instant:
-            return f"period {following.label} is owed too; catch_up last mints the latest"
-        return None
-    if instant - timer.owed > GRACE:
-        return "it is more than a day late; catch_up none mints nothing for a gap"
-    return None
-
+        def skips(found: periods.Period) -> bool:
+            return _mint_at(subscription, schedule, found.next()) <= instant
+    else:
+        def skips(found: periods.Period) -> bool:
+            owed = timer.owed if found == period else _mint_at(subscription, schedule, found)
+            return instant - owed > GRACE
+    gap, found = [], period
+    while len(gap) < GAP_LONGEST and skips(found):
+        gap.append(found.label)
+        found = found.next()
+    return gap, found if gap else period.next()
 
 
 def of_subject(subject: Subject) -> list[dict]:

@@ -6,7 +6,7 @@ from html import unescape
 
 from timekeeping import clocks
 from timekeeping.jobs import tasks
-from timekeeping.models import Member, Occurrence, Record, Task
+from timekeeping.models import Delivery, Member, Occurrence, Record, Task
 
 
 def withdraw(delivery, who="staff", **fields):
@@ -74,3 +74,43 @@ def test_another_brands_subject_answers_404_and_a_viewer_403(delivery):
                     successor=delivery.owner.pk).status_code == 403
     assert withdraw(delivery, "member").status_code == 403
     assert not Record.objects.filter(kind="member.withdrew").exists()
+
+
+def test_withdrawing_with_no_successor_lapses_the_seat_on_the_record(delivery, actors):
+    """S23: the member of record leaves with no one to take over. Their date goes back to
+    the brand and their hold to the pool, and the lapse is on the record saying who hears, in
+    the owner's needs attention and on the subject's page. In the test world only the owner
+    is emailed, a practice run."""
+    actors["owner"].email, actors["staff"].email = "owner@northwind.test", "staff@northwind.test"
+    for user in (actors["owner"], actors["staff"]):
+        user.save()
+    tasks.take(delivery.task, delivery.manager)
+    assert 'value="none">No one: back to Northwind Filing' in told(delivery)
+    withdraw(delivery, subject=delivery.subject.pk, successor="none")
+    assert "Withdrawn from Harbor: 1 date and 1 task went back to Northwind Filing, whose " \
+           "owner has been told." in told(delivery)
+    assert Occurrence.objects.get(pk=delivery.date.pk).assignee is None
+    assert Task.objects.get(pk=delivery.task.pk).state == Task.State.OPEN
+    assert Record.objects.get(kind="member.withdrew").data["successor"] is None
+    lapsed = Record.objects.get(kind="subject.of_record_lapsed")
+    assert lapsed.subject == delivery.subject.pk and lapsed.test_clock_id == delivery.spring.pk
+    assert (lapsed.data["member"], lapsed.data["dates"], lapsed.data["tasks"]) == (
+        delivery.manager.pk, 1, 1)
+    assert lapsed.data["told"] == [{"who": "owner", "name": "owner", "emailed": True},
+                                   {"who": "member", "name": "staff", "emailed": False}]
+    said = ("staff left Harbor with no one named to take over: 1 date and 1 task are back with "
+            "your practice; assign them to someone. Told: owner (the owner, by email), staff "
+            "(who had it, not emailed)")
+    console = delivery.client("owner")
+    home = unescape(console.get(f"/console/{delivery.brand.pk}/?test="
+                                f"{delivery.spring.pk}", follow=True).content.decode())
+    assert said in home
+    page = unescape(console.get(f"/console/{delivery.brand.pk}/subjects/"
+                                f"{delivery.subject.pk}/", follow=True).content.decode())
+    assert said in page.split('id="attention"')[1]
+    assert "staff left with no one named to take over" in page.split('id="history"')[1]
+    [email] = [each for each in Delivery.objects.all()
+               if "No one answers for Harbor" in each.payload["subject"]]
+    assert email.payload["to"] == ["owner@northwind.test"]
+    assert email.payload["subject"] == "Practice run: No one answers for Harbor now: staff " \
+                                       "withdrew"

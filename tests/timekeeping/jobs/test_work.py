@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from timekeeping import clocks, manifests
+from timekeeping.basics import wallclock
 from timekeeping.clocks import gate
 from timekeeping.jobs import asks, grants, lifecycle, tasks
 from timekeeping.models import (
@@ -245,6 +246,36 @@ def test_withdrawing_hands_dates_and_holds_to_the_successor(world, brand, actors
     with pytest.raises(lifecycle.WithdrawRefused) as same:
         lifecycle.withdraw(successor, job.subject, successor, by="x")
     assert same.value.code == "successor_self"
+
+
+def test_a_live_seat_of_record_lapses_with_the_owner_and_the_member_told(brand, actors):
+    """S23: withdrawing with no successor on the real clock. The record says who hears, and
+    both the brand's owner and the member who left are emailed; the customer is not."""
+    actors["owner"].email, actors["staff"].email = "owner@northwind.test", "staff@northwind.test"
+    for user in (actors["owner"], actors["staff"]):
+        user.save()
+    manifests.load(brand, manifest())
+    leaving = Member.objects.create(brand=brand, user=actors["staff"], role="manager")
+    with wallclock.fixed(START):
+        subject = Subject.objects.create(brand=brand, kind="client", key="1", name="Harbor",
+                                         zone="America/New_York", owner_name="Grace",
+                                         contact_email="g@harbor.test")
+        job = clocks.order(brand=brand, service="work", subject=subject,
+                           input={"due": "2028-06-30"})
+        clocks.assign(Occurrence.objects.get(clock__job=job), leaving, by="owner")
+        assert lifecycle.withdraw(leaving, subject, None, by="staff") == {"dates": 1,
+                                                                          "tasks": 0}
+    lapsed = Record.objects.get(kind="subject.of_record_lapsed")
+    assert lapsed.instant == START and lapsed.test_clock_id is None
+    assert [each["who"] for each in lapsed.data["told"] if each["emailed"]] == ["owner",
+                                                                                "member"]
+    sent = {tuple(each.payload["to"]): each.payload for each in Delivery.objects.all()}
+    assert set(sent) == {("owner@northwind.test",), ("staff@northwind.test",)}
+    assert sent[("staff@northwind.test",)]["subject"] == "No one answers for Harbor now: " \
+                                                          "staff withdrew"
+    assert "/delivery/" in sent[("staff@northwind.test",)]["body"]
+    assert f"/console/{brand.pk}/subjects/{subject.pk}/" in \
+        sent[("owner@northwind.test",)]["body"]
 
 
 def test_ending_a_job_meets_its_deadline_and_leaves_subject_dates_open(world):
