@@ -8,7 +8,9 @@ call `act`.
                                      nothing when it cannot
     dismissed(brand, kind, since=…)  the rows of a kind the brand's people dismissed
 
-Actions: `dismiss` (with a reason, kept: the item leaves the list, the row stays), `resolve` a
+Actions: `dismiss` (with a reason, kept: the item leaves the list, the row stays; a delivery
+dismissed is deleted with its dismissal by the tick's housekeeping `DISMISSED_DELIVERY_KEPT`
+after, J9; one already sent is refused), `resolve` a
 fault (it is closed; it opens again if the work fails again), `retry` a delivery that failed
 (sent again at the next tick), `release` a row held back from a timed move (tried again at the
 next tick), `run` a schedule that failed (run now, as the schedules page does). Items about a
@@ -17,7 +19,7 @@ job open its subject's page instead. Each action is written on the brand's recor
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 
@@ -36,6 +38,7 @@ from timekeeping.schedules import operate as schedules
 from timekeeping.timers import outbox, records
 
 REASON_LONGEST = 300
+DISMISSED_DELIVERY_KEPT = timedelta(days=30)
 DISMISS = ("dismiss", "Dismiss")
 ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "fault": (("resolve", "Mark resolved"),),
@@ -72,6 +75,8 @@ def act(brand: Brand, kind: str, row: str, do: str, *, reason: str = "", by: str
     found = ROWS[kind](brand).filter(pk=row).first() if len(row) <= 64 else None
     if found is None:
         raise Refused("row", "no such item at this brand")
+    if do == "dismiss" and kind == "undelivered" and found.state == Delivery.State.SUCCEEDED:
+        raise Refused("row", "it was sent, so there is nothing to dismiss")
     if do == "dismiss":
         return _dismiss(brand, kind, row, reason=reason, by=by, now=now)
     if do == "run":

@@ -35,6 +35,7 @@ from django.contrib.sessions.models import Session
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
+from timekeeping.attention import settling
 from timekeeping.models import (
     ApiKey,
     Delivery,
@@ -55,7 +56,6 @@ BATCH = 1000
 MAX_DELETES = 10
 NAME = "housekeeping"
 TOKENS_KEPT = timedelta(days=1)
-DISMISSED_KEPT = timedelta(days=30)
 REVOKED_KEYS_KEPT = timedelta(days=30)
 INVITATIONS_KEPT = timedelta(days=30)
 # A delivery on its way (pending, or claimed by a sweep) is not deleted, dismissed or not.
@@ -110,7 +110,8 @@ def dismissed_deliveries(now: datetime) -> QuerySet:
     delivery is on its way again (such a dismissal waits until it is sent or fails)."""
     on_its_way = Delivery.objects.filter(pk=OuterRef("row"), brand=OuterRef("brand"),
                                          state__in=ON_ITS_WAY)
-    return Dismissal.objects.filter(kind="undelivered", at__lt=now - DISMISSED_KEPT).exclude(
+    return Dismissal.objects.filter(
+        kind="undelivered", at__lt=now - settling.DISMISSED_DELIVERY_KEPT).exclude(
         Exists(on_its_way))
 
 
