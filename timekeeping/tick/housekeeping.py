@@ -4,7 +4,7 @@ At most once an hour per database, under its own lease (one process at a time), 
 at a time and at most ten deletes a tick:
 
 - schedule run records 30 days old;
-- delivered outbox rows 24 hours after delivery (a failed delivery stays for an operator);
+- delivered outbox rows 24 hours after delivery (a failed one stays until it is dismissed);
 - failed deliveries 30 days after a brand's people dismissed them (`attention.settling`), with
   their dismissals; a dismissal whose delivery is gone goes too, one whose delivery is being
   sent again stays until it is sent or fails;
