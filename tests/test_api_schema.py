@@ -15,7 +15,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
 )
 
-from tests.world import NOW
+from tests.world import NOW, failed_delivery
 from timekeeping.models import Schedule
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
@@ -44,7 +44,8 @@ def _real_ids(case, world) -> None:
            "id": world.orders[0], "code": world.codes[0], "version": 1,
            "timer_id": world.brand.timers.values_list("pk", flat=True).first(),
            "schedule_id": _schedule(world).pk, "task_id": world.task.pk, "token": world.link,
-           "subscription_id": world.subscription.pk}
+           "subscription_id": world.subscription.pk,
+           "delivery_id": failed_delivery(world).pk}
     if tested.endswith("/links/{code}/move"):
         ids["table"] = "tickets"
     if case.path_parameters:

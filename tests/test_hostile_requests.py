@@ -37,7 +37,7 @@ def _paths(path: str) -> list[str]:
     found = []
     for swap in PATH_SWAPS:
         for part in ("{brand}", "{subject}", "{job}", "{clock}", "{test_clock}", "{key}",
-                     "{order}", "{code}"):
+                     "{order}", "{code}", "{delivery}"):
             if part in path:
                 found.append(path.replace(part, swap, 1))
     return found

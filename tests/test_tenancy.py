@@ -108,6 +108,16 @@ TICK_CROSSING = {
     "housekeeping: delivered outbox rows": _crossing(
         r'FROM "timekeeping_delivery" WHERE \("timekeeping_delivery"\."delivered" < ',
         "at most hourly, at most ten batches of 1,000, deleted by their keys"),
+    "housekeeping: dismissed deliveries": _crossing(
+        r'FROM "timekeeping_dismissal" WHERE \("timekeeping_dismissal"\."at" < ',
+        "at most hourly, at most ten batches of 1,000 dismissals 30 days old; a dismissal's "
+        "delivery is asked beside it on its brand, and both are deleted by their keys"),
+    "housekeeping: revoked API keys": _crossing(
+        r'FROM "timekeeping_apikey" WHERE "timekeeping_apikey"\."revoked" < ',
+        "at most hourly, at most ten batches of 1,000, deleted by their keys"),
+    "housekeeping: used or expired invitations": _crossing(
+        r'FROM "timekeeping_invitation" WHERE \("timekeeping_invitation"\."accepted" < ',
+        "at most hourly, at most ten batches of 1,000, deleted by their keys"),
     "housekeeping: runs a killed tick left": _crossing(
         r'UPDATE "timekeeping_tickrun" SET .* WHERE "timekeeping_tickrun"\."id" IN \(SELECT '
         r'U0\."id" FROM "timekeeping_tickrun" U0 INNER JOIN "timekeeping_brand" U1 ON '

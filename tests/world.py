@@ -19,7 +19,16 @@ from timekeeping.basics import wallclock
 from timekeeping.clocks import gate
 from timekeeping.jobs import asks
 from timekeeping.manifests import services_of
-from timekeeping.models import Brand, Connection, Customer, Member, Subject, Task, TestClock
+from timekeeping.models import (
+    Brand,
+    Connection,
+    Customer,
+    Delivery,
+    Member,
+    Subject,
+    Task,
+    TestClock,
+)
 from timekeeping.moves.rows import Venue
 from timekeeping.recurring import plans
 
@@ -72,6 +81,17 @@ class World:
     endings: list = field(default_factory=list)  # one open job of A per caller, to end
     subscription: object = None  # A's subject on A's plan
     outcome: object = None  # the outcome of A's recovery job, waiting
+
+
+def failed_delivery(world: World) -> Delivery:
+    """An email of A's that could not be sent (the delivery doors' `{delivery}`), made when a
+    door first asks for it, so the world's outbox stays as the other tests expect it."""
+    found, _ = Delivery.objects.get_or_create(
+        idempotency_key="doors:failed", defaults={
+            "brand": world.brand, "channel": "email", "state": Delivery.State.FAILED,
+            "payload": {"subject": "Your reminder"}, "attempts": 5, "next_attempt": NOW,
+            "last_error": "550 no such mailbox", "created": NOW})
+    return found
 
 
 def _venue(brand: Brand) -> Venue:

@@ -16,7 +16,7 @@ class Endpoint:
 
     name: str
     method: str
-    path: str  # {brand} {subject} {job} {clock} {test_clock} {key} {order} {code}
+    path: str  # {brand} {subject} {job} {clock} {test_clock} {key} {order} {code} {delivery}
     expect: dict[str, int]
     body: object = None  # a dict, or a function of (world, n) -> dict
     query: str = ""

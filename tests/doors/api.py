@@ -56,6 +56,8 @@ DOORS = [
     Endpoint("keys list", "get", "/api/brands/{brand}/keys", _as(403, 404, owner=200)),
     Endpoint("key create", "post", "/api/brands/{brand}/keys", _writes(403, 404, owner=201),
              body={"name": "a program"}),
+    Endpoint("delivery dismiss", "post", "/api/brands/{brand}/deliveries/{delivery}/dismiss",
+             _writes(200, 404), body={"reason": "the address is wrong"}),
     Endpoint("key revoke", "post", "/api/brands/{brand}/keys/{key}/revoke",
              _writes(403, 404, owner=200)),
     Endpoint("subject create", "post", "/api/subjects", _writes(201, 400),

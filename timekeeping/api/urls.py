@@ -5,6 +5,7 @@ from django.urls import path
 
 from timekeeping.api import (
     clocks,
+    deliveries,
     docs,
     jobs,
     keys,
@@ -40,6 +41,8 @@ urlpatterns = [
     path("brands/<pid:brand_id>/standby", work.BrandStandby.as_view(), name="standby"),
     path("brands/<pid:brand_id>/keys/<pid:key_id>/revoke", keys.KeyRevoke.as_view(),
          name="key-revoke"),
+    path("brands/<pid:brand_id>/deliveries/<pid:delivery_id>/dismiss",
+         deliveries.DeliveryDismiss.as_view(), name="delivery-dismiss"),
     path("subjects", subjects.Subjects.as_view(), name="subjects"),
     path("subjects/<pid:subject_id>", subjects.SubjectDetail.as_view(), name="subject"),
     path("subjects/<pid:subject_id>/calendar", subjects.SubjectCalendar.as_view(),

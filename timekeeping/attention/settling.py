@@ -7,20 +7,28 @@ call `act`.
                                      raises Refused (the field and the rule) and changes
                                      nothing when it cannot
     dismissed(brand, kind, since=…)  the rows of a kind the brand's people dismissed
+    undo_offer(brand, kind, row, by=…, now=…)
+                                     the dismissal `by` just made, which they can undo for
+                                     UNDO_WINDOW (`act(…, do="undismiss")`), or None
 
-Actions: `dismiss` (with a reason, kept: the item leaves the list, the row stays), `resolve` a
+Actions: `dismiss` (with a reason, kept: the item leaves the list, the row stays; a delivery
+dismissed is deleted with its dismissal by the tick's housekeeping `DISMISSED_DELIVERY_KEPT`
+after, J9; one already sent is refused), `resolve` a
 fault (it is closed; it opens again if the work fails again), `retry` a delivery that failed
 (sent again at the next tick), `release` a row held back from a timed move (tried again at the
 next tick), `run` a schedule that failed (run now, as the schedules page does). Items about a
-job open its subject's page instead. Each action is written on the brand's record.
+job open its subject's page instead. Each action is written on the brand's record. A dismissal
+is undone (`undismiss`: the item is back on the list) within UNDO_WINDOW of it, as a date's
+action is (`clocks.undo`).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 
+from timekeeping.clocks.undo import UNDO_WINDOW, UNDO_WINDOW_WORDS
 from timekeeping.models import (
     Brand,
     Delivery,
@@ -36,6 +44,7 @@ from timekeeping.schedules import operate as schedules
 from timekeeping.timers import outbox, records
 
 REASON_LONGEST = 300
+DISMISSED_DELIVERY_KEPT = timedelta(days=30)
 DISMISS = ("dismiss", "Dismiss")
 ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "fault": (("resolve", "Mark resolved"),),
@@ -67,11 +76,15 @@ class Refused(Exception):
 
 def act(brand: Brand, kind: str, row: str, do: str, *, reason: str = "", by: str,
         now: datetime) -> str:
+    if do == "undismiss" and DISMISS in ACTIONS.get(kind, ()):
+        return _undismiss(brand, kind, row, by=by, now=now)
     if do not in {action for action, _ in ACTIONS.get(kind, ())}:
         raise Refused("do", "this item offers no such action")
     found = ROWS[kind](brand).filter(pk=row).first() if len(row) <= 64 else None
     if found is None:
         raise Refused("row", "no such item at this brand")
+    if do == "dismiss" and kind == "undelivered" and found.state == Delivery.State.SUCCEEDED:
+        raise Refused("row", "it was sent, so there is nothing to dismiss")
     if do == "dismiss":
         return _dismiss(brand, kind, row, reason=reason, by=by, now=now)
     if do == "run":
@@ -97,6 +110,30 @@ def _dismiss(brand: Brand, kind: str, row: str, *, reason: str, by: str, now: da
     except IntegrityError:
         return "It was dismissed already."
     return "Dismissed: it leaves the list, and the reason is kept on the record."
+
+
+def undo_offer(brand: Brand, kind: str, row: str, *, by: str, now: datetime
+               ) -> Dismissal | None:
+    """The dismissal `by` made of the row, while they can still undo it."""
+    return Dismissal.objects.filter(brand=brand, kind=kind, row=row[:64], by=by,
+                                    at__gt=now - UNDO_WINDOW).first()
+
+
+def _undismiss(brand: Brand, kind: str, row: str, *, by: str, now: datetime) -> str:
+    """A dismissal undone: the item is back on the list; the dismissal's line stays on the
+    record, and the undoing is its own line."""
+    with transaction.atomic():
+        # Locked: a second Undo waits, then finds it gone.
+        found = Dismissal.objects.select_for_update().filter(brand=brand, kind=kind,
+                                                             row=row[:64]).first()
+        if found is None:
+            raise Refused("row", "it is not dismissed")
+        if found.at <= now - UNDO_WINDOW:
+            raise Refused("row", f"it was dismissed more than {UNDO_WINDOW_WORDS} ago")
+        found.delete()
+        records.write("attention.undismissed", brand=brand, instant=now,
+                      data={"kind": kind, "row": found.row, "by": by})
+    return "Undone: it is back on the list."
 
 
 def _run(brand: Brand, run: ScheduleRun, *, by: str, now: datetime) -> str:

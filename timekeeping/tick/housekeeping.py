@@ -4,10 +4,15 @@ At most once an hour per database, under its own lease (one process at a time), 
 at a time and at most ten deletes a tick:
 
 - schedule run records 30 days old;
-- delivered outbox rows 24 hours after delivery (a failed delivery stays for an operator);
-- browser sessions that have ended;
+- delivered outbox rows 24 hours after delivery (a failed one stays until it is dismissed);
+- failed deliveries 30 days after a brand's people dismissed them (`attention.settling`), with
+  their dismissals; a dismissal whose delivery is gone goes too, one whose delivery is being
+  sent again stays until it is sent or fails;
+- browser sessions that have ended (what `manage.py clearsessions` does, in batches);
 - one-time form tokens spent more than a day ago (`timekeeping.access.once`: a page's form is
   posted again within moments, not a day later);
+- API keys 30 days after they were revoked;
+- portal invitations 30 days after they were accepted or expired;
 - on PostgreSQL, the records' months: this one and the next two made, and with
   `RECORDS_KEEP_MONTHS` set, the months past it dropped whole (`timekeeping.tick.partitions`);
 
@@ -15,19 +20,32 @@ and it marks abandoned the tick runs a killed tick left unfinished on a clock th
 tick holds (a clock that ticks again marks its own at once, `tick.clock.abandon_runs`).
 
 A pass that hit its cap, failed or was interrupted runs again on the next tick; only a pass
-that finished waits an hour. (The product keeps no idempotency keys of its own yet.)
+that finished waits an hour. Every age is measured from the tick's instant, its clock, not
+the wall clock. (The product keeps no idempotency keys of its own yet.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.sessions.models import Session
-from django.db.models import F, Q
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
-from timekeeping.models import Delivery, Heartbeat, ScheduleRun, SpentToken, TickRun
+from timekeeping.attention import settling
+from timekeeping.models import (
+    ApiKey,
+    Delivery,
+    Dismissal,
+    Heartbeat,
+    Invitation,
+    ScheduleRun,
+    SpentToken,
+    TickRun,
+)
 from timekeeping.tick import partitions
 from timekeeping.timers import leases
 
@@ -38,6 +56,10 @@ BATCH = 1000
 MAX_DELETES = 10
 NAME = "housekeeping"
 TOKENS_KEPT = timedelta(days=1)
+REVOKED_KEYS_KEPT = timedelta(days=30)
+INVITATIONS_KEPT = timedelta(days=30)
+# A delivery on its way (pending, or claimed by a sweep) is not deleted, dismissed or not.
+ON_ITS_WAY = (Delivery.State.PENDING, Delivery.State.RUNNING)
 
 
 @dataclass
@@ -50,15 +72,56 @@ class Pass:
     months_dropped: list[str] = field(default_factory=list)
 
 
-def targets(now: datetime):
+@dataclass(frozen=True)
+class Store:
+    """One kind of row housekeeping deletes: what is due for deletion, and how a batch of
+    their keys is deleted (by key, unless the store says more)."""
+
+    label: str
+    due: QuerySet
+    delete: Callable[[list], None] | None = None
+
+    def remove(self, keys: list) -> None:
+        if self.delete is not None:
+            self.delete(keys)
+        else:
+            self.due.model.objects.filter(pk__in=keys).delete()
+
+
+def targets(now: datetime) -> list[Store]:
+    """Every store, in the order a pass deletes from them, with the age each row must reach."""
     return [
-        ("schedule runs", ScheduleRun.objects.filter(tick__lt=now - timedelta(days=30))
-         .exclude(outcome=ScheduleRun.Outcome.RUNNING)),
-        ("delivered outbox rows", Delivery.objects.filter(
+        Store("schedule runs", ScheduleRun.objects.filter(tick__lt=now - timedelta(days=30))
+              .exclude(outcome=ScheduleRun.Outcome.RUNNING)),
+        Store("delivered outbox rows", Delivery.objects.filter(
             state=Delivery.State.SUCCEEDED, delivered__lt=now - timedelta(hours=24))),
-        ("ended sessions", Session.objects.filter(expire_date__lt=now)),
-        ("spent form tokens", SpentToken.objects.filter(spent__lt=now - TOKENS_KEPT)),
+        Store("dismissed deliveries", dismissed_deliveries(now), _delete_dismissed),
+        Store("ended sessions", Session.objects.filter(expire_date__lt=now)),
+        Store("spent form tokens", SpentToken.objects.filter(spent__lt=now - TOKENS_KEPT)),
+        Store("revoked API keys", ApiKey.objects.filter(
+            revoked__lt=now - REVOKED_KEYS_KEPT)),
+        Store("used or expired invitations", Invitation.objects.filter(
+            Q(accepted__lt=now - INVITATIONS_KEPT) | Q(expires__lt=now - INVITATIONS_KEPT))),
     ]
+
+
+def dismissed_deliveries(now: datetime) -> QuerySet:
+    """Dismissals of deliveries made more than 30 days before `now`, except those whose
+    delivery is on its way again (such a dismissal waits until it is sent or fails)."""
+    on_its_way = Delivery.objects.filter(pk=OuterRef("row"), brand=OuterRef("brand"),
+                                         state__in=ON_ITS_WAY)
+    return Dismissal.objects.filter(
+        kind="undelivered", at__lt=now - settling.DISMISSED_DELIVERY_KEPT).exclude(
+        Exists(on_its_way))
+
+
+def _delete_dismissed(keys: list) -> None:
+    """The deliveries of these dismissals, then the dismissals, together. A delivery sent
+    again since the batch was read (a retry between the read and this) is left alone."""
+    with transaction.atomic():
+        rows = list(Dismissal.objects.filter(pk__in=keys).values_list("row", flat=True))
+        Delivery.objects.filter(pk__in=rows).exclude(state__in=ON_ITS_WAY).delete()
+        Dismissal.objects.filter(pk__in=keys).delete()
 
 
 def run(*, now: datetime, holder: str) -> Pass:
@@ -72,18 +135,19 @@ def run(*, now: datetime, holder: str) -> Pass:
     result.ran = True
     try:
         deletes = 0
-        for label, queryset in targets(now):
+        for store in targets(now):
             while deletes < MAX_DELETES:
-                keys = list(queryset.values_list("pk", flat=True)[:BATCH])
+                # Unordered: a batch is any 1,000 of them, read without a sort.
+                keys = list(store.due.order_by().values_list("pk", flat=True)[:BATCH])
                 if not keys:
                     break
                 deletes += 1
-                result.deleted[label] = result.deleted.get(label, 0) + len(keys)
-                queryset.model.objects.filter(pk__in=keys).delete()
+                result.deleted[store.label] = result.deleted.get(store.label, 0) + len(keys)
+                store.remove(keys)
         result.abandoned = abandon_stale_runs(now)
         result.months_made, result.months_dropped = partitions.keep(
             settings.RECORDS_KEEP_MONTHS)
-        result.finished = all(not queryset.exists() for _, queryset in targets(now))
+        result.finished = all(not store.due.exists() for store in targets(now))
     finally:
         extra = {"at": now} if result.finished else {}
         leases.give_back(Heartbeat, NAME, holder=holder, extra=extra)
