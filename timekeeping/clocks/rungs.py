@@ -5,7 +5,7 @@ move under the same keys, and ended here.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from timekeeping.clocks.basis import calendar_for
 from timekeeping.models import Clock, Occurrence, Timer
@@ -20,14 +20,19 @@ def spec_of(row: Clock) -> ClockSpec:
     return services_of(row.bundle)[row.job.service].clocks[row.name]
 
 
-def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "") -> None:
-    """Arm (or re-arm, after a move) the occurrence's rungs and its date, under stable keys."""
+def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "",
+        ahead_of: datetime | None = None) -> None:
+    """Arm (or re-arm, after a move) the occurrence's rungs and its date, under stable keys.
+    With `ahead_of`, a rung owed by then is not armed (a live timer under its key is
+    superseded): a date reopened by a late notice sends no reminder whose day has passed
+    (SPEC S2, issue 29)."""
     row = occurrence.clock
     cal = calendar_for(row.subject)
     wanted = {}
     for rung in spec.rungs:
-        wanted[f"{occurrence.label}:{rung.text}"] = (
-            cal.rings(occurrence.due - timedelta(days=rung.days)), {"rung": rung.text})
+        owed = cal.rings(occurrence.due - timedelta(days=rung.days))
+        if ahead_of is None or owed > ahead_of:
+            wanted[f"{occurrence.label}:{rung.text}"] = (owed, {"rung": rung.text})
     wanted[f"{occurrence.label}:date"] = (occurrence.late_from, {"date": True})
     live = arming.clock_timers(row.brand, row.test_clock).filter(
         owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD])

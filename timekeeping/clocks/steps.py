@@ -118,7 +118,9 @@ def move(job: Job, step: str, items: list[str]) -> list[str]:
 
 
 def move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll: bool,
-             notice: str = "") -> str:
+             notice: str = "", ahead_of: datetime | None = None) -> str:
+    """Move the date kept to `day` (rolled or not), on the record, and re-arm its rungs and
+    date; with `ahead_of`, only the rungs owed after it (`rungs.arm`)."""
     before = occurrence.due
     if roll:
         keep_on(occurrence, day, by=by)
@@ -133,7 +135,7 @@ def move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll
     if notice:
         data["notice"] = notice
     record_line(occurrence, "clock.moved", data)
-    arm(occurrence, spec, why=f"moved to {occurrence.due} by {by}")
+    arm(occurrence, spec, why=f"moved to {occurrence.due} by {by}", ahead_of=ahead_of)
     rolled = (f", rolled from {occurrence.rolled_from}" if occurrence.rolled_from else "")
     return f"{occurrence.item or occurrence.clock.name} {before} → {occurrence.due}{rolled}"
 

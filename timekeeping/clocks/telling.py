@@ -4,6 +4,7 @@ the member it is assigned to, or the brand's owner), with the link to where they
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from django.conf import settings
@@ -58,8 +59,41 @@ def tell_owner(occurrence: Occurrence, subject: str, body: str, *, key: str,
     """Queue the email to the date's owner, with the link to where they act; in a test
     clock's world its subject line says so."""
     to, customer = _recipient(occurrence, escalate=escalate)
-    if not to:
-        return
+    if to:
+        _queue(occurrence, to, customer, subject, body, key=key)
+
+
+def tell_both(occurrence: Occurrence, said: Callable[[bool], tuple[str, str]], *,
+              key: str) -> None:
+    """Queue one email to the customer (the subject's contact) and one to the brand's side
+    (the member the date is assigned to, else the brand's owner), whoever answers for the
+    date: `said(customer)` gives each its subject line and body. In a test clock's world only
+    the brand's owner hears; one address is written to once."""
+    told = set()
+    for to, customer in ((_customer(occurrence), True), (_brand_side(occurrence), False)):
+        if to and to not in told:
+            told.add(to)
+            _queue(occurrence, to, customer, *said(customer),
+                   key=f"{key}:{'customer' if customer else 'brand'}")
+
+
+def _customer(occurrence: Occurrence) -> str:
+    row = occurrence.clock
+    return "" if row.test_clock_id else row.subject.contact_email
+
+
+def _brand_side(occurrence: Occurrence) -> str:
+    """The member the date is assigned to, else the brand's owner (only the owner in a test
+    clock's world, as `_recipient`)."""
+    row = occurrence.clock
+    assignee = occurrence.assignee
+    if not row.test_clock_id and assignee is not None and assignee.user.email:
+        return assignee.user.email
+    return row.brand.owner.email if row.brand.owner else ""
+
+
+def _queue(occurrence: Occurrence, to: str, customer: bool, subject: str, body: str, *,
+           key: str) -> None:
     row = occurrence.clock
     subject = outbox.practice(subject, row.test_clock_id)
     body += f"\n\n{act_link(occurrence, customer=customer)}\n"

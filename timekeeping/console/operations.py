@@ -196,9 +196,13 @@ def postponement_add(request, brand_id: str):
             form.add_error(POSTPONEMENT_FIELDS.get(refused.field), refused.message)
         else:
             dates_moved = "1 date" if len(moved) == 1 else f"{len(moved)} dates"
+            reopened = sum(line.endswith(clocks.REOPENED) for line in moved)
+            # A late notice (issue 29): say how many of them had been missed and count again.
+            again = (f", {reopened} of them missed before and now open again" if reopened
+                     else "")
             messages.success(request, f"Notice added: {dates_moved} moved to "
-                                      f"{shown.day(data['to'])}; each subject's page and its "
-                                      "history show which.")
+                                      f"{shown.day(data['to'])}{again}; each subject's page "
+                                      "and its history show which.")
             return redirect("console:postponements", brand_id=brand.pk)
     elif form.is_valid():
         form.add_error(None, _calendar_refusal(request, brand))
