@@ -198,8 +198,9 @@ def postponement_add(request, brand_id: str):
             dates_moved = "1 date" if len(moved) == 1 else f"{len(moved)} dates"
             reopened = sum(line.endswith(clocks.REOPENED) for line in moved)
             # A late notice (issue 29): say how many of them had been missed and count again.
-            again = (f", {reopened} of them missed before and now open again" if reopened
-                     else "")
+            again = ("" if not reopened else "; it had been missed and is open again"
+                     if len(moved) == 1 else f"; {reopened} of them had been missed and are "
+                                             "open again")
             messages.success(request, f"Notice added: {dates_moved} moved to "
                                       f"{shown.day(data['to'])}{again}; each subject's page "
                                       "and its history show which.")
