@@ -119,6 +119,18 @@ def test_only_the_reminders_still_ahead_arm_again(missed, client):
     assert date_of(job, "file", "US").status == "open"  # not lapsed again
 
 
+def test_a_daily_acknowledgement_whose_first_day_passed_asks_from_the_next_morning(missed,
+                                                                                    client):
+    world, job = missed
+    postpone(client, world, to="2028-11-22")  # a Wednesday: its five days began on the 17th
+    federal = date_of(job, "file", "US")
+    armed = {timer.key.split(":", 1)[1]: timer.owed for timer in Timer.objects.filter(
+        owner_id=federal.label, state="armed")}
+    # 09:00 on the 20th in New York has passed (it is 10:00): the next ask is the 21st's.
+    assert armed == {"ack daily 5d": datetime(2028, 11, 21, 14, tzinfo=UTC),
+                     "date": datetime(2028, 11, 23, 5, tzinfo=UTC)}
+
+
 def test_the_practice_is_told_in_plain_words_and_the_miss_leaves_the_lists(missed, client):
     world, job = missed
     jersey = date_of(job, "file", "US-NJ")
