@@ -119,6 +119,18 @@ def test_only_the_reminders_still_ahead_arm_again(missed, client):
     assert date_of(job, "file", "US").status == "open"  # not lapsed again
 
 
+def test_a_rung_that_extends_leaves_the_notices_later_date_as_it_is(missed, client):
+    world, job = missed
+    postpone(client, world)
+    assert gate.propose(job=job, step="organizer", by="the customer").committed  # kept open
+    # 12 February 2029: `run tentative 3d` proposes the extension, whose rule gives 16 October
+    # 2028; the notice's 15 February stands, and the date is still open.
+    test_clocks.advance(TestClock.objects.get(pk=world.pk),
+                        to=datetime(2029, 2, 13, 15, tzinfo=UTC))
+    federal = date_of(job, "file", "US")
+    assert (federal.status, federal.due) == ("open", date(2029, 2, 15))
+
+
 def test_a_daily_acknowledgement_whose_first_day_passed_asks_from_the_next_morning(missed,
                                                                                     client):
     world, job = missed
@@ -179,6 +191,8 @@ def test_the_manifests_postpone_list_reopens_a_missed_date_and_tells_the_custome
     assert (pay.status, pay.due) == ("open", date(2028, 6, 15))
     withdrawn = Record.objects.get(kind="clock.lapse_withdrawn", data__name="pay")
     assert withdrawn.data["who"] == f"manifest of {practice.pk}"
+    assert withdrawn.data["lapse"] == Record.objects.get(kind="clock.lapsed",
+                                                         data__name="pay").pk
     told = {mail.payload["to"][0]: mail.payload for mail in Delivery.objects.filter(
         idempotency_key__startswith=f"{pay.label}:reopened:")}
     assert set(told) == {"books@fernhill.example", "owner@example.test"}

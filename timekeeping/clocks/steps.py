@@ -113,6 +113,8 @@ def move(job: Job, step: str, items: list[str]) -> list[str]:
                             occurrence.seq)
         if new_day is None or new_day in (occurrence.due, occurrence.rolled_from):
             continue  # already there: a step taken again moves nothing
+        if occurrence.moved_by == "calendar" and new_day < occurrence.due:
+            continue  # an authority's notice gave more time; a step's rule takes none back
         moved.append(move_to(occurrence, spec, new_day, by=step, roll=True))
     return moved
 
