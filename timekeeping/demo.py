@@ -7,7 +7,8 @@ portal), a member of the tax practice with a task held and dates assigned to her
 portal), and the venue's owner, who keeps that brand alone (the console's scoping). On first
 load the console shows a priced date at risk (a test clock advanced to a week before a filing
 date), a timer that fired late (a note owed an hour before the load, fired by the first tick)
-and a set-aside row (a locker whose timed release a setting refuses).
+and a set-aside row (a locker whose timed release a setting refuses); a third taxpayer's
+missed filing date is open again, reopened by a relief notice after the fact (`demo_relief`).
 """
 
 import json
@@ -20,6 +21,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from calendars.models import Postponement
 from timekeeping import clocks, manifests
 from timekeeping.access import invitations
 from timekeeping.basics import wallclock
@@ -86,6 +88,7 @@ def demo_load() -> DemoLogin:
     demo_near(subject.brand)
     demo_member(subject.brand)
     demo_late(subject.brand)
+    demo_relief(subject.brand)
     return DemoLogin(login.username, login.password, login.brand, sign_ins=(
         SignIn(DEMO_USERNAME, DEMO_PASSWORD, "the owner of Demo brand and Demo tax practice: "
                                              "the console (a superuser: the admin too)"),
@@ -353,6 +356,39 @@ def demo_late(brand: Brand) -> None:
                                               ", fired late"},
                  brand=brand, at=now - timedelta(hours=1), key=f"demo:late:{now:%Y-%m-%dT%H:%M}",
                  owner="demo")
+
+
+RELIEF_CLOCK, RELIEF_SUBJECT = "tc_7Hq6", "sbj_7Hq4"
+RELIEF_START = datetime(2028, 2, 1, 14, tzinfo=UTC)
+RELIEF_AT = datetime(2028, 10, 20, 14, tzinfo=UTC)  # 10:00 in New York, after the filing lapsed
+RELIEF_NOTICE = "IR-2028-41 (hurricane relief)"
+
+
+def demo_relief(brand: Brand) -> None:
+    """A late postponement (SPEC S2, issue 29): a third taxpayer on its own test clock,
+    whose federal filing, extended in April to 16 October 2028, lapsed unfiled on 17 October;
+    on 20 October an authority's relief notice covering October moves it to 15 February 2029.
+    The miss is withdrawn on the record, the date is open again with only its reminders still
+    ahead armed, and the practice is told. Loading again changes nothing."""
+    test_clock, _ = TestClock.objects.get_or_create(
+        id=RELIEF_CLOCK, defaults={"brand": brand, "name": "a relief notice after the fact",
+                                   "frozen_time": RELIEF_START})
+    subject, _ = Subject.objects.get_or_create(
+        id=RELIEF_SUBJECT, defaults={"brand": brand, "test_clock": test_clock,
+                                     "kind": "taxpayer", "key": "45-6789012",
+                                     "name": "Cedar Mill Co.", "zone": "America/New_York",
+                                     "owner_name": "Lena Ortiz",
+                                     "contact_email": "office@cedarmill.example"})
+    if not Job.objects.filter(subject=subject).exists():
+        clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
+                     by="demo", input={"jurisdictions": ["US"]})
+    if test_clock.frozen_time < RELIEF_AT:
+        test_clocks.advance(test_clock, to=RELIEF_AT)
+    if not Postponement.objects.filter(test_clock=test_clock.pk).exists():
+        clocks.add_postponement(calendar=brand.calendar, from_date=date(2028, 10, 1),
+                                through=date(2028, 10, 31), to=date(2029, 2, 15), where={},
+                                notice=RELIEF_NOTICE, test_clock_id=test_clock.pk,
+                                by="the demo")
 
 
 VENUE_MANIFEST = Path(__file__).parent / "manifests" / "examples" / "venue.json"

@@ -436,11 +436,11 @@ def test_it_adds_no_postponement_when_moving_one_brands_dates_fails(tax, actors,
 
     real, calls = clocks.postpone, []
 
-    def postpone_then_fail(brand, postponement):
+    def postpone_then_fail(brand, postponement, **given):
         calls.append(brand.slug)
         if len(calls) == 2:
             raise RuntimeError("the database went away")
-        return real(brand, postponement)
+        return real(brand, postponement, **given)
 
     monkeypatch.setattr(postponing, "postpone", postpone_then_fail)
     with wall.fixed(START):

@@ -10,6 +10,8 @@ from timekeeping.demo import (
     MEMBER_USERNAME,
     NEAR_CLOCK,
     NEAR_SUBJECT,
+    RELIEF_NOTICE,
+    RELIEF_SUBJECT,
     TAX_SUBJECT,
     VENUE_USERNAME,
     DemoRefused,
@@ -59,8 +61,9 @@ def test_it_loads_the_demo_twice_without_doubling_anything(capsys):
     assert Brand.objects.filter(slug="demo").count() == 1
     # The near taxpayer's job, and the tax subject's year on tc_7Hq4: the 2025 return taken
     # on, the 2026 return, four estimates and a notice's response, each ended; the 2027 return
-    # opens at tc_7Hq4's next tick, by one timer, and the first estimate of 2028 by another.
-    assert Job.objects.count() == 8 and Customer.objects.count() == 1
+    # opens at tc_7Hq4's next tick, by one timer, and the first estimate of 2028 by another;
+    # the relieved taxpayer's 2027 return on tc_7Hq6.
+    assert Job.objects.count() == 9 and Customer.objects.count() == 1
     assert sorted(Job.objects.filter(subject_id=TAX_SUBJECT).values_list("period", flat=True)
                   ) == ["2025", "2026", "2027-Q1", "2027-Q2", "2027-Q3", "2027-Q4", "CP161"]
     assert not Job.objects.filter(subject_id=TAX_SUBJECT, state=Job.State.OPEN).exists()
@@ -165,3 +168,17 @@ def test_it_prints_a_members_sign_in_whose_tasks_page_has_work(capsys):
     html = page.content.decode()
     assert page.status_code == 200
     assert "prepare the return" in html and "Juniper Labs" in html
+
+
+def test_it_shows_a_missed_filing_date_reopened_by_a_relief_notice():
+    demo_load()
+    demo_load()  # again: the notice is added once
+    federal = Occurrence.objects.get(clock__subject_id=RELIEF_SUBJECT, clock__name="file",
+                                     item="US")
+    assert (federal.status, str(federal.due), str(federal.moved_from)) == (
+        "open", "2029-02-15", "2028-10-16")
+    (withdrawn,) = Record.objects.filter(kind="clock.lapse_withdrawn",
+                                         subject=RELIEF_SUBJECT)
+    assert withdrawn.data["notice"] == RELIEF_NOTICE and withdrawn.data["who"] == "the demo"
+    pay = Occurrence.objects.get(clock__subject_id=RELIEF_SUBJECT, clock__name="pay")
+    assert pay.status == "lapsed"  # April's miss: outside the notice, it stands

@@ -42,7 +42,11 @@ class PostponementIn(StrictSerializer):
 
 class PostponementOut(serializers.Serializer):
     id = serializers.IntegerField()
-    moved = serializers.ListField(child=serializers.CharField())
+    moved = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="One line per date moved (\"pay 2028-04-18 → 2028-05-15\"); a date that "
+                  "had lapsed in the range is reopened there, its line ending \" · reopened\" "
+                  "(a late notice).")
 
 
 # Why a notice is refused (timekeeping.access.calendars), as the API says it.

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from timekeeping import clocks
 from timekeeping.attention import settling
 from timekeeping.basics import refusals, shown
 from timekeeping.basics.spans import span_text
@@ -140,8 +141,10 @@ def _sources(brand: Brand, now: datetime,
          .exclude(pk__in=settling.dismissed(brand, "runaway")).order_by("-started"), _runaway),
         # A job's own time (S6-S10, S23): lapses on the record, deadlines at risk or late,
         # links about to expire, holds about to end.
+        # A lapse a late notice withdrew (the date reopened, issue 29) no longer stands.
         ("lapses", Record.objects.filter(_since(brand, "instant", now, RECENT),
-                                         kind__in=LAPSES, **on).order_by("-instant"), _lapse),
+                                         kind__in=LAPSES, **on)
+         .exclude(pk__in=clocks.withdrawn_lapses(brand)).order_by("-instant"), _lapse),
         # What lapsed with no date of its own (S23): mints not opened, catch-ups' skipped
         # periods, seats of record left empty.
         ("unopened", Record.objects.filter(_since(brand, "instant", now, RECENT),

@@ -22,6 +22,8 @@ siblings it stands on, in this order, so that no import goes back up):
 - `following`: the dates measured from another clock (`{"clock": …}`), moved with it;
 - `steps`: what steps and people do to dates: satisfy, mark done, move, lapse, end a job,
   choose, acknowledge, assign;
+- `reopening`: a late notice reopening a date that lapsed within its range (`reopen`), and
+  the lapses so withdrawn (`withdrawn_lapses`);
 - `postponing`: an authority's notice moving dates (`add_postponement`, `postpone`), and a
   calendar edited re-rolling them (`calendar_changed`);
 - `gating`: what the gate asks of the clocks (checks and effects), registered by `register`.
@@ -54,6 +56,7 @@ from timekeeping.clocks.opening import (
     order,
 )
 from timekeeping.clocks.postponing import Rerolled, add_postponement, calendar_changed, postpone
+from timekeeping.clocks.reopening import REOPENED, withdrawn_lapses
 from timekeeping.clocks.rungs import KIND, arm, end_timers, spec_of
 from timekeeping.clocks.steps import (
     acknowledge,
@@ -70,12 +73,14 @@ from timekeeping.clocks.steps import (
 from timekeeping.clocks.telling import ACK_ASKED, act_link, notice, owner_email
 
 __all__ = [
-    "ACK_ASKED", "KIND", "MEASURED", "OrderRefused", "PeriodTaken", "Rerolled", "acknowledge",
+    "ACK_ASKED", "KIND", "MEASURED", "REOPENED", "OrderRefused", "PeriodTaken", "Rerolled",
+    "acknowledge",
     "act_link", "add_postponement", "arm", "assign", "calendar_changed", "calendar_for",
     "check_hard_date", "check_items_known", "check_live", "choose", "date_passed", "effect_moved",
     "effect_satisfied", "end_job", "end_timers", "items_of", "lapse", "mark_done", "measured_from",
     "measured_from_it", "move", "notice", "now_for", "offered", "on_end", "on_open",
     "open_occurrences", "order", "owner_email", "postpone", "satisfy", "spec_of",
+    "withdrawn_lapses",
 ]
 
 

@@ -5,9 +5,12 @@ reader may do, and the link to the page where they do it. No rung names, ids or 
     reminder(rung)              "30-day reminder", "Please acknowledge", "Escalated"
     notice(occurrence, rung)    a reminder's subject line and body (the link is added after)
     missed(occurrence, choices) the subject line and body when a date passed not done
+    reopened(occurrence, …)     when a late notice moved a missed date: it counts again
 """
 
 from __future__ import annotations
+
+from datetime import date
 
 from timekeeping.basics import shown
 from timekeeping.models import Occurrence
@@ -57,3 +60,29 @@ def missed(occurrence: Occurrence, choices: tuple[str, ...]) -> tuple[str, str]:
         return subject, f"{said}\n\nSee it on its page:"
     listed = "".join(f"\n- {choice.replace('_', ' ')}" for choice in choices)
     return subject, f"{said} Choose what to do next:{listed}\n\nChoose on its page:"
+
+
+def reopened(occurrence: Occurrence, missed: date, notice: str, *,
+             customer: bool) -> tuple[str, str]:
+    """A date missed on `missed`, moved by an authority's late notice (SPEC S2): its new
+    date, and that the earlier miss no longer counts. The customer reads that the authority
+    extended it; the brand's side, which notice moved it and what of its reminders."""
+    due, was = shown.day(occurrence.due), shown.day(missed)
+    late = _late_from(occurrence)
+    subject = f"Extended to {due}: {name(occurrence)}"
+    if customer:
+        return subject, (
+            f"{cited(notice)} extended {name(occurrence)} to {due}; it counts as late from {late}. "
+            f"The earlier date, {was}, no longer counts: it is not missed.\n\nSee it on its "
+            "page:")
+    return subject, (
+        f"{cited(notice)} moved {name(occurrence)} from {was}, which had been missed, "
+        f"to {due}; it counts as late from {late}. The miss on {was} is withdrawn, and the "
+        "date is open again. Reminders whose day has passed are not sent again; those still "
+        "ahead are scheduled.\n\nSee it on its page:")
+
+
+def cited(notice: str) -> str:
+    """A notice as a sentence begins with it: "Relief notice IRS CA-2028-01", unless its own
+    words already say it is one ("IRS notice 2028-7")."""
+    return notice if "notice" in notice.lower() else f"Relief notice {notice}"

@@ -84,7 +84,7 @@ def _shift(occurrence: Occurrence, spec, day, moved: Occurrence, cause: dict,
     written = record_line(occurrence, "clock.moved", said)
     here = now_for(occurrence.clock.brand, occurrence.clock.test_clock)
     arm(occurrence, spec, why=f"moved to {occurrence.due}: follows {row.name}",
-        future_from=here)
+        ahead_of=here)
     rolled = f", rolled from {occurrence.rolled_from}" if occurrence.rolled_from else ""
     line = (f"{occurrence.item or occurrence.clock.name} {before} → {occurrence.due}{rolled}"
             f" (follows {row.name})")

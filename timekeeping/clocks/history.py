@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from timekeeping.basics import shown
-from timekeeping.clocks import exposure, lapses
+from timekeeping.clocks import emails, exposure, lapses
 from timekeeping.models import Member, Record, Subject, Subscription
 
 
@@ -157,6 +157,10 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "clock.lapsed": lambda d: f"The {_what(d)} of {shown.day_of(d.get('due'))} was missed"
                               + (f"; the choices: {', '.join(d['choices'])}"
                                  if d.get("choices") else "") + ".",
+    "clock.lapse_withdrawn": lambda d: f"The miss of the {_what(d)} on "
+                                       f"{shown.day_of(d.get('due'))} was withdrawn: "
+                                       f"{emails.cited(str(d.get('notice')))} moved it to "
+                                       f"{shown.day_of(d.get('to'))}, and it is open again.",
     "clock.no_date": lambda d: f"The {_what(d)} could not be set: {d.get('why')}.",
     "step.committed": lambda d: f"'{d.get('step')}' was recorded"
                                 + (f" for {', '.join(d['items'])}" if d.get("items") else "")

@@ -13,6 +13,7 @@ from django.db import transaction
 from calendars import rules
 from calendars.models import Calendar, Postponement
 from timekeeping.basics import instants
+from timekeeping.clocks import reopening
 from timekeeping.clocks.basis import OrderRefused, calendar_for, now_for
 from timekeeping.clocks.following import followed
 from timekeeping.clocks.opening import matches
@@ -23,26 +24,43 @@ from timekeeping.models import Brand, Job, Occurrence, TestClock
 from timekeeping.timers import records
 
 
-def postpone(brand: Brand, postponement: Postponement) -> list[str]:
+def postpone(brand: Brand, postponement: Postponement, *, by: str = "") -> list[str]:
     """Move every open occurrence due in the notice's range, on matching subjects, to its
-    `to`: hard dates included (SPEC S2). The one thing that moves a hard date."""
+    `to`: hard dates included (SPEC S2). The one thing that moves a hard date. A date that
+    lapsed within the range reopens at `to` (`reopening.reopen`: a late notice), its line
+    marked `reopened`; a date kept stays kept. `by`: who added the notice."""
     moved = []
+    to = _day(postponement.to)
     covered = Occurrence.objects.filter(
-        clock__brand=brand, status=Occurrence.Status.OPEN,
+        clock__brand=brand, status__in=COVERED,
         clock__test_clock_id=postponement.test_clock or None,
         due__gte=postponement.from_date, due__lte=postponement.through,
-    ).select_related("clock", "clock__subject", "clock__job")
+    ).select_related("clock", "clock__subject", "clock__job", "clock__brand__owner",
+                     "clock__test_clock", "assignee__user").order_by("due", "pk")
     # A date measured from another clock comes after the dates it may follow: one that
     # followed its clock's move meanwhile keeps its distance, and the notice leaves it there.
     for occurrence in sorted(covered, key=lambda each: followed(each) is not None):
         if not matches(occurrence.clock.subject, postponement.where):
             continue
+        if occurrence.status == Occurrence.Status.LAPSED:
+            line = reopening.reopen(occurrence, postponement, to=to, by=by)
+            moved += [line] if line else []
+            continue
         if followed(occurrence) is not None and Occurrence.objects.filter(
                 pk=occurrence.pk).values_list("due", flat=True).get() != occurrence.due:
             continue
-        moved.append(move_to(occurrence, spec_of(occurrence.clock), postponement.to,
+        moved.append(move_to(occurrence, spec_of(occurrence.clock), to,
                               by="calendar", roll=False, notice=postponement.notice))
     return moved
+
+
+# The dates a notice reaches: open ones move; lapsed ones reopen (a late notice, issue 29).
+COVERED = [Occurrence.Status.OPEN, Occurrence.Status.LAPSED]
+
+
+def _day(value: date | str) -> date:
+    """A notice's `to`: a manifest's notice is stored from its text, and read back as it."""
+    return date.fromisoformat(value) if isinstance(value, str) else value
 
 
 # -- the calendar changes: a notice added, the calendar edited --------------------------------
@@ -59,8 +77,8 @@ def add_postponement(*, calendar: Calendar, from_date: date, through: date, to: 
        test clock that is not one of a brand on this calendar;
     2. store the postponement;
     3. for each brand on the calendar (brands may share one), move its open dates in the
-       range, on matching subjects, to `to` (`postpone`): on the real clock, or only on the
-       test clock named;
+       range, on matching subjects, to `to`, and reopen there the dates that lapsed in it
+       (`postpone`): on the real clock, or only on the test clock named;
     4. record `calendar.postponed` on each of those brands: the notice, who, what moved.
     """
     test_clock = _check_postponement(calendar, from_date, through, to, where, notice,
@@ -70,12 +88,12 @@ def add_postponement(*, calendar: Calendar, from_date: date, through: date, to: 
     with transaction.atomic():
         _lock_jobs(Occurrence.objects.filter(
             clock__brand__in=brands, clock__test_clock_id=test_clock_id or None,
-            status=Occurrence.Status.OPEN, due__gte=from_date, due__lte=through))
+            status__in=COVERED, due__gte=from_date, due__lte=through))
         postponement = Postponement.objects.create(
             calendar=calendar, from_date=from_date, through=through, to=to, where=where,
             notice=notice.strip(), test_clock=test_clock_id)
         for brand in brands:
-            lines = postpone(brand, postponement)
+            lines = postpone(brand, postponement, by=by)
             records.write("calendar.postponed", brand=brand, test_clock=test_clock,
                           instant=now_for(brand, test_clock),
                           data={"postponement": postponement.pk, "from": from_date,

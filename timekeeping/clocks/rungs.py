@@ -5,8 +5,10 @@ move under the same keys, and ended here.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
+from calendars import rules
+from calendars.moments import day_in_zone
 from timekeeping.clocks.basis import calendar_for
 from timekeeping.models import Clock, Occurrence, Timer
 from timekeeping.specs.current import services_of
@@ -21,17 +23,21 @@ def spec_of(row: Clock) -> ClockSpec:
 
 
 def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "",
-        future_from: datetime | None = None) -> None:
+        ahead_of: datetime | None = None) -> None:
     """Arm (or re-arm, after a move) the occurrence's rungs and its date, under stable keys.
-    With `future_from`, a rung whose instant is before it is not armed (its live timer, if
-    any, is superseded): only the rungs still ahead ring for the new date."""
+    With `ahead_of`, a rung owed by then is not armed (a live timer under its key is
+    superseded): a date reopened by a late notice sends no reminder whose day has passed
+    (SPEC S2, issue 29). An `ack daily` rung asks each day until the date, so one whose first
+    day has passed arms at its next ring after `ahead_of`, while that is not after the date."""
     row = occurrence.clock
     cal = calendar_for(row.subject)
     wanted = {}
     for rung in spec.rungs:
-        rings = cal.rings(occurrence.due - timedelta(days=rung.days))
-        if future_from is None or rings >= future_from:
-            wanted[f"{occurrence.label}:{rung.text}"] = (rings, {"rung": rung.text})
+        owed = cal.rings(occurrence.due - timedelta(days=rung.days))
+        if ahead_of is not None and owed <= ahead_of:
+            owed = _next_ring(cal, ahead_of, occurrence.due) if rung.action == "ack" else None
+        if owed is not None:
+            wanted[f"{occurrence.label}:{rung.text}"] = (owed, {"rung": rung.text})
     wanted[f"{occurrence.label}:date"] = (occurrence.late_from, {"date": True})
     live = arming.clock_timers(row.brand, row.test_clock).filter(
         owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD])
@@ -42,6 +48,16 @@ def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "",
                      why=why or "re-armed", owner_type="occurrence", owner_id=occurrence.label,
                      owner_opened=row.job.opened, bundle=row.bundle,
                      payload={"occurrence": occurrence.pk, **payload})
+
+
+def _next_ring(cal: rules.Calendar, after: datetime, due: date) -> datetime | None:
+    """The first ring after `after` on a day no later than `due`, or None."""
+    day = day_in_zone(after, cal.zone_name)
+    ring = cal.rings(day)
+    if ring <= after:
+        day += timedelta(days=1)
+        ring = cal.rings(day)
+    return ring if day <= due else None
 
 
 def end_timers(occurrence: Occurrence, why: str) -> None:

@@ -113,12 +113,16 @@ def move(job: Job, step: str, items: list[str]) -> list[str]:
                             occurrence.seq)
         if new_day is None or new_day in (occurrence.due, occurrence.rolled_from):
             continue  # already there: a step taken again moves nothing
+        if occurrence.moved_by == "calendar" and new_day < occurrence.due:
+            continue  # an authority's notice gave more time; a step's rule takes none back
         moved.append(move_to(occurrence, spec, new_day, by=step, roll=True))
     return moved
 
 
 def move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll: bool,
-             notice: str = "") -> str:
+             notice: str = "", ahead_of: datetime | None = None) -> str:
+    """Move the date kept to `day` (rolled or not), on the record, and re-arm its rungs and
+    date; with `ahead_of`, only the rungs owed after it (`rungs.arm`)."""
     before = occurrence.due
     if roll:
         keep_on(occurrence, day, by=by)
@@ -133,7 +137,7 @@ def move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll
     if notice:
         data["notice"] = notice
     written = record_line(occurrence, "clock.moved", data)
-    arm(occurrence, spec, why=f"moved to {occurrence.due} by {by}")
+    arm(occurrence, spec, why=f"moved to {occurrence.due} by {by}", ahead_of=ahead_of)
     rolled = (f", rolled from {occurrence.rolled_from}" if occurrence.rolled_from else "")
     line = f"{occurrence.item or occurrence.clock.name} {before} → {occurrence.due}{rolled}"
     # The dates measured from this one (`{"clock": …}`) keep their distance, on the record.

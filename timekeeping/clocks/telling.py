@@ -4,6 +4,7 @@ the member who answers for it, or the brand's owner), with the link to where the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -48,11 +49,20 @@ def _recipient(occurrence: Occurrence, *, escalate: bool) -> Told:
     the customer). A date in a test clock's world is the brand's own rehearsal: its emails
     never reach anyone but the brand's owner."""
     row = occurrence.clock
+    if row.owner == "buyer" and row.subject.contact_email and not (
+            escalate or row.test_clock_id):
+        return Told((row.subject.contact_email,), customer=True)
+    return _brand_side(occurrence, escalate=escalate)
+
+
+def _brand_side(occurrence: Occurrence, *, escalate: bool = False) -> Told:
+    """The brand's side of a date: the member who answers for it, else the brand's owner
+    (saying why when that member has gone); an escalation goes to the owner, the member
+    beside. In a test clock's world, the brand's owner alone."""
+    row = occurrence.clock
     brand_owner = row.brand.owner.email if row.brand.owner else ""
     if row.test_clock_id:
         return Told(_present(brand_owner))
-    if row.owner == "buyer" and row.subject.contact_email and not escalate:
-        return Told((row.subject.contact_email,), customer=True)
     member, instead = answering(occurrence)
     member_email = member.user.email if member is not None else ""
     if escalate:
@@ -112,7 +122,27 @@ def tell_owner(occurrence: Occurrence, subject: str, body: str, *, key: str,
                 escalate: bool = False) -> None:
     """Queue the email to the date's owner, with the link to where they act; in a test
     clock's world its subject line says so."""
-    told = _recipient(occurrence, escalate=escalate)
+    _queue(occurrence, _recipient(occurrence, escalate=escalate), subject, body, key=key)
+
+
+def tell_both(occurrence: Occurrence, said: Callable[[bool], tuple[str, str]], *,
+              key: str) -> None:
+    """Queue one email to the customer (the subject's contact) and one to the brand's side
+    (the member who answers for the date, else the brand's owner), whoever owns the date:
+    `said(customer)` gives each its subject line and body. In a test clock's world only the
+    brand's owner hears; one address is written to once."""
+    row = occurrence.clock
+    customer = Told(() if row.test_clock_id else _present(row.subject.contact_email),
+                    customer=True)
+    sent: set[str] = set()
+    for told in (customer, _brand_side(occurrence)):
+        if told.to and told.to[0] not in sent:
+            sent.add(told.to[0])
+            _queue(occurrence, told, *said(told.customer),
+                   key=f"{key}:{'customer' if told.customer else 'brand'}")
+
+
+def _queue(occurrence: Occurrence, told: Told, subject: str, body: str, *, key: str) -> None:
     if not told.to:
         return
     row = occurrence.clock

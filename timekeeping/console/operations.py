@@ -196,9 +196,14 @@ def postponement_add(request, brand_id: str):
             form.add_error(POSTPONEMENT_FIELDS.get(refused.field), refused.message)
         else:
             dates_moved = "1 date" if len(moved) == 1 else f"{len(moved)} dates"
+            reopened = sum(line.endswith(clocks.REOPENED) for line in moved)
+            # A late notice (issue 29): say how many of them had been missed and count again.
+            again = ("" if not reopened else "; it had been missed and is open again"
+                     if len(moved) == 1 else f"; {reopened} of them had been missed and are "
+                                             "open again")
             messages.success(request, f"Notice added: {dates_moved} moved to "
-                                      f"{shown.day(data['to'])}; each subject's page and its "
-                                      "history show which.")
+                                      f"{shown.day(data['to'])}{again}; each subject's page "
+                                      "and its history show which.")
             return redirect("console:postponements", brand_id=brand.pk)
     elif form.is_valid():
         form.add_error(None, _calendar_refusal(request, brand))

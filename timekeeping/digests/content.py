@@ -31,7 +31,8 @@ from timekeeping.models import Digest, Member, Occurrence, Record, Subject, Task
 
 LIMIT = 25
 # What changed, as the digest tells it: dates done, missed and moved, jobs opened and ended.
-CHANGES = ("clock.satisfied", "clock.lapsed", "clock.moved", "clock.rolled", "job.opened",
+CHANGES = ("clock.satisfied", "clock.lapsed", "clock.lapse_withdrawn", "clock.moved",
+           "clock.rolled", "job.opened",
            "schedule.minted", "job.ended", "job.cancelled")
 
 

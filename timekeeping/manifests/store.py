@@ -144,4 +144,4 @@ def _apply_calendar(brand: Brand, spec: dict) -> None:
             to=notice["to"], notice=notice["notice"], where=notice.get("where", {}),
         )
         if created:
-            clocks.postpone(brand, postponement)
+            clocks.postpone(brand, postponement, by=f"manifest of {brand.pk}")

@@ -102,7 +102,8 @@ def _charge_acts(job: Job, plan, now: datetime) -> None:
 
 def _never_released(job: Job, step: str) -> str:
     """Why a charge waiting on `step` went back: the hard date that bars it, if one passed."""
-    lapses = Record.objects.filter(brand=job.brand, job=job.pk, kind="clock.lapsed")
+    lapses = Record.objects.filter(brand=job.brand, job=job.pk, kind="clock.lapsed").exclude(
+        pk__in=clocks.withdrawn_lapses(job.brand))  # a late notice reopened the date
     barred = next((lapse.data for lapse in lapses if isinstance(lapse.data, dict)
                    and step in (lapse.data.get("bars") or [])), None)
     if barred is not None:
