@@ -28,14 +28,19 @@ def owner_email(occurrence: Occurrence, *, escalate: bool = False) -> str:
 
 
 def _recipient(occurrence: Occurrence, *, escalate: bool) -> tuple[str, bool]:
-    """Whom a date's email goes to, and whether that is the customer: the subject's contact
-    for a buyer's date; for a brand's date assigned to a member (`mbr_…`), that member; else
-    (and for an escalation) the brand's owner. A date in a test clock's world is the brand's
-    own rehearsal: its emails never reach anyone but the brand's owner."""
+    """Whom a date's email goes to, and whether that is the customer: for a date a steward
+    keeps between jobs (S16), the member it is assigned to, else its keeper, else the brand's
+    owner; the subject's contact for a buyer's date; for a brand's date assigned to a member
+    (`mbr_…`), that member; else (and for an escalation) the brand's owner. A date in a test
+    clock's world is the brand's own rehearsal: its emails never reach anyone but the brand's
+    owner."""
     row = occurrence.clock
     brand_owner = row.brand.owner.email if row.brand.owner else ""
     if escalate or row.test_clock_id:
         return brand_owner, False
+    if row.steward_id is not None:  # S16: a steward keeps it between jobs, for its customer
+        keeper = occurrence.assignee or row.keeper
+        return (keeper.user.email if keeper and keeper.user.email else brand_owner), False
     if row.owner != "buyer" or not row.subject.contact_email:
         assignee = occurrence.assignee
         if assignee is not None and assignee.user.email:
