@@ -129,8 +129,8 @@ def _keeper(data: dict) -> str:
     """Who keeps a date between jobs now (S16), from its `clock.kept` record."""
     title = data.get("title") or _what(data)
     if data.get("keeper") != "steward":
-        return f"The date '{title}' stays with its owner now that its job is over: no steward " \
-               "keeps it."
+        return f"The date '{title}' stays with its owner now that its job is over: no one " \
+               "keeps it for the client between jobs."
     who = _member(data) if data.get("member") else "the brand's owner"
     return f"The date '{title}' passed to {shown.service(str(data.get('service', '')))}: " \
            f"{who} keeps it now."

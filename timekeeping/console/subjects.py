@@ -91,10 +91,11 @@ def _jobs(brand: Brand, subject: Subject) -> list[Job]:
 
 def _kept_said(between: stewards.Between, subject: Subject) -> str:
     if between.kept_by == "steward":
-        return f"kept by us ({shown.service(between.service)}), {between.keeper}"
+        return (f"kept for the client between jobs by {between.keeper} "
+                f"({shown.service(between.service)})")
     owner = (subject.owner_name or subject.name) if between.clock.owner == "buyer" \
         else subject.brand.name
-    return f"kept by its owner, {owner}: no steward keeps it"
+    return f"kept by its owner, {owner}; no one keeps it for the client between jobs"
 
 
 def _before(request):

@@ -98,11 +98,12 @@ def test_the_console_and_the_api_say_who_keeps_each_date(stewarded, actors, clie
     end_return(stewarded)
     client.force_login(actors["owner"])
     subject_page = f"/console/{stewarded.brand.pk}/subjects/{stewarded.subject.pk}/"
-    assert "kept by its owner, Northwind Filing: no steward keeps it" in \
+    assert "kept by its owner, Northwind Filing; no one keeps it for the client between jobs" in \
         client.get(subject_page).content.decode()
     ana = keeper_of(stewarded.brand, actors)
     keep(stewarded.client, stewarded)
-    assert "kept by us (date keeping), Ana Ruiz" in client.get(subject_page).content.decode()
+    assert "kept for the client between jobs by Ana Ruiz (date keeping)" in \
+        client.get(subject_page).content.decode()
     kept = stewarded.clock("credit-expiry")
     read = client.get(f"/api/clocks/{kept.pk}").json()
     assert read["kept_by"] == {"keeper": "steward", "steward": kept.steward_id,
