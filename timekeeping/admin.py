@@ -315,6 +315,7 @@ class ShownInline(admin.TabularInline):
 
 class ClockInline(ShownInline):
     model = Clock
+    fk_name = "job"  # its own job; `steward` is the job keeping it between jobs (S16)
     fields = ["name", "title", "owner", "hard", "lives_on_subject"]
 
 

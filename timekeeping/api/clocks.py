@@ -5,8 +5,8 @@ undo it (docs/api.md). A step proposed on a job answers as a choice does (`StepO
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
-from drf_spectacular.utils import extend_schema
+from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -31,13 +31,33 @@ class OccurrenceRead(serializers.ModelSerializer):
     label = serializers.CharField(help_text="How timers and traces name it: clk_…#item@seq.")
 
 
+class KeptBy(serializers.Serializer):
+    keeper = serializers.ChoiceField(
+        choices=["job", "steward", "owner"],
+        help_text="Who keeps the date: its job while it is open (and always, for a date that "
+                  "does not live on the subject); once the job ends, the subject's steward or "
+                  "its owner (S16).")
+    steward = serializers.CharField(allow_null=True, help_text="The steward job (job_…) "
+                                    "keeping it; null unless `keeper` is `steward`.")
+    member = serializers.CharField(allow_null=True, help_text="The member (mbr_…) who keeps it "
+                                   "for the steward; null: the brand's owner.")
+
+
 class ClockRead(serializers.ModelSerializer):
     next_due = serializers.DateField(allow_null=True, help_text="The earliest open date.")
+    kept_by = serializers.SerializerMethodField()
 
     class Meta:
         model = Clock
         fields = ["id", "brand", "test_clock", "subject", "job", "name", "title", "owner",
-                  "hard", "lives_on_subject", "bundle", "opened", "next_due"]
+                  "hard", "lives_on_subject", "bundle", "opened", "next_due", "kept_by"]
+
+    @extend_schema_field(KeptBy)
+    def get_kept_by(self, row: Clock) -> dict:
+        keeper = row.kept_by(getattr(row, "job_state", None) or row.job.state)
+        stewarded = keeper == "steward"
+        return {"keeper": keeper, "steward": row.steward_id if stewarded else None,
+                "member": row.keeper_id if stewarded else None}
 
 
 class ClockDetailRead(ClockRead):
@@ -49,7 +69,8 @@ class ClockDetailRead(ClockRead):
 
 def with_next_due(rows: QuerySet) -> QuerySet:
     soonest = Occurrence.objects.filter(clock=OuterRef("pk"), status=Occurrence.Status.OPEN)
-    return rows.annotate(next_due=Subquery(soonest.order_by("due").values("due")[:1]))
+    return rows.annotate(next_due=Subquery(soonest.order_by("due").values("due")[:1]),
+                         job_state=F("job__state"))  # who keeps it (`kept_by`) reads it
 
 
 OCCURRENCE_FILTERS = ("status", "due_from", "due_to")

@@ -26,7 +26,9 @@ siblings it stands on, in this order, so that no import goes back up):
   the lapses so withdrawn (`withdrawn_lapses`);
 - `postponing`: an authority's notice moving dates (`add_postponement`, `postpone`), and a
   calendar edited re-rolling them (`calendar_changed`);
-- `gating`: what the gate asks of the clocks (checks and effects), registered by `register`.
+- `gating`: what the gate asks of the clocks (checks and effects), registered by `register`;
+- `stewards`: who keeps a subject's `lives_on: subject` dates between its jobs (S16): the
+  subject's steward or their owner, passed on when a job opens or ends (hooks `register` adds).
 Beside them: `gate` (the gate every step goes through), `dues` (due rules), `exposure`,
 `changed`, `emails`, `dates`, `costs`, `subject_calendar`, `history` and `undo`.
 
@@ -85,7 +87,12 @@ __all__ = [
 
 
 def register() -> None:
-    """What the gate asks of the clocks (called by `apps.ready`, before the jobs')."""
+    """What the gate asks of the clocks, and the stewards' hooks on a job's opening and end
+    (called by `apps.ready`, before the jobs')."""
+    from timekeeping.clocks import stewards
+
+    on_open(stewards.when_opened)
+    on_end(stewards.when_ended)
     gate.check(30)(gating.check_items_known)
     gate.check(40)(gating.check_hard_date)
     gate.effect(10)(gating.effect_satisfied)

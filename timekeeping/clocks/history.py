@@ -131,6 +131,17 @@ def _kept(data: dict) -> str:
     return f" ('{who}' recorded)" if who else ""
 
 
+def _keeper(data: dict) -> str:
+    """Who keeps a date between jobs now (S16), from its `clock.kept` record."""
+    title = data.get("title") or _what(data)
+    if data.get("keeper") != "steward":
+        return f"The date '{title}' stays with its owner now that its job is over: no one " \
+               "keeps it for the client between jobs."
+    who = _member(data) if data.get("member") else "the brand's owner"
+    return f"The date '{title}' passed to {shown.service(str(data.get('service', '')))}: " \
+           f"{who} keeps it now."
+
+
 SENTENCES: dict[str, Callable[[dict], str]] = {
     "job.opened": lambda d: f"The {shown.service(str(d.get('service', '')))} job"
                             + (f" for {d['period']}" if d.get("period") else "")
@@ -161,6 +172,7 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                                        f"{shown.day_of(d.get('due'))} was withdrawn: "
                                        f"{emails.cited(str(d.get('notice')))} moved it to "
                                        f"{shown.day_of(d.get('to'))}, and it is open again.",
+    "clock.kept": _keeper,
     "clock.no_date": lambda d: f"The {_what(d)} could not be set: {d.get('why')}.",
     "step.committed": lambda d: f"'{d.get('step')}' was recorded"
                                 + (f" for {', '.join(d['items'])}" if d.get("items") else "")

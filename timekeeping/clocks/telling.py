@@ -49,7 +49,8 @@ def _recipient(occurrence: Occurrence, *, escalate: bool) -> Told:
     the customer). A date in a test clock's world is the brand's own rehearsal: its emails
     never reach anyone but the brand's owner."""
     row = occurrence.clock
-    if row.owner == "buyer" and row.subject.contact_email and not (
+    # A date a steward keeps between jobs (S16) is the brand's to keep for its customer.
+    if row.owner == "buyer" and row.subject.contact_email and row.steward_id is None and not (
             escalate or row.test_clock_id):
         return Told((row.subject.contact_email,), customer=True)
     return _brand_side(occurrence, escalate=escalate)
@@ -79,11 +80,16 @@ def _present(*addresses: str) -> tuple[str, ...]:
 def answering(occurrence: Occurrence) -> tuple[Member | None, str]:
     """The member who answers for the date and can be written to, and, when there is none
     though the date names one, why not (in the owner's words): the member it is assigned to,
-    else the member the clock names as its owner while they are one of the brand's."""
+    else the keeper of a date a steward keeps between jobs (S16), else the member the clock
+    names as its owner while they are one of the brand's."""
     row = occurrence.clock
     assignee = occurrence.assignee
     if assignee is not None and assignee.user.is_active and assignee.user.email:
         return assignee, ""
+    if assignee is None and row.steward_id is not None:  # S16: its keeper, else the owner
+        keeper = row.keeper
+        usable = keeper is not None and keeper.user.is_active and keeper.user.email
+        return (keeper, "") if usable else (None, "")
     if assignee is None and not row.owner.startswith(MEMBER):
         return None, ""
     member = assignee if assignee is not None else member_owner(row)

@@ -20,7 +20,7 @@ from timekeeping import clocks
 from timekeeping.access import invitations
 from timekeeping.attention import lists
 from timekeeping.basics import instants, shown, wallclock
-from timekeeping.clocks import dates, history, subject_calendar
+from timekeeping.clocks import dates, history, stewards, subject_calendar
 from timekeeping.clocks.exposure import minor_units
 from timekeeping.console import forms, roster, test_mode
 from timekeeping.console.access import brand_of, may
@@ -78,6 +78,27 @@ def _said(line: subject_calendar.Line, brand: Brand) -> dict:
             "answers_for": brand.name if answers in ("of record", "the brand") else answers}
 
 
+def _jobs(brand: Brand, subject: Subject) -> list[Job]:
+    """The subject's latest jobs with their clocks; a date that outlives its job says who
+    keeps it now (`kept_said`, S16)."""
+    jobs = list(Job.objects.filter(brand=brand, subject=subject).prefetch_related(
+        Prefetch("clocks", Clock.objects.filter(brand=brand))).order_by("-opened")[:PER_PAGE])
+    kept = {each.clock.pk: _kept_said(each, subject) for each in stewards.between_jobs(subject)}
+    for job in jobs:
+        for row in job.clocks.all():
+            row.kept_said = kept.get(row.pk, "")
+    return jobs
+
+
+def _kept_said(between: stewards.Between, subject: Subject) -> str:
+    if between.kept_by == "steward":
+        return (f"kept for the client between jobs by {between.keeper} "
+                f"({shown.service(between.service)})")
+    owner = (subject.owner_name or subject.name) if between.clock.owner == "buyer" \
+        else subject.brand.name
+    return f"kept by its owner, {owner}; no one keeps it for the client between jobs"
+
+
 def _before(request):
     """The history's page: records before this instant (the last one shown), or the newest."""
     try:
@@ -100,9 +121,7 @@ def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
         "calendar": [_said(line, brand) for line in subject_calendar.lines(subject)],
         "zone": subject_calendar.zone_of_subject(subject),
         "world": face.at(world, now=world) if subject.test_clock_id else None,
-        "jobs": Job.objects.filter(brand=brand, subject=subject).prefetch_related(
-            Prefetch("clocks", Clock.objects.filter(brand=brand)))
-        .order_by("-opened")[:PER_PAGE],
+        "jobs": _jobs(brand, subject),
         "open_dates": dates.coming_up([subject]), "members": members(brand),
         "plans": plans.of_subject(subject),
         "attention": [{"item": item, "at": face.at(item.at, now=world)}

@@ -22,6 +22,7 @@ from timekeeping.basics.instants import parse_date
 from timekeeping.clocks import dues
 from timekeeping.clocks.exposure import FORMS as EXPOSURE_FORMS
 from timekeeping.jobs.check import check_work, deliver_steps
+from timekeeping.manifests.stewards import check_stewards
 from timekeeping.moves.check import check_section as check_tables
 from timekeeping.recurring.check import check_plan
 from timekeeping.specs.rules import is_whole, shown
@@ -38,7 +39,7 @@ SECTIONS = ("calendar", "services", "tables", "schedules", "settings", "removes"
 CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at", "roll",
                  "postpone")
 SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals", "on",
-                "outcome")
+                "outcome", "steward", "keeper")
 SUBJECT_KEYS = ("kind", "key", "period", "keeps")
 CLOCK_KEYS = ("title", "due", "each", "owner", "rungs", "moves", "hard", "bars", "about",
               "satisfied_by", "choices", "every", "lives_on", "exposure", "guarantee")
@@ -118,6 +119,7 @@ def check(document: object) -> list[Problem]:
             _service(checker, name, service, f"$.services.{name}")
             if isinstance(service, dict):
                 check_plan(checker.add, service, services, f"$.services.{name}")
+        check_stewards(checker.add, services)
     return checker.problems
 
 

@@ -122,6 +122,15 @@ class Clock(models.Model):
     lives_on_subject = models.BooleanField(default=False)
     bundle = models.CharField(max_length=64)
     opened = models.DateTimeField()
+    # S16: once its job ends, a date that lives on the subject is kept by the subject's
+    # steward (a job of the manifest's steward service) or, with none, by its owner.
+    steward = models.ForeignKey(
+        Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="stewarded",
+        help_text="The steward job keeping this date between jobs; empty: its owner keeps it.")
+    keeper = models.ForeignKey(
+        "timekeeping.Member", null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+", help_text="The member who keeps it for the steward; empty: the "
+                                    "brand's owner.")
 
     class Meta:
         ordering = ["job", "name"]
@@ -129,6 +138,14 @@ class Clock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.id})"
+
+    def kept_by(self, job_state: str) -> str:
+        """Who keeps the date (S16): "job" while its job is open (or when it does not live on
+        the subject), then "steward" or "owner". `job_state`: its job's state, read by the
+        caller (a list reads it in its query)."""
+        if not self.lives_on_subject or job_state == Job.State.OPEN:
+            return "job"
+        return "steward" if self.steward_id else "owner"
 
 
 class Occurrence(models.Model):

@@ -10,6 +10,7 @@ urlpatterns = [
     path("subjects/<pid:subject_id>/", views.subject, name="subject"),
     path("subjects/<pid:subject_id>/calendar.ics", views.calendar, name="calendar"),
     path("subjects/<pid:subject_id>/calendar/token", views.feed_token, name="feed_token"),
+    path("subjects/<pid:subject_id>/keep", views.keep_with_us, name="keep_with_us"),
     path("clocks/<pid:clock_id>/acknowledge", views.acknowledge, name="acknowledge"),
     path("clocks/<pid:clock_id>/done", views.done, name="done"),
     path("clocks/<pid:clock_id>/choose", views.choose, name="choose"),

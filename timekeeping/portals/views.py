@@ -19,9 +19,10 @@ from calendars.moments import day_in_zone
 from timekeeping import clocks
 from timekeeping.access import once
 from timekeeping.basics import shown, wallclock
+from timekeeping.clocks import stewards as keeping
 from timekeeping.clocks import subject_calendar
 from timekeeping.models import Ask, Occurrence, Subscription
-from timekeeping.portals import controls, paying, record, rows, serving
+from timekeeping.portals import controls, paying, record, rows, serving, stewards
 from timekeeping.portals.access import (
     action_of,
     customer_only,
@@ -79,6 +80,8 @@ def subject(request, subject_id: str):
                                          state=Ask.State.OPEN)
                       .order_by("expires")[:ASKED_SHOWN]),
         "plans": plans.of_subject(found),
+        # Its dates between jobs, who keeps each, and the offer to keep them (S16).
+        "between": keeping.between_jobs(found), "offer": stewards.offer_of(found),
         "history": record.page(found, before=before, zone=reading or zone),
         "feed": feed_of(found)})
 
@@ -191,6 +194,27 @@ def feed_token(request, subject_id: str):
 
 
 NEW_LINK = "A new calendar link: the old one no longer works."
+
+
+@login_required
+@require_POST
+def keep_with_us(request, subject_id: str):
+    """Order the brand's steward service for the subject (S16), once the customer said yes
+    to its price; as the API orders a job (`clocks.order`)."""
+    found = subject_of(request, subject_id)
+    offer = stewards.offer_of(found)
+    if offer is not None and not confirmed(request):
+        cost = f"It costs {offer.price}, once. " if offer.price else "It costs nothing. "
+        return ask_first(
+            request, question=f"Keep {found.name}'s dates with {found.brand.name}?",
+            consequence=f"{cost}{found.brand.name} then keeps the dates that outlive the work "
+                        "for you, and hears of each one before it comes.",
+            yes="Yes, keep them with you",
+            back=reverse("portal:subject", args=[found.pk]) + "#between")
+    said = (stewards.keep_with_us(found, by=who(request)) if once.spend(request)
+            else controls.Said(True, once.ALREADY))
+    (messages.success if said.ok else messages.error)(request, said.text)
+    return redirect(reverse("portal:subject", args=[found.pk]) + "#between")
 
 
 @login_required

@@ -121,6 +121,10 @@ class ServiceSpec:
     work: WorkSpec = field(default_factory=WorkSpec)
     plan: PlanSpec = field(default_factory=PlanSpec)
     keeps: tuple[str, ...] = ()  # the job's input fields its subject keeps when it ends
+    # S16: a steward service keeps a subject's `lives_on: subject` dates between its jobs;
+    # `keeper` is the email of the member who keeps them ("": the brand's owner).
+    steward: bool = False
+    keeper: str = ""
 
 
 def compile_services(document: dict) -> dict[str, ServiceSpec]:
@@ -154,6 +158,7 @@ def compile_services(document: dict) -> dict[str, ServiceSpec]:
             name=name, subject_kind=subject.get("kind", ""),
             period=PeriodSpec(of=period.get("of", "none"), ends=ends, ends_input=ends_input),
             steps=steps, clocks=clocks, work=compile_work(raw), plan=compile_plan(raw),
-            keeps=tuple(subject.get("keeps", ())),
+            keeps=tuple(subject.get("keeps", ())), steward=raw.get("steward") is True,
+            keeper=raw.get("keeper") or "",
         )
     return services

@@ -5,7 +5,7 @@ brand's plan lacks is refused with `plan_lacks_key`, naming the key and the plan
     Free     a deadline and a late price, steps and their links, clocks on a job
     Launch   clocks that outlive their job, periods, kept facts, subscriptions with allowances,
              schedules and events that mint
-    Team     a date sold as a promise (`guarantee`)
+    Team     a date sold as a promise (`guarantee`), a steward service (`steward`)
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ def keys_of(spec: ServiceSpec) -> dict[str, str]:
         needed["on.event"] = "launch"
     if any(clock.guarantee for clock in spec.clocks.values()):
         needed["clocks.guarantee"] = "team"
+    if spec.steward:
+        needed["steward"] = "team"
     return needed
 
 

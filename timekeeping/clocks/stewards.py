@@ -1,0 +1,144 @@
+"""Stewards (S16): who keeps a subject's `lives_on: subject` dates between its jobs.
+
+A manifest may mark one service as its steward service (`steward: true`), naming the member
+who keeps the dates for it (`keeper`, an email; none: the brand's owner). A subject has a
+steward while it holds an open job of that service. Then:
+
+1. when a job ends, each of its clocks that lives on the subject (with a date still open)
+   passes to the subject's steward, or, with none, stays in its owner's hands;
+2. when a steward job opens, it takes up the subject's dates their owner keeps;
+3. when a steward job ends, the dates it kept go back to their owner (or to another steward).
+
+Each pass is a `clock.kept` record line naming who keeps the date now. A date a steward keeps
+tells its keeper of its notices and lapses (`telling`).
+
+    steward_of(subject, but=None)   the subject's open steward job, or None
+    steward_service(subject)        the current manifest's steward service for it, or None
+    between_jobs(subject)           its dates between jobs, each with who keeps it
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from django.db.models import Exists, OuterRef, Subquery
+
+from timekeeping.models import Clock, Job, Member, Occurrence, Subject
+from timekeeping.specs.current import current, services_of
+from timekeeping.specs.services import ServiceSpec
+from timekeeping.timers import records
+
+
+def is_steward(job: Job) -> bool:
+    spec = services_of(job.bundle).get(job.service)
+    return spec is not None and spec.steward
+
+
+def steward_of(subject: Subject, *, but: Job | None = None) -> Job | None:
+    """The subject's open job of a steward service (its manifest version's), the first
+    opened; None when it has none. `but`: a job not to count (one ending)."""
+    open_jobs = Job.objects.filter(brand_id=subject.brand_id, subject=subject,
+                                   state=Job.State.OPEN).order_by("opened", "id")
+    if but is not None:
+        open_jobs = open_jobs.exclude(pk=but.pk)
+    return next((job for job in open_jobs if is_steward(job)), None)
+
+
+def keeper_of(steward: Job) -> tuple[Member | None, str]:
+    """The member the steward service names as its keeper, and the email it names ("" when
+    it names none). A name that is no manager or owner of the brand (one who left, a viewer)
+    gives None: the brand's owner keeps the date, and the record says whom it named."""
+    named = services_of(steward.bundle)[steward.service].keeper
+    if not named:
+        return None, ""
+    member = Member.objects.filter(brand_id=steward.brand_id, user__email__iexact=named).exclude(
+        role=Member.Role.VIEWER).select_related("user").first()
+    return member, named
+
+
+def _live(clocks):
+    """Clocks with a date still open: a date kept or closed needs no keeper."""
+    return clocks.filter(Exists(Occurrence.objects.filter(clock=OuterRef("pk"),
+                                                          status=Occurrence.Status.OPEN)))
+
+
+def pass_to(clock: Clock, steward: Job | None, now: datetime, *, why: str) -> None:
+    """Give the date to `steward` (None: its owner), on the record."""
+    member, named = keeper_of(steward) if steward is not None else (None, "")
+    clock.steward, clock.keeper = steward, member
+    clock.save(update_fields=["steward", "keeper"])
+    data = {"clock": clock.pk, "name": clock.name, "title": clock.title, "by": why,
+            "keeper": "steward" if steward is not None else "owner"}
+    if steward is not None:
+        data.update(steward=steward.pk, service=steward.service,
+                    member=member.pk if member else None, named=named)
+    records.write("clock.kept", brand=clock.brand, instant=now, test_clock=clock.test_clock,
+                  subject=clock.subject_id, job=clock.job_id, data=data)
+
+
+def when_opened(job: Job, spec: ServiceSpec, now: datetime) -> None:
+    """A steward job opens: it takes up the subject's dates between jobs that their owner
+    keeps (an `on_open` hook)."""
+    if not spec.steward:
+        return
+    waiting = _live(Clock.objects.filter(
+        brand_id=job.brand_id, subject_id=job.subject_id, lives_on_subject=True,
+        steward__isnull=True).exclude(job__state=Job.State.OPEN)).select_related("brand")
+    for clock in waiting.order_by("opened", "id"):
+        pass_to(clock, job, now, why=f"steward job {job.pk} opened")
+
+
+def when_ended(job: Job, state: str, now: datetime) -> None:
+    """A job ends (an `on_end` hook): its dates that live on the subject pass to the
+    subject's steward, else stay with their owner; a steward job's own dates go back."""
+    why = f"job {job.pk} {state}"
+    successor = steward_of(job.subject, but=job)
+    kept = Clock.objects.filter(brand_id=job.brand_id, steward=job).select_related("brand")
+    for clock in kept.order_by("opened", "id"):
+        pass_to(clock, successor, now, why=why)
+    own = _live(Clock.objects.filter(brand_id=job.brand_id, job=job, lives_on_subject=True))
+    for clock in own.select_related("brand").order_by("name"):
+        pass_to(clock, successor, now, why=why)
+
+
+def steward_service(subject: Subject) -> ServiceSpec | None:
+    """The steward service of the brand's current manifest for the subject's kind, or None."""
+    version = current(subject.brand)
+    if version is None:
+        return None
+    return next((spec for spec in services_of(version.bundle).values() if spec.steward
+                 and spec.subject_kind in ("", subject.kind)), None)
+
+
+@dataclass(frozen=True)
+class Between:
+    """A date that lives on the subject after its job ended, and who keeps it."""
+
+    clock: Clock
+    due: date  # its next open date
+    kept_by: str  # "steward" or "owner"
+    keeper: str  # the steward's keeper by name ("" when its owner keeps it)
+    service: str  # the steward service ("" when its owner keeps it)
+
+
+def between_jobs(subject: Subject) -> list[Between]:
+    """The subject's dates between jobs (those with a date still open), soonest first."""
+    soonest = Occurrence.objects.filter(clock=OuterRef("pk"), status=Occurrence.Status.OPEN)
+    rows = Clock.objects.filter(
+        brand_id=subject.brand_id, subject=subject, lives_on_subject=True).exclude(
+        job__state=Job.State.OPEN).annotate(
+        next_due=Subquery(soonest.order_by("due").values("due")[:1])).filter(
+        next_due__isnull=False).select_related("steward", "keeper__user", "brand__owner")
+    return [Between(row, row.next_due, "steward" if row.steward_id else "owner",
+                    _keeper_named(row) if row.steward_id else "",
+                    row.steward.service if row.steward_id else "")
+            for row in rows.order_by("next_due", "name")]
+
+
+def _keeper_named(clock: Clock) -> str:
+    """Who keeps a date a steward keeps, by name: its keeper, else the brand's owner."""
+    if clock.keeper_id is not None:
+        return clock.keeper.name
+    owner = clock.brand.owner
+    return (owner.get_full_name() or owner.get_username()) if owner else clock.brand.name
