@@ -5,6 +5,7 @@ what stays on the old terms and until when. Live, on the brand's real clock in N
 from datetime import UTC, date, datetime
 
 import pytest
+from django.test import Client
 
 from tests.timekeeping.recurring.test_plans import document
 from timekeeping import clocks, manifests
@@ -90,3 +91,66 @@ def test_a_plan_that_is_no_plan_is_refused_naming_the_field_and_changes_nothing(
     on_launch.refresh_from_db()
     assert on_launch.plan == "launch"
     assert not Record.objects.filter(kind="brand.plan_changed").exists()
+
+
+@pytest.fixture
+def running(on_launch, actors):
+    """A live subscription and its job under Launch, on 15 Jan 2027; the owner signed in."""
+    subject = _client(on_launch, "1")
+    with wallclock.fixed(datetime(2027, 1, 15, 15, tzinfo=UTC)):
+        subscription = plans.subscribe(subject=subject, service="plan")
+        clocks.order(brand=on_launch, service="books", subject=subject, period="2027-01")
+    owner = Client()
+    owner.force_login(actors["owner"])
+    return subscription, owner
+
+
+def test_the_api_says_what_a_move_would_keep_and_moves_only_for_the_owner(running, actors):
+    subscription, owner = running
+    brand = subscription.brand
+    url = f"/api/brands/{brand.pk}/plan"
+    previewed = owner.get(url, {"to": "free"}).json()
+    assert previewed["plan"] == "free" and previewed["was"] == "launch"
+    assert previewed["kept"] == [{"plan": "launch", "subscriptions": 1, "jobs": 1,
+                                  "subjects": 0, "last_ends": None, "open_ended": 2}]
+    assert owner.get(url, {"to": "gold"}).json() == {
+        "to": ['"gold" is not a valid choice.']}
+    refused = owner.post(url, {"plan": "gold"}, content_type="application/json")
+    assert refused.status_code == 400 and list(refused.json()) == ["plan"]
+    brand.members.create(user=actors["staff"], role="manager")
+    staff = Client()
+    staff.force_login(actors["staff"])
+    assert staff.post(url, {"plan": "free"}, content_type="application/json").status_code == 403
+    brand.refresh_from_db()
+    assert brand.plan == "launch"
+    moved = owner.post(url, {"plan": "free"}, content_type="application/json").json()
+    assert moved["kept"] == previewed["kept"] and moved["said"].startswith(
+        "1 subscription and 1 job keep the Launch plan until they end")
+    brand.refresh_from_db()
+    assert brand.plan == "free"
+    read = owner.get(f"/api/subscriptions/{subscription.pk}").json()
+    assert read["plan"] == "launch"
+    job = owner.get("/api/jobs", {"subject": subscription.subject_id}).json()["results"][0]
+    assert job["plan"] == "launch"
+
+
+def test_the_console_asks_before_a_downgrade_saying_what_keeps_the_old_plan(running):
+    subscription, owner = running
+    brand = subscription.brand
+    page = owner.get(f"/console/{brand.pk}/plan/").content.decode()
+    assert "Northwind Filing is on the Launch plan." in page
+    change = f"/console/{brand.pk}/plan/change"
+    asked = owner.post(change, {"plan": "free"}).content.decode()
+    assert "Before you move to the Free plan" in asked
+    assert "1 subscription and 1 job keep the Launch plan until they end" in asked
+    brand.refresh_from_db()
+    assert brand.plan == "launch"  # nothing moves until confirmed
+    assert owner.post(change, {"plan": "gold"}).status_code == 400
+    moved = owner.post(change, {"plan": "free", "confirm": "on"}, follow=True)
+    said = moved.content.decode()
+    assert "Northwind Filing is on the Free plan now. 1 subscription and 1 job keep" in said
+    brand.refresh_from_db()
+    assert brand.plan == "free"
+    subject = owner.get(f"/console/{brand.pk}/subjects/{subscription.subject_id}/")
+    assert "keeps the Launch plan it was ordered under" in subject.content.decode()
+    assert "keeps the Launch plan it opened under" in subject.content.decode()
