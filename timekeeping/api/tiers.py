@@ -17,17 +17,17 @@ from timekeeping.specs import tiers
 from timekeeping.web.strict import StrictSerializer
 
 
-class PlanIn(StrictSerializer):
+class BrandPlanIn(StrictSerializer):
     plan = serializers.ChoiceField(choices=tiers.PLANS, help_text="The plan to move to.")
 
 
-class PlanQuery(StrictSerializer):
+class BrandPlanQuery(StrictSerializer):
     to = serializers.ChoiceField(choices=tiers.PLANS, required=False,
                                  help_text="The plan a move would be to; the brand's own "
                                            "when left out.")
 
 
-class BehindOut(serializers.Serializer):
+class KeptPlanOut(serializers.Serializer):
     plan = serializers.ChoiceField(choices=tiers.PLANS, help_text="The plan they keep.")
     subscriptions = serializers.IntegerField(help_text="Active subscriptions ordered under it.")
     jobs = serializers.IntegerField(help_text="Open jobs opened under it.")
@@ -40,35 +40,35 @@ class BehindOut(serializers.Serializer):
                                                     "subscription renews until cancelled).")
 
 
-class PlanOut(serializers.Serializer):
+class BrandPlanOut(serializers.Serializer):
     plan = serializers.ChoiceField(choices=tiers.PLANS, help_text="The plan moved (or a move "
                                                                   "would be) to.")
     was = serializers.ChoiceField(choices=tiers.PLANS, help_text="The plan before.")
-    kept = BehindOut(many=True, help_text="What keeps each higher plan than `plan`: live "
+    kept = KeptPlanOut(many=True, help_text="What keeps each higher plan than `plan`: live "
                                           "work runs to its end on the plan it opened under.")
     said = serializers.CharField(help_text="The same in plain words.")
 
 
 class BrandPlan(APIView):
-    @extend_schema(operation_id="plan_read", responses=PlanOut, parameters=[
+    @extend_schema(operation_id="plan_read", responses=BrandPlanOut, parameters=[
         OpenApiParameter("to", str, enum=list(tiers.PLANS), required=False,
                          description="The plan a move would be to; the brand's own when "
                                      "left out.")])
     def get(self, request, brand_id: str):
         brand = kept_brand(request, brand_id)
-        given = PlanQuery(data=request.query_params.dict())
+        given = BrandPlanQuery(data=request.query_params.dict())
         given.is_valid(raise_exception=True)
-        return Response(PlanOut(terms.kept_on(brand, given.validated_data.get(
+        return Response(BrandPlanOut(terms.kept_on(brand, given.validated_data.get(
             "to", brand.plan)).as_dict()).data)
 
-    @extend_schema(operation_id="plan_change", request=PlanIn, responses=PlanOut)
+    @extend_schema(operation_id="plan_change", request=BrandPlanIn, responses=BrandPlanOut)
     def post(self, request, brand_id: str):
         brand = owned(request, brand_id)
-        given = PlanIn(data=request.data)
+        given = BrandPlanIn(data=request.data)
         given.is_valid(raise_exception=True)
         try:
             kept = terms.change_plan(brand=brand, plan=given.validated_data["plan"],
                                      by=who(request))
         except terms.PlanRefused as refused:
             raise ValidationError({refused.field: [str(refused)]}) from None
-        return Response(PlanOut(kept.as_dict()).data)
+        return Response(BrandPlanOut(kept.as_dict()).data)

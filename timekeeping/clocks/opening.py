@@ -52,7 +52,7 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
         records.write("job.opened", brand=brand, instant=now, test_clock=test_clock,
                       subject=subject.pk, job=job.pk,
                       data={"service": service, "period": period, "by": by,
-                            "bundle": version.bundle, "plan": plan})
+                            "bundle": version.bundle, "brand_plan": plan})
         # A clock whose date follows another clock opens after the clocks it follows.
         for clock_spec in sorted(spec.clocks.values(), key=lambda c: "clock" in c.due):
             _open_clock(job, spec, clock_spec, now)

@@ -83,25 +83,26 @@ def kept_on(brand: Brand, plan: str) -> Kept:
         stops = subscription.ends_after
         behind[subscription.plan].end(None if stops is None else
                                       plans.renews_on(subscription, stops + 1))
-    open_dates = Occurrence.objects.filter(brand=brand, status=Occurrence.Status.OPEN)
-    for job in Job.objects.filter(state=Job.State.OPEN, **live).annotate(
-            last=Max("clocks__occurrences__due", filter=_open("clocks__occurrences__"))):
-        behind[job.plan].jobs += 1
-        behind[job.plan].end(job.last)
-    held = open_dates.filter(clock__lives_on_subject=True).values("clock__subject_id")
-    for subject in Subject.objects.filter(pk__in=held, **live).annotate(
-            last=Max("clocks__occurrences__due",
-                     filter=_open("clocks__occurrences__", lives_on_subject=True))):
-        behind[subject.plan].subjects += 1
-        behind[subject.plan].end(subject.last)
+    # One row per job or subject, its kept plan and last open date (a rare, owner-asked read).
+    for kept, last in Job.objects.filter(state=Job.State.OPEN, **live).annotate(
+            last=Max("clocks__occurrences__due", filter=_open())).values_list("plan", "last"):
+        behind[kept].jobs += 1
+        behind[kept].end(last)
+    held = Occurrence.objects.filter(brand=brand, status=Occurrence.Status.OPEN,
+                                     clock__lives_on_subject=True).values("clock__subject_id")
+    for kept, last in Subject.objects.filter(pk__in=held, **live).annotate(
+            last=Max("clocks__occurrences__due", filter=_open(clocks__lives_on_subject=True))
+    ).values_list("plan", "last"):
+        behind[kept].subjects += 1
+        behind[kept].end(last)
     found = [each for each in behind.values() if each.subscriptions or each.jobs
              or each.subjects]
     return Kept(plan=plan, was=brand.plan, behind=found)
 
 
-def _open(prefix: str, **clock) -> Q:
-    return Q(**{f"{prefix}status": Occurrence.Status.OPEN},
-             **{f"clocks__{key}": value for key, value in clock.items()})
+def _open(**more) -> Q:
+    """A job's or subject's open dates, as its aggregate reads them."""
+    return Q(clocks__occurrences__status=Occurrence.Status.OPEN, **more)
 
 
 def change_plan(*, brand: Brand, plan: str, by: str) -> Kept:
