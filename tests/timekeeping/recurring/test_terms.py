@@ -154,3 +154,21 @@ def test_the_console_asks_before_a_downgrade_saying_what_keeps_the_old_plan(runn
     subject = owner.get(f"/console/{brand.pk}/subjects/{subscription.subject_id}/")
     assert "keeps the Launch plan it was ordered under" in subject.content.decode()
     assert "keeps the Launch plan it opened under" in subject.content.decode()
+
+
+def test_the_admins_change_of_plan_goes_on_the_record_and_says_what_keeps_the_old_one(
+        running, admin_client_logged_in):
+    subscription, _ = running
+    brand = subscription.brand
+    url = f"/admin/timekeeping/brand/{brand.pk}/change/"
+    changed = admin_client_logged_in.post(url, {
+        "name": brand.name, "slug": brand.slug, "owner": brand.owner_id, "calendar": "",
+        "plan": "free", "members-TOTAL_FORMS": "0", "members-INITIAL_FORMS": "0",
+        "members-MIN_NUM_FORMS": "0", "members-MAX_NUM_FORMS": "1000"}, follow=True)
+    assert "1 subscription and 1 job keep the Launch plan until they end" in (
+        changed.content.decode())
+    brand.refresh_from_db()
+    assert brand.plan == "free"
+    line = Record.objects.get(kind="brand.plan_changed")
+    assert (line.data["was"], line.data["plan"]) == ("launch", "free")
+    assert line.data["by"].endswith("(root)")
