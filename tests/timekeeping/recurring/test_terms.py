@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from tests.timekeeping.recurring.test_plans import document
+from tests.words import engine_words, visible_text
 from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import Job, Record, Subject, Subscription
@@ -142,6 +143,7 @@ def test_the_console_asks_before_a_downgrade_saying_what_keeps_the_old_plan(runn
     change = f"/console/{brand.pk}/plan/change"
     asked = owner.post(change, {"plan": "free"}).content.decode()
     assert "Before you move to the Free plan" in asked
+    assert engine_words(visible_text(asked)) == []
     assert "1 subscription and 1 job keep the Launch plan until they end" in asked
     brand.refresh_from_db()
     assert brand.plan == "launch"  # nothing moves until confirmed
