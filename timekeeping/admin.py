@@ -44,8 +44,9 @@ from timekeeping.models import (
     Walk,
 )
 from timekeeping.moves import operate as moves_operate
+from timekeeping.recurring import terms
 from timekeeping.schedules import operate
-from timekeeping.timers import arming, outbox
+from timekeeping.timers import arming, outbox, records
 
 
 def _by(request) -> str:
@@ -86,6 +87,16 @@ class BrandAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     exclude = ["lease_holder", "lease_until"]
     inlines = [MemberInline]
+
+    def save_model(self, request, obj, form, change):
+        """A change of plan goes through `recurring.terms.change_plan` (on the record, S24),
+        and the operator is told what keeps the old plan and until when."""
+        if not change or "plan" not in form.changed_data:
+            return super().save_model(request, obj, form, change)
+        plan, obj.plan = obj.plan, form.initial["plan"]
+        super().save_model(request, obj, form, change)
+        kept = terms.change_plan(brand=obj, plan=plan, by=records.person(request.user))
+        self.message_user(request, terms.said(kept), messages.INFO)
 
 
 class TestClockForm(forms.ModelForm):

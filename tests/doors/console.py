@@ -63,6 +63,8 @@ DOORS: list[Endpoint] = [
     Endpoint("console digest", "get", "/console/{brand}/digest", READ),
     Endpoint("console digest save", "post", "/console/{brand}/digest", _page(400, 404)),
     Endpoint("console settings", "get", "/console/{brand}/settings", READ),
+    Endpoint("console plan", "get", "/console/{brand}/plan/", READ),
+    Endpoint("console plan change", "post", "/console/{brand}/plan/change", OWNER_FORM),
     # The emails name the brand's customers: its owner and managers read them.
     Endpoint("console sent emails", "get", "/console/{brand}/emails/",
              _page(200, 404, viewer_a=403),

@@ -34,7 +34,7 @@ class JobOut(serializers.ModelSerializer):
     class Meta:
         model = Job
         fields = ["id", "brand", "subject", "service", "period", "input", "state", "bundle",
-                  "opened", "test_clock"]
+                  "plan", "opened", "test_clock"]
 
 
 class JobList(APIView):

@@ -61,7 +61,7 @@ class SubjectOut(serializers.ModelSerializer):
     class Meta:
         model = Subject
         fields = ["id", "brand", "test_clock", "kind", "key", "name", "zone", "input",
-                  "contact_email", "owner_name"]
+                  "contact_email", "owner_name", "plan"]
 
 
 class SubjectList(APIView):

@@ -48,9 +48,9 @@ class SubscriptionOut(serializers.ModelSerializer):
 
     class Meta:
         model = Subscription
-        fields = ["id", "brand", "subject", "service", "anchor", "cycle", "state", "ends_after",
-                  "opened", "test_clock", "renews_on", "allowances", "paid", "owed",
-                  "paid_through", "frozen_since"]
+        fields = ["id", "brand", "subject", "service", "plan", "bundle", "anchor", "cycle",
+                  "state", "ends_after", "opened", "test_clock", "renews_on", "allowances",
+                  "paid", "owed", "paid_through", "frozen_since"]
 
     def get_owed(self, subscription: Subscription) -> int:
         return dunning.owed(subscription)

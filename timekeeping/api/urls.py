@@ -18,6 +18,7 @@ from timekeeping.api import (
     subjects,
     subscriptions,
     test_clocks,
+    tiers,
     timers,
     work,
 )
@@ -37,6 +38,7 @@ urlpatterns = [
          name="manifest-plan"),
     path("brands/<pid:brand_id>/manifests/<rowid:version>",
          manifests.ManifestDetail.as_view(), name="manifest"),
+    path("brands/<pid:brand_id>/plan", tiers.BrandPlan.as_view(), name="brand-plan"),
     path("brands/<pid:brand_id>/keys", keys.KeyList.as_view(), name="keys"),
     path("brands/<pid:brand_id>/standby", work.BrandStandby.as_view(), name="standby"),
     path("brands/<pid:brand_id>/keys/<pid:key_id>/revoke", keys.KeyRevoke.as_view(),

@@ -25,15 +25,17 @@ from timekeeping.timers import records
 
 
 def order(*, brand: Brand, service: str, subject: Subject, period: str = "", input: dict | None
-          = None, by: str = "") -> Job:
+          = None, by: str = "", kept_plan: str = "") -> Job:
     """Open a job of `service` for `subject` and `period`, and open its clocks, on the
-    subject's clock (its test clock, if it was made on one).
+    subject's clock (its test clock, if it was made on one). The job keeps the brand's plan
+    (S24); a job running work opened earlier mints (a subscription's) gives that work's
+    `kept_plan`, which a smaller plan of the brand since does not reach.
 
     A second order for the same subject, Service and period raises PeriodTaken and changes
     nothing (it charges nothing)."""
     test_clock = subject.test_clock
     version, spec = offered(brand, service, subject)
-    check_live(brand, subject, spec)
+    plan = check_live(brand, subject, spec, kept_plan=kept_plan)
     input = input or {}
     _check_order(spec, period, {**subject.input, **input})
     now = now_for(brand, test_clock)
@@ -43,14 +45,14 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
             with transaction.atomic():
                 job = Job.objects.create(brand=brand, test_clock=test_clock, subject=subject,
                                          service=service, period=period, input=input,
-                                         bundle=version.bundle, opened=now)
+                                         bundle=version.bundle, plan=plan, opened=now)
         except IntegrityError:
             raise PeriodTaken(f"{subject.pk} already holds a {service} job for period "
                               f"{period!r}") from None
         records.write("job.opened", brand=brand, instant=now, test_clock=test_clock,
                       subject=subject.pk, job=job.pk,
                       data={"service": service, "period": period, "by": by,
-                            "bundle": version.bundle})
+                            "bundle": version.bundle, "brand_plan": plan})
         # A clock whose date follows another clock opens after the clocks it follows.
         for clock_spec in sorted(spec.clocks.values(), key=lambda c: "clock" in c.due):
             _open_clock(job, spec, clock_spec, now)
@@ -91,18 +93,21 @@ def offered(brand: Brand, service: str, subject: Subject) -> tuple[Manifest, Ser
     return version, spec
 
 
-def check_live(brand: Brand, subject: Subject, spec: ServiceSpec) -> None:
-    """Live (a subject on the real clock), only the keys the brand's plan has (S26); on a
-    test clock every key runs."""
+def check_live(brand: Brand, subject: Subject, spec: ServiceSpec, *, kept_plan: str = "") -> str:
+    """Live (a subject on the real clock), only the keys the plan has (S26): the brand's, or
+    the plan running work kept (`kept_plan`, S24) when that is higher; on a test clock every
+    key runs. Answers the plan the new work keeps."""
+    plan = tiers.kept(kept_plan, brand.plan)
     if subject.test_clock_id is not None:
-        return
+        return plan
     try:
-        tiers.check_live(brand.plan, spec)
+        tiers.check_live(plan, spec)
     except tiers.PlanLacksKey as lacking:
         raise OrderRefused("service", f"{tiers.PlanLacksKey.code}: {lacking}",
                            code=tiers.PlanLacksKey.code,
                            said=f"your plan ({lacking.plan.title()}) does not include it: it "
                                 f"needs the {lacking.needs.title()} plan") from None
+    return plan
 
 
 def _check_order(spec: ServiceSpec, period: str, given: dict) -> None:

@@ -1,21 +1,28 @@
 """A brand's settings in the console (issue 27): one "Settings" entry in the navigation opens a
 page listing the pages that set the brand up, each with a line saying what it is for; and the
 "Sent emails" page, where the emails the brand's work sent are read (the outbox's email
-deliveries of the brand), so the demo's terminal need not print them."""
+deliveries of the brand), so the demo's terminal need not print them; and the brand's plan
+(S24): what it runs live, and, for the owner, moving to another, a downgrade confirmed after
+the page says what keeps the old plan and until when (`recurring.terms`, as the API does)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from timekeeping.basics import wallclock
-from timekeeping.console.access import brand_of, may
+from timekeeping.console.access import brand_of, by, may
 from timekeeping.console.shown import face_of
 from timekeeping.models import Delivery
+from timekeeping.recurring import terms
+from timekeeping.specs import tiers
 
 PER_PAGE = 25
 # What each delivery state is to the reader of the "Sent emails" page.
@@ -42,6 +49,9 @@ def settings_of(request, brand) -> list[Setting]:
         Setting("Manifests", reverse("console:manifests", args=[brand.pk]),
                 "The services, dates and reminders the brand keeps, as loaded from its "
                 "manifest."),
+        Setting("Plan", reverse("console:plan", args=[brand.pk]),
+                 f"{brand.name} is on {terms.tier(brand.plan)}: what it runs, and moving to "
+                 "another."),
         Setting("Your email digest", reverse("console:digest", args=[brand.pk]),
                 "A daily or weekly email to you of this brand's dates at risk and what "
                 "changed."),
@@ -78,3 +88,52 @@ def sent_emails(request, brand_id: str):
                   "subject": email.payload.get("subject", ""),
                   "body": email.payload.get("body", ""), "state": STATES[email.state],
                   "at": face.at(email.delivered or email.created)} for email in page]})
+
+
+# -- the brand's plan (S24) ------------------------------------------------------------------
+
+RUNS = {"free": "dates on a job: deadlines, late prices, steps and the job's own dates",
+        "launch": "also dates that outlive their job, periods, facts kept for the next "
+                  "period, subscriptions with allowances, and schedules and events that open "
+                  "jobs",
+        "team": "also dates sold as a promise, whose penalties you credit"}
+
+
+class PlanForm(forms.Form):
+    plan = forms.ChoiceField(label="Move to", choices=[(name, f"{name.capitalize()} plan")
+                                                       for name in tiers.PLANS])
+    confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+
+def _plan_page(request, brand, form: PlanForm, *, preview=None, status: int = 200):
+    return render(request, "console/plan.html", {
+        "brand": brand, "tier": terms.tier(brand.plan), "form": form, "preview": preview,
+        "plans": [{"name": name.capitalize(), "runs": RUNS[name], "current":
+                   name == brand.plan} for name in tiers.PLANS],
+        "may_change": may(request, "owner")}, status=status)
+
+
+@login_required
+def plan_page(request, brand_id: str):
+    brand = brand_of(request, brand_id)
+    return _plan_page(request, brand, PlanForm(initial={"plan": brand.plan}))
+
+
+@login_required
+@require_POST
+def plan_change(request, brand_id: str):
+    """Move the brand to the plan chosen; a smaller plan is first shown with what keeps the
+    old one and until when, and moves only once confirmed."""
+    brand = brand_of(request, brand_id, at_least="owner")
+    form = PlanForm(request.POST)
+    if not form.is_valid():
+        return _plan_page(request, brand, form, status=400)
+    plan = form.cleaned_data["plan"]
+    if tiers.RANK[plan] < tiers.RANK[brand.plan] and not form.cleaned_data["confirm"]:
+        preview = terms.kept_on(brand, plan)
+        return _plan_page(request, brand, form, preview={
+            "plan": plan, "tier": terms.tier(plan), "said": terms.said(preview)})
+    kept = terms.change_plan(brand=brand, plan=plan, by=by(request))
+    moved = "" if kept.plan == kept.was else f"{brand.name} is on {terms.tier(plan)} now. "
+    messages.success(request, moved + terms.said(kept))
+    return redirect("console:plan", brand_id=brand.pk)

@@ -11,7 +11,7 @@ from timekeeping.models.service import Subject
 
 class Subscription(models.Model):
     """A subject on a plan (a service with `price.every`), from its anchor day. It keeps the
-    manifest version it was ordered under (S24)."""
+    manifest version and the brand's plan it was ordered under (S24)."""
 
     class State(models.TextChoices):
         ACTIVE = "active", "active"
@@ -24,6 +24,10 @@ class Subscription(models.Model):
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="subscriptions")
     service = models.CharField(max_length=100, help_text="The plan: a service with a cycle.")
     bundle = models.CharField(max_length=64)
+    plan = models.CharField(
+        max_length=10, blank=True, default="",
+        help_text="The brand's plan it was ordered under (S24), kept to its end: a smaller "
+                  "plan the brand moves to later does not reach it. Empty: the brand's plan.")
     anchor = models.DateField(help_text="The first day of cycle 1; cycles count from it.")
     cycle = models.PositiveIntegerField(default=1, help_text="The cycle it is in.")
     state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)

@@ -54,6 +54,10 @@ class Subject(models.Model):
         help_text="A subject made on a test clock lives in that clock's world: its jobs and "
                   "dates run on it.")
     bundle = models.CharField(max_length=64, blank=True, default="")
+    plan = models.CharField(
+        max_length=10, blank=True, default="",
+        help_text="The brand's plan it was made under (S24), kept to its end: a smaller "
+                  "plan the brand moves to later does not reach it. Empty: the brand's plan.")
     feed_token = models.CharField(max_length=64, default=new_feed_token)
     created = models.DateTimeField(default=wallclock.wall_now)
 
@@ -91,6 +95,10 @@ class Job(models.Model):
     input = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
     bundle = models.CharField(max_length=64)
+    plan = models.CharField(
+        max_length=10, blank=True, default="",
+        help_text="The brand's plan it opened under (S24), kept to its end: a smaller "
+                  "plan the brand moves to later does not reach it. Empty: the brand's plan.")
     opened = models.DateTimeField()
     ended = models.DateTimeField(null=True, blank=True)
     steps_done = models.JSONField(default=list, blank=True,

@@ -83,7 +83,7 @@ def subscribe(*, subject: Subject, service: str, anchor: date | None = None,
     if not spec.plan.is_plan:
         raise clocks.OrderRefused("service", f"{service!r} is no plan: it has no "
                                              "'price.every'")
-    clocks.check_live(brand, subject, spec)
+    plan = clocks.check_live(brand, subject, spec)
     if Subscription.objects.filter(subject=subject, service=service,
                                    state=Subscription.State.ACTIVE).exists():
         raise clocks.OrderRefused("service", f"{subject.pk} is on {service!r} already")
@@ -92,7 +92,7 @@ def subscribe(*, subject: Subject, service: str, anchor: date | None = None,
     anchor = anchor or day_in_zone(now, cal.zone_name)
     subscription = Subscription.objects.create(
         brand=brand, test_clock=subject.test_clock, subject=subject, service=service,
-        bundle=version.bundle, anchor=anchor, opened=now)
+        bundle=version.bundle, plan=plan, anchor=anchor, opened=now)
     _record(subscription, "subscription.opened", {"service": service, "anchor": anchor,
                                                   "by": by}, at=now)
     _charge(subscription, 1, now)
@@ -324,7 +324,8 @@ def _open(subscription: Subscription, schedule: ScheduleSpec, label: str, timer:
     try:
         job = clocks.order(brand=subscription.brand, service=schedule.order,
                            subject=subscription.subject, period=label,
-                           by=f"schedule {name} of {subscription.pk}")
+                           by=f"schedule {name} of {subscription.pk}",
+                           kept_plan=subscription.plan)
     except clocks.PeriodTaken:
         return f"{name} · period {label} · already held by a job: nothing minted"
     except clocks.OrderRefused as refused:
@@ -412,7 +413,8 @@ def receive(*, subject: Subject, event: str, key: str, input: dict | None = None
                 at=now)
         try:
             job = clocks.order(brand=subject.brand, service=order, subject=subject, period=key,
-                               input=input or {}, by=f"event {event} ({key})")
+                               input=input or {}, by=f"event {event} ({key})",
+                               kept_plan=subscription.plan)
         except clocks.PeriodTaken:
             raise clocks.OrderRefused("key", f"{event} {key!r} was received already: its job "
                                              "is open") from None

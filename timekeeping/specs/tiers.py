@@ -6,6 +6,9 @@ brand's plan lacks is refused with `plan_lacks_key`, naming the key and the plan
     Launch   clocks that outlive their job, periods, kept facts, subscriptions with allowances,
              schedules and events that mint
     Team     a date sold as a promise (`guarantee`), a steward service (`steward`)
+
+A job, subject or subscription keeps the plan it opened under (S24, `kept`): a downgrade
+refuses new orders, never running work; `recurring.terms` says what stays on the old terms.
 """
 
 from __future__ import annotations
@@ -23,6 +26,16 @@ class PlanLacksKey(Exception):
         super().__init__(f"{key!r} runs live on the {needs} plan; the brand is on {plan} (it "
                          "runs on a test clock on any plan)")
         self.key, self.plan, self.needs = key, plan, needs
+
+
+def kept(kept: str, current: str) -> str:
+    """The plan running work runs live on (S24): the plan it opened under, kept to its end
+    however far the brand's plan falls, or the brand's current plan when that is higher (an
+    upgrade reaches running work at once). Empty `kept` (a row made outside the product's
+    functions): the current plan."""
+    if kept not in RANK:
+        return current
+    return kept if RANK[kept] > RANK.get(current, RANK["team"]) else current
 
 
 def keys_of(spec: ServiceSpec) -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""Making a subject: under the brand's current manifest version (its bundle), in the real
-world or a test clock's. A brand has one subject of a kind and key.
+"""Making a subject: under the brand's current manifest version (its bundle) and plan (S24),
+in the real world or a test clock's. A brand has one subject of a kind and key.
 
     make(brand, kind=…, key=…, name=…, test_clock=None, **fields)   the subject made
 """
@@ -29,6 +29,7 @@ def make(brand: Brand, *, kind: str, key: str, test_clock: TestClock | None = No
         # The unique constraint decides: of two requests at once, one makes the subject.
         with transaction.atomic():
             return Subject.objects.create(brand=brand, bundle=current.bundle if current else "",
-                                          kind=kind, key=key, test_clock=test_clock, **fields)
+                                          plan=brand.plan, kind=kind, key=key,
+                                          test_clock=test_clock, **fields)
     except IntegrityError:
         raise SubjectTaken(kind, key) from None

@@ -25,7 +25,7 @@ def test_the_console_shows_six_entries_and_settings_lists_the_rest(desk):
     assert 'aria-current="page">Settings<' in html
     listed = re.findall(r"<dt><a href=\"([^\"]+)\">([^<]+)</a></dt><dd>([^<]+)</dd>", html)
     assert [name for _, name, _ in listed] == ["Postponements", "Standby", "Test clocks",
-                                                "Manifests", "Your email digest",
+                                                "Manifests", "Plan", "Your email digest",
                                                 "Sent emails", "API keys"]
     for url, _, said in listed:
         assert said and desk.clients["owner"].get(url).status_code == 200
