@@ -201,15 +201,23 @@ class PenaltyIn(StrictSerializer):
                                       help_text="The penalty, in minor units.")
     currency = serializers.RegexField(r"^[A-Z]{3}$", help_text="Three capital letters.")
     notice = serializers.CharField(max_length=100, help_text="The penalty notice (\"CP161\").")
+    item = serializers.CharField(max_length=64, required=False, default="",
+                                 help_text="The item the notice is for (\"US\"), when the "
+                                           "clock was missed for several.")
 
 
 class CreditOut(serializers.Serializer):
     clock = serializers.CharField()
+    item = serializers.CharField(help_text="The item of the date missed, if any.")
     notice = serializers.CharField()
     penalty = serializers.IntegerField()
+    covered = serializers.IntegerField(help_text="What the promise covers of the penalty, "
+                                                 "before its cap: 0 before `after` is done, "
+                                                 "less the held share with `excludes: held`.")
     credited = serializers.IntegerField()
     left = serializers.IntegerField()
     currency = serializers.CharField()
+    why = serializers.CharField(help_text="What was credited and why not more, in words.")
 
 
 class JobPenalties(APIView):

@@ -113,6 +113,13 @@ def money(amount: int, currency: str, *, short: bool = False) -> str:
     return format_currency(exact, currency, locale=locale())
 
 
+def moneys(totals: dict[str, int]) -> str:
+    """Amounts in several currencies side by side, in the order of their codes, each on its
+    own ("€300 · $1,200"): never added together, never ranked by each other's amounts."""
+    return " · ".join(money(amount, currency, short=True)
+                      for currency, amount in sorted(totals.items()))
+
+
 # What each kind of scheduled work is to an owner (WORDS.md: a timer is "scheduled" work, a
 # rung a reminder, a hard date a fixed date).
 KINDS = {"hard date": "fixed date", "date": "date", "rung": "reminder", "delay": "task",

@@ -6,7 +6,9 @@ week they turn late, in the brand's zone, per currency.
 A date's price is its clock's `exposure` made monthly (`exposure.Price.monthly`), kept on the
 occurrence with its currency. The first line is what is late already (dates that passed
 unkept and are not yet kept); then each week ahead, Monday to Sunday; then all that turns late
-after them. Three queries, whatever the data: the sums are made by the database.
+after them. Three queries, whatever the data: the sums are made by the database. Each line's
+currencies stand side by side ("€300 · $972"), each bar scaled to its own currency's largest
+line: amounts in two currencies are never added or compared.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class Week:
     start: date | None  # None: late already, or after the weeks shown (`later`)
     dates: int = 0
     totals: dict[str, int] = field(default_factory=dict)  # currency -> minor units a month
-    bars: list[int] = field(default_factory=list)  # each currency's share of the peak, in %
+    bars: list[int] = field(default_factory=list)  # each currency's share of its peak, in %
 
     def add(self, currency: str, dates: int, total: int) -> None:
         self.dates += dates
@@ -38,8 +40,8 @@ class Week:
 
     @property
     def text(self) -> str:
-        return " + ".join(shown.money(amount, currency, short=True)
-                          for currency, amount in sorted(self.totals.items()))
+        """Each currency's total side by side ("€300 · $972"), never added."""
+        return shown.moneys(self.totals)
 
 
 @dataclass
@@ -59,9 +61,14 @@ class AtRisk:
                 + ([self.later] if self.later.dates else []))
 
     @property
-    def peak(self) -> int:
-        """The largest week's total in any one currency: the bars' scale."""
-        return max([amount for week in self.rows for amount in week.totals.values()] or [0])
+    def peaks(self) -> dict[str, int]:
+        """Each currency's largest line: its bars' scale. A euro bar is measured against
+        euros only: two currencies' amounts are never compared (issue 29)."""
+        found: dict[str, int] = {}
+        for week in self.rows:
+            for currency, amount in week.totals.items():
+                found[currency] = max(found.get(currency, 0), amount)
+        return found
 
 
 def at_risk(brand: Brand, *, now: datetime, test_clock: TestClock | None = None,
@@ -90,7 +97,8 @@ def at_risk(brand: Brand, *, now: datetime, test_clock: TestClock | None = None,
         ahead[row["day"] - timedelta(days=row["day"].weekday())].add(
             row["miss_currency"], row["n"], row["total"])
     found = AtRisk(late, list(ahead.values()), later)
+    peaks = found.peaks
     for week in found.rows:
-        week.bars = [max(1, round(100 * amount / found.peak))
-                     for _, amount in sorted(week.totals.items())]
+        week.bars = [max(1, 100 * amount // peaks[currency])
+                     for currency, amount in sorted(week.totals.items())]
     return found

@@ -4,8 +4,8 @@ stands.
 
     at_risk(brands, world=None)    every open date near (14 days) or passed and unsatisfied,
                                    and every hard date ahead, live or in one test world;
-                                   priced ones first, by what a month late costs, then the
-                                   rest by nearness
+                                   priced ones first, by currency and within one by
+                                   what a month late costs, then the rest by nearness
     coming_up(subjects)            a customer's dates ahead, late and lapsed ones first, then
                                    soonest first
 
@@ -31,6 +31,9 @@ from timekeeping.models import Brand, Occurrence, Subject, TestClock, Timer
 from timekeeping.specs.services import ClockSpec
 
 NEAR = timedelta(days=14)
+# Dates at risk: by currency, then the dearest miss in it, then the nearest (the
+# `occurrence_risk` index's order). Unpriced dates (cost 0, no currency) are read apart.
+ORDER = ("miss_currency", "-miss_cost", "late_from", "pk")
 
 
 @dataclass
@@ -171,14 +174,15 @@ STATES_SAID = {"lapsed": "missed", "late": "late", "near": "soon", "ahead": "ahe
 class AtRisk:
     """The brands' open dates at risk in one world (live by default, or one test clock's:
     issue 27's test mode never mixes the two), optionally in one state ("lapsed", "late",
-    "near", "ahead") or assigned to one member ("nobody": to none): priced ones first by what
-    a month late costs, then by nearness.
+    "near", "ahead") or assigned to one member ("nobody": to none): priced ones first, by
+    currency (by its code, EUR before USD) and within a currency by what a month late costs,
+    then the rest by nearness. Amounts in two currencies are never compared (issue 29).
 
-    A slice reads only its own lines: the order is an index's (`occurrence_risk`: the brand,
-    the cost of a miss, late_from), so a page costs the same for a brand of ten subjects or of
-    ten thousand. `page(number)` reads one more line than it shows, to know whether there is a
-    next page, and counts nothing; `totals()` sums what the dates put at stake, per currency,
-    in one query."""
+    A slice reads only its own lines: each part's order is an index's (`occurrence_risk`: the
+    brand, the currency, the cost of a miss, late_from), so a page costs the same for a brand
+    of ten subjects or of ten thousand. `page(number)` reads one more line than it shows, to
+    know whether there is a next page, and counts the priced dates only when the page reaches
+    past them; `totals()` sums what the dates put at stake, per currency, in one query."""
 
     def __init__(self, brands: Iterable[Brand] | Brand, *, state: str = "",
                  assignee: str = "", near: timedelta = NEAR, world: TestClock | None = None):
@@ -191,7 +195,7 @@ class AtRisk:
         if assignee:
             found = found.filter(assignee__isnull=True) if assignee == "nobody" else \
                 found.filter(assignee_id=assignee)
-        self.found = found.order_by("-miss_cost", "late_from", "pk")
+        self.found = found.order_by(*ORDER)
 
     def count(self) -> int:
         return self.found.count()
@@ -211,12 +215,23 @@ class AtRisk:
 
     def __getitem__(self, window: slice) -> list[DateLine]:
         lines = [_line(occurrence, self.nows[occurrence.test_clock_id])
-                 for occurrence in self.found[window]]
+                 for occurrence in self._window(window.start or 0, window.stop)]
         for line in lines:
             if line.occurrence.hard and line.state == "ahead":
                 line.reasons.append("a fixed date: no extension moves it")
         _attach_rungs(lines)
         return lines
+
+    def _window(self, start: int, stop: int | None) -> list[Occurrence]:
+        """The dates from `start` to `stop` in order: the priced ones, then the rest (two
+        index-ordered reads, the second only when the window reaches past the first)."""
+        priced = self.found.filter(miss_cost__gt=0)
+        rows = list(priced[start:stop])
+        if stop is not None and len(rows) == stop - start:
+            return rows
+        skip = 0 if rows or not start else max(0, start - priced.count())
+        rest = self.found.filter(miss_cost=0)
+        return rows + list(rest[skip:None if stop is None else skip + stop - start - len(rows)])
 
     def page(self, number: int, size: int) -> RiskPage:
         number = max(1, number)
@@ -234,9 +249,9 @@ class Totals:
 
     @property
     def money(self) -> str:
-        """Each currency's total, largest first, joined: never one sum of two currencies."""
-        return " and ".join(shown.money(amount, currency, short=True) for currency, amount
-                            in sorted(self.by_currency.items(), key=lambda each: -each[1]))
+        """Each currency's total side by side, in the order of their codes ("€300 · $1,200"):
+        never one sum of two currencies, nor ranked by each other's amounts."""
+        return shown.moneys(self.by_currency)
 
     @property
     def said(self) -> str:

@@ -65,7 +65,8 @@ def rule_text(price: Price, title: str) -> str:
 
 def guarantee_text(spec: dict | None) -> str:
     """A date sold as a promise, in words: "You promised to cover penalties on it, up to
-    $5,000." ("" for none)."""
+    $5,000, once the notice response work is done, except while the work waited on the
+    customer: …" ("" for none)."""
     cap = spec.get("up_to") if isinstance(spec, dict) else None
     if not (isinstance(cap, dict) and type(cap.get("amount")) is int
             and isinstance(cap.get("currency"), str)):
@@ -73,9 +74,13 @@ def guarantee_text(spec: dict | None) -> str:
     covers = [each for each in spec.get("covers", []) if isinstance(each, str)][:5] \
         if isinstance(spec.get("covers"), list) else []
     what = " and ".join(covers) if covers else "penalties"
+    after = spec.get("after")
+    when = f", once {shown.service(after)} is done" if isinstance(after, str) and after else ""
+    held = ", except for the time the work waited on the customer" \
+        if spec.get("excludes") == "held" else ""
     return (f"You promised to cover {what} on it, up to "
-            f"{shown.money(cap['amount'], cap['currency'], short=True)}: a notice you "
-            "record is paid from your side, not the customer's.")
+            f"{shown.money(cap['amount'], cap['currency'], short=True)}{when}{held}: a notice "
+            "you record is paid from your side, not the customer's.")
 
 
 def price(spec: dict | None) -> Price | None:

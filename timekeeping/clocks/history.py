@@ -278,6 +278,9 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
                               f"({d.get('why')})" + _by(d) + _tail(d),
     "outcome.tail_ended": lambda d: f"The outcome's tail ended: it stays "
                                     f"{d.get('state')}.",
+    "guarantee.credited": lambda d: f"Penalty notice {d.get('notice')} ({_money(d, 'penalty')})"
+                                    f" on the {_what(d)}. "
+                                    + (d.get("why") or f"{_money(d, 'credited')} was credited."),
     "calendar.postponed": lambda d: f"Notice {d.get('notice')} postponed dates from "
                                     f"{d.get('from')} through {d.get('through')} to "
                                     f"{d.get('to')}.",

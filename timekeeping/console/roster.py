@@ -66,8 +66,7 @@ class Row:
 
     @property
     def stake_text(self) -> str:
-        return " and ".join(shown.money(amount, currency, short=True)
-                            for currency, amount in sorted(self.stakes.items()))
+        return shown.moneys(self.stakes)
 
     @property
     def next_due(self) -> datetime | None:
@@ -102,12 +101,17 @@ class Roster:
     def _annotated(self):
         ahead = self._dates(Q(status=Occurrence.Status.OPEN, late_from__gt=self.now)).order_by(
             "late_from", "clock__title", "item", "pk")  # ties read the same on every database
-        staked = self._dates(_at_risk(self.now)).values("clock__subject").annotate(
-            total=Sum("miss_cost"))
+        # The sort by what is at stake never adds two currencies: a subject is placed by its
+        # first currency (by code) and what its dates at risk put at stake in that one.
+        priced = self._dates(_at_risk(self.now) & Q(miss_cost__gt=0))
+        currency = priced.order_by("miss_currency").values("miss_currency")[:1]
+        staked = priced.filter(miss_currency=OuterRef("stake_currency")).values(
+            "clock__subject").annotate(total=Sum("miss_cost"))
         open_jobs = Job.objects.filter(brand=self.brand, subject=OuterRef("pk"),
                                        state=Job.State.OPEN).order_by().values(
             "subject").annotate(n=Count("pk"))
         return Subject.objects.filter(brand=self.brand, test_clock=self.world).annotate(
+            stake_currency=Subquery(currency)).annotate(
             at_risk=self._count(_at_risk(self.now)),
             late=self._count(Q(status=Occurrence.Status.OPEN, late_from__lte=self.now)),
             missed=self._count(Q(status=Occurrence.Status.LAPSED)),
@@ -115,7 +119,7 @@ class Roster:
             next_title=Subquery(ahead.values("clock__title")[:1]),
             next_item=Subquery(ahead.values("item")[:1]),
             next_hard=Subquery(ahead.values("hard")[:1]),
-            # A sort key only, never shown: the totals on the page are per currency.
+            # Sort keys only, never shown: the totals on the page are per currency.
             staked=Coalesce(Subquery(staked.values("total")[:1]), Value(0)),
             open_jobs=Coalesce(Subquery(open_jobs.values("n")[:1]), Value(0),
                                output_field=IntegerField()))
@@ -139,7 +143,8 @@ class Roster:
         if self.ask.sort == "next":
             return found.order_by(F("next_due").asc(nulls_last=True), "name", "pk")
         if self.ask.sort == "risk":
-            return found.order_by(F("staked").desc(), "-at_risk", "name", "pk")
+            return found.order_by(F("stake_currency").asc(nulls_last=True), F("staked").desc(),
+                                  "-at_risk", "name", "pk")
         return found.order_by("name", "pk")
 
     def page(self, number: str | None) -> tuple[Page, list[Row]]:

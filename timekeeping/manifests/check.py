@@ -24,7 +24,7 @@ from timekeeping.clocks.exposure import FORMS as EXPOSURE_FORMS
 from timekeeping.jobs.check import check_work, deliver_steps
 from timekeeping.manifests.stewards import check_stewards
 from timekeeping.moves.check import check_section as check_tables
-from timekeeping.recurring.check import check_plan
+from timekeeping.recurring.check import check_guarantees, check_plan
 from timekeeping.specs.rules import is_whole, shown
 from timekeeping.specs.services import (
     EVERY_MAX,
@@ -119,6 +119,7 @@ def check(document: object) -> list[Problem]:
             _service(checker, name, service, f"$.services.{name}")
             if isinstance(service, dict):
                 check_plan(checker.add, service, services, f"$.services.{name}")
+                check_guarantees(checker.add, service, services, f"$.services.{name}")
         check_stewards(checker.add, services)
     return checker.problems
 
@@ -409,8 +410,8 @@ def _measured(checker: Checker, spec: dict, path: str) -> None:
 
 
 def _clock_fields(checker: Checker, spec: dict, path: str) -> None:
-    """A clock's plain fields: title, owner, each, hard, every, lives_on, exposure,
-    guarantee."""
+    """A clock's plain fields: title, owner, each, hard, every, lives_on, exposure. (Its
+    `guarantee` is checked with the service's money: `recurring.check.check_guarantees`.)"""
     if spec.get("title") is not None and not _title_ok(spec["title"]):
         checker.add("clock.title_invalid", f"{path}.title",
                     f"a clock's title is text of at most {TITLE_MAX} characters once each "
@@ -440,35 +441,6 @@ def _clock_fields(checker: Checker, spec: dict, path: str) -> None:
         checker.add("clock.about_invalid", f"{path}.about",
                     "'about' names the input field of a sum the date is about: "
                     "{\"input\": \"carryforward\"}")
-    if "guarantee" in spec:
-        _guarantee(checker, spec["guarantee"], f"{path}.guarantee")
-
-
-def _guarantee(checker: Checker, guarantee: object, path: str) -> None:
-    """A date sold as a promise: `up_to` (required) caps the penalties credited for the date;
-    `covers` says what it covers; `after` and `excludes` are kept as data."""
-    rule = "'guarantee' is {\"up_to\": {\"amount\": minor units, \"currency\": \"USD\"}, " \
-           "\"covers\": [text]}"
-    if not isinstance(guarantee, dict) or set(guarantee) - {"up_to", "covers", "after",
-                                                             "excludes"}:
-        checker.add("clock.guarantee_invalid", path, rule)
-        return
-    cap = guarantee.get("up_to")
-    if not (isinstance(cap, dict) and set(cap) == {"amount", "currency"}
-            and is_whole(cap["amount"], 1, MONEY_MAX) and isinstance(cap["currency"], str)
-            and re.fullmatch(r"[A-Z]{3}", cap["currency"])):
-        checker.add("clock.guarantee_invalid", f"{path}.up_to",
-                    f"the cap is {{\"amount\": minor units from 1 to {MONEY_MAX:,}, "
-                    "\"currency\": \"USD\"}")
-    covers = guarantee.get("covers", [])
-    if not (isinstance(covers, list) and all(_text_ok(each, 200) for each in covers)):
-        checker.add("clock.guarantee_invalid", f"{path}.covers",
-                    "'covers' is a list of what the promise covers, each text of 1 to 200 "
-                    "characters")
-    for key in ("after", "excludes"):
-        if key in guarantee and not _text_ok(guarantee[key], 200):
-            checker.add("clock.guarantee_invalid", f"{path}.{key}",
-                        f"'{key}' is text of 1 to 200 characters")
 
 
 def _exposure(checker: Checker, exposure: object, path: str) -> None:

@@ -200,8 +200,9 @@ class Occurrence(models.Model):
                                                name="occurrence_per_item_seq")]
         indexes = [
             models.Index(fields=["due"], condition=Q(status="open"), name="occurrence_open_due"),
-            # Dates at risk: the brand's live dates, dearest miss first, then the nearest.
-            models.Index(fields=["brand", "-miss_cost", "late_from", "id"],
+            # Dates at risk: the brand's live dates by currency, dearest miss first in each,
+            # then the nearest (amounts in two currencies are never compared).
+            models.Index(fields=["brand", "miss_currency", "-miss_cost", "late_from", "id"],
                          condition=Q(status__in=["open", "lapsed"]), name="occurrence_risk"),
             # The next days of one world of a brand.
             models.Index(fields=["brand", "test_clock", "due"], condition=Q(status="open"),

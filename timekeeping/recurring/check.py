@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import date
 
 from calendars import periods
-from timekeeping.jobs.check import LATE, SPAN_RULE
+from timekeeping.jobs.check import LATE, SPAN_RULE, deliver_steps
 from timekeeping.specs.jobs import parse_span
 from timekeeping.specs.plans import BEFORE_CLOCK, CATCH_UP, EACH
 from timekeeping.specs.rules import is_whole, shown
@@ -26,6 +26,9 @@ EVENT = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
 OUTCOME_KEYS = ("due", "window", "collect", "tail", "pay")
 METHOD = re.compile(r"[a-z][a-z0-9_]{0,31}")
 METHODS_MAX = 10
+GUARANTEE_KEYS = ("up_to", "covers", "after", "excludes")
+COVERS_MAX, TEXT_MAX = 20, 200
+EXCLUDES = ("held",)  # what a promise may leave out: time the job waited on the customer
 
 
 def check_plan(add: Add, service: dict, services: dict, path: str) -> None:
@@ -234,3 +237,52 @@ def _schedule(add: Add, spec: dict, services: dict, path: str) -> None:
         add("schedule.when_invalid", f"{path}.when",
             "'when' maps a field of the subject's input to the value it must have "
             "({\"entity\": \"C corp\"})")
+
+
+def check_guarantees(add: Add, service: dict, services: dict, path: str) -> None:
+    """Each clock's `guarantee` (a date sold as a promise): `up_to` (required) caps the
+    penalties credited for the date; `covers` says what it covers; `after` names a step of
+    this service or a service of the manifest it starts once done; `excludes` is "held"."""
+    clocks = service.get("clocks")
+    if not isinstance(clocks, dict):
+        return  # the service's own check says so
+    steps = deliver_steps(service) | (service["steps"] if isinstance(service.get("steps"),
+                                                                      dict) else {})
+    for name, clock in clocks.items():
+        if isinstance(clock, dict) and "guarantee" in clock:
+            _guarantee(add, clock["guarantee"], steps, services,
+                       f"{path}.clocks.{name}.guarantee")
+
+
+def _guarantee(add: Add, guarantee: object, steps: dict, services: dict, path: str) -> None:
+    if not isinstance(guarantee, dict) or set(guarantee) - set(GUARANTEE_KEYS):
+        add("clock.guarantee_invalid", path,
+            "'guarantee' is {\"up_to\": {\"amount\": minor units, \"currency\": \"USD\"}, "
+            "\"covers\": [text], \"after\": a step or service, \"excludes\": \"held\"}")
+        return
+    cap = guarantee.get("up_to")
+    if not (isinstance(cap, dict) and set(cap) == {"amount", "currency"}
+            and is_whole(cap["amount"], 1, AMOUNT_MAX) and isinstance(cap["currency"], str)
+            and CURRENCY.fullmatch(cap["currency"])):
+        add("clock.guarantee_invalid", f"{path}.up_to",
+            f"the cap is {{\"amount\": minor units from 1 to {AMOUNT_MAX:,}, "
+            "\"currency\": \"USD\"}")
+    covers = guarantee.get("covers", [])
+    if not (isinstance(covers, list) and len(covers) <= COVERS_MAX
+            and all(_text_ok(each) for each in covers)):
+        add("clock.guarantee_invalid", f"{path}.covers",
+            f"'covers' is a list of at most {COVERS_MAX} things the promise covers, each text "
+            "of 1 to 200 characters")
+    after = guarantee.get("after")
+    if "after" in guarantee and not (_text_ok(after) and (after in steps or after in services)):
+        add("clock.guarantee_after_unknown", f"{path}.after",
+            f"{shown(after)} is neither a step of this service nor a service of the manifest; "
+            "the promise starts once that step is recorded or that service's job has ended")
+    if "excludes" in guarantee and guarantee["excludes"] not in EXCLUDES:
+        add("clock.guarantee_excludes_invalid", f"{path}.excludes",
+            f"{shown(guarantee['excludes'])} is not something a promise leaves out; the one "
+            "value is \"held\" (time the work waited on the customer)")
+
+
+def _text_ok(value: object) -> bool:
+    return isinstance(value, str) and 1 <= len(value) <= TEXT_MAX and "\x00" not in value

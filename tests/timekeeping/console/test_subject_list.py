@@ -107,6 +107,15 @@ def test_it_sorts_by_name_next_date_and_what_is_at_stake(desk, listed):
     assert _names(_get(desk, sort="bogus")) == ["Alder", "Birch", "Cedar"]
 
 
+def test_the_sort_by_what_is_at_stake_never_compares_two_currencies(desk, listed):
+    # Birch's euros are one cent a date, Alder's dollars hundreds: each currency stands in its
+    # own group (EUR before USD, by code), never ranked against the other's amounts.
+    Occurrence.objects.filter(clock__subject=listed["birch"]).update(miss_cost=1)
+    assert _names(_get(desk, sort="risk")) == ["Birch", "Alder", "Cedar"]
+    text = _text(_get(desk, q="birch"))
+    assert re.search(r"€0\.0\d a month at stake", text)
+
+
 def test_it_filters_by_status_owner_and_kind(desk, listed):
     assert _names(_get(desk, status="risk")) == ["Alder", "Birch"]
     assert _names(_get(desk, status="late")) == []
