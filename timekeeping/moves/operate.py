@@ -36,6 +36,7 @@ def backlog(link: Connection, *, now: datetime) -> list[Backlog]:
 
 def set_aside(link: Connection, *, now: datetime) -> list[SetAside]:
     return list(SetAside.objects.filter(brand_id=link.brand_id, connection=link,
+                                        test_clock__isnull=True,
                                         until__gt=now).order_by("until"))
 
 
