@@ -293,8 +293,9 @@ def _values(world: Venue, spec: Table, given, now: datetime, number: int) -> dic
     except ValuesInvalid as refused:
         key, said = next(iter(refused.errors.items()))
         raise RehearsalRefused(f"{where}.{key}", " ".join(said)) from None
-    except ValueError as error:
-        raise RehearsalRefused(where, str(error)) from None
+    except (ValueError, OverflowError, KeyError, TypeError) as error:
+        # A duration past the calendar, an `@slot` naming no table of the brand.
+        raise RehearsalRefused(where, f"a value cannot be read: {error}") from None
     return values | {spec.states.column: state}
 
 

@@ -2,6 +2,8 @@
 test clock and walked there makes the moves the live job makes, at the same instants, while
 the live rows stay as they were. The tables are made by DDL, so these tests commit."""
 
+import html
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -163,3 +165,63 @@ def test_removing_the_rehearsal_drops_its_rows_and_keeps_the_live_ones(venue):
     assert not RowAudit.objects.filter(test_clock=clock).exists()
     assert venue.model("orders").objects.count() == 5
     assert TestClock.objects.filter(pk=clock.pk).exists()
+
+
+def _text(answer) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", answer.content.decode())))
+
+
+def test_the_console_rehearses_a_week_and_says_what_moved_and_why(venue, client):
+    made = week_of_orders(venue)
+    brand = venue.link.brand
+    clock = test_clocks.create(brand=brand, name="Next week", frozen_time=MONDAY)
+    client.force_login(brand.owner)
+    page = f"/console/{brand.pk}/moves/"
+    assert "Rehearse these rows" in _text(client.get(page, {"test": clock.pk}, follow=True))
+    answer = client.post(f"/console/{brand.pk}/moves/rehearse",
+                         {"test_clock": clock.pk, "table": "orders",
+                          "start": "2026-10-19T00:00", "days": 7}, follow=True)
+    assert "4 rows of orders copied into the test world \u201cNext week\u201d, with 2 linked " \
+           "rows" in _text(answer)
+    test_clocks.advance(clock, to=NEXT_MONDAY)
+    text = _text(client.get(page, {"test": clock.pk}, follow=True))
+    assert (f"Order {made['friday'].pk} (Rui) cancelled at Fri 23 Oct 2026, 21:00 BST: still "
+            "placed at closing time on the day of its pickup.") in text
+    assert "orders: 4 rows" in text
+    live = _text(client.get(page, {"test": "off"}, follow=True))
+    assert "(Rui) cancelled" not in live and "Rehearse these rows" not in live
+    assert states(venue)[made["friday"].pk] == "placed"
+
+    client.post(f"/console/{brand.pk}/moves/rehearse/remove", {"test_clock": clock.pk})
+    assert rehearse.rows_held(clock) == {}
+
+
+def test_the_api_copies_reads_what_moved_and_refuses_naming_the_field(venue, client):
+    made = week_of_orders(venue)
+    brand = venue.link.brand
+    clock = test_clocks.create(brand=brand, name="Next week", frozen_time=MONDAY)
+    client.force_login(brand.owner)
+    rows = f"/api/test_clocks/{clock.pk}/rows"
+    answer = client.post(rows, {"table": "orders", "start": "2026-10-18T23:00:00Z",
+                                "end": "2026-10-26T00:00:00Z"}, content_type="application/json")
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["linked"] == 2 and len(answer.json()["copied"]) == 4
+    refused = client.post(rows, {"table": "orders", "ids": list(range(1, 1002))},
+                          content_type="application/json")
+    assert refused.status_code == 400 and "ids" in refused.json()
+    refused = client.post(rows, {"table": "orders", "rows": [{"customer": "Kai",
+                                                              "pickup_at": {"@in": "P9999999D"}}]},
+                          content_type="application/json")
+    assert refused.status_code == 400 and "rows[0]" in str(refused.json())
+    assert client.get(rows).json() == {"tables": {"order_lines": 2, "orders": 4,
+                                                  "opening_hours": 7, "settings": 1,
+                                                  "stays": 0, "tickets": 0}}
+    client.post(f"/api/test_clocks/{clock.pk}/advance", {"to": "2026-10-22T00:00:00Z"},
+                content_type="application/json")
+    test_clocks.drive(test_clocks.walking(clock))
+    moves = client.get(f"/api/test_clocks/{clock.pk}/moves").json()["moves"]
+    assert [(m["table"], m["row"], m["to"]) for m in moves][0] == (
+        "orders", made["wednesday"].pk, "cancelled")
+    assert moves[0]["at"] == "2026-10-21T20:00:00Z"
+    assert client.delete(rows).json()["removed"] == 4 + 2 + 7 + 1
+    assert states(venue)[made["wednesday"].pk] == "placed"
