@@ -225,3 +225,21 @@ def test_the_api_copies_reads_what_moved_and_refuses_naming_the_field(venue, cli
     assert moves[0]["at"] == "2026-10-21T20:00:00Z"
     assert client.delete(rows).json()["removed"] == 4 + 2 + 7 + 1
     assert states(venue)[made["wednesday"].pk] == "placed"
+
+
+def test_the_demo_rehearses_the_venues_week_once_and_leaves_the_live_orders(venue):
+    from timekeeping.basics import wallclock
+    from timekeeping.demo import VENUE_REHEARSAL, demo_rehearsal
+
+    made = week_of_orders(venue)
+    with wallclock.fixed(MONDAY):
+        clock = demo_rehearsal(venue.link.brand)
+        assert demo_rehearsal(venue.link.brand).pk == clock.pk  # once
+    clock.refresh_from_db()
+    assert clock.name == VENUE_REHEARSAL and clock.frozen_time == MONDAY + timedelta(days=7)
+    world = Venue.of(venue.link, test_clock_id=clock.pk)
+    said = [line.said for line in moved.lines(clock, world)]
+    assert any(f"Order {made['friday'].pk} (Rui) cancelled" in line for line in said)
+    assert any("(Noor (rehearsal)) cancelled" in line for line in said)
+    assert not any("Theo" in line for line in said)  # confirmed: nothing moves it
+    assert set(states(venue).values()) == {"placed", "confirmed"}  # the live orders
