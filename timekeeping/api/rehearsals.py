@@ -27,7 +27,8 @@ class RowsIn(StrictSerializer):
     table = serializers.CharField(max_length=NAME_LONGEST,
                                   help_text="A table of the brand with timed moves.")
     ids = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), required=False, min_length=1,
+        child=serializers.IntegerField(min_value=1, max_value=rehearse.LARGEST_ID),
+        required=False, min_length=1,
         max_length=rehearse.MOST_ROWS,
         help_text=f"Copy these live rows, by their numbers (at most {rehearse.MOST_ROWS:,}, "
                   "with the rows linked to them).")

@@ -45,6 +45,7 @@ from timekeeping.specs.tables import Table
 MOST_ROWS = 1000  # rows one copy (linked rows included) or one add writes
 MOST_WHOLE = 1000  # rows of a table without states, copied whole
 MINUTE = timedelta(minutes=1)
+LARGEST_ID = 2**63 - 1  # a row's number is a 64-bit integer
 
 
 class RehearsalRefused(Exception):
@@ -154,7 +155,7 @@ def _chosen(live: Venue, spec: Table, *, ids, start, end, column) -> list:
                                       "end), not both")
     if ids is not None:
         if (not isinstance(ids, list) or not ids or len(ids) > MOST_ROWS
-                or any(type(pk) is not int for pk in ids)):
+                or any(type(pk) is not int or not 1 <= pk <= LARGEST_ID for pk in ids)):
             raise RehearsalRefused("ids", f"a list of 1 to {MOST_ROWS:,} row numbers")
         rows = list(model.filter(pk__in=set(ids)).order_by("pk"))
         missing = sorted(set(ids) - {row.pk for row in rows})
@@ -245,25 +246,35 @@ def add(test_clock: TestClock, table: str, rows: list[dict], *, who: str) -> lis
     link = _link(test_clock)
     live = Venue.of(link)
     spec = _table(live, table)
-    rehearsal, world = _begin(test_clock, link, live)
-    now = test_clock.frozen_time
-    made = []
-    with transaction.atomic(), transaction.atomic(using=link.database):
-        first = _next_number(live, world, table)
-        for number, given in enumerate(rows):
-            values = _values(world, spec, given, now, number)
-            row = world.model(table)(pk=first + number, **values)
-            effects.apply(world, table, row, None, now)
-            try:
-                row.full_clean()
-            except ValidationError as error:
-                raise RehearsalRefused(f"rows[{number}]", "; ".join(
-                    f"{key}: {' '.join(said)}" for key, said in error.message_dict.items())
-                    ) from None
-            row.save(using=link.database, force_insert=True)
-            audit(world, table, row, kind="create", who=who[:200], at=now, before=None)
-            made.append(row.pk)
-        _reset_sequence(world.model(table), link.database)
+    existed = of(test_clock) is not None
+    _, world = _begin(test_clock, link, live)
+    try:
+        with transaction.atomic(), transaction.atomic(using=link.database):
+            return _write_new(live, world, spec, rows, test_clock.frozen_time, who=who)
+    except RehearsalRefused:
+        if not existed:  # a refused first add leaves no rehearsal behind
+            remove(test_clock)
+        raise
+
+
+def _write_new(live: Venue, world: Venue, spec: Table, rows: list[dict], now: datetime, *,
+               who: str) -> list[int]:
+    table, made = spec.name, []
+    first = _next_number(live, world, table)
+    for number, given in enumerate(rows):
+        values = _values(world, spec, given, now, number)
+        row = world.model(table)(pk=first + number, **values)
+        effects.apply(world, table, row, None, now)
+        try:
+            row.full_clean()
+        except ValidationError as error:
+            raise RehearsalRefused(f"rows[{number}]", "; ".join(
+                f"{key}: {' '.join(said)}" for key, said in error.message_dict.items())
+                ) from None
+        row.save(using=world.link.database, force_insert=True)
+        audit(world, table, row, kind="create", who=who[:200], at=now, before=None)
+        made.append(row.pk)
+    _reset_sequence(world.model(table), world.link.database)
     return made
 
 
@@ -284,7 +295,7 @@ def _values(world: Venue, spec: Table, given, now: datetime, number: int) -> dic
     state = given.pop(spec.states.column, spec.states.initial)
     states = set(spec.states.moves) | {to for moves in spec.states.moves.values()
                                        for to in moves} | {spec.states.initial}
-    if state not in states:
+    if not isinstance(state, str) or state not in states:
         raise RehearsalRefused(f"{where}.{spec.states.column}",
                                f"one of the table's states: {', '.join(sorted(states))}")
     try:

@@ -152,6 +152,11 @@ def test_a_copy_is_bounded_scoped_and_refusals_name_the_field(venue, monkeypatch
     with pytest.raises(rehearse.RehearsalRefused) as refused:
         rehearse.copy(clock, "orders", start=MONDAY, end=NEXT_MONDAY, who="owner")
     assert refused.value.field == "end"
+    with pytest.raises(rehearse.RehearsalRefused) as refused:
+        rehearse.add(clock, "orders", [{"customer": "Kai", "pickup_at": {"@in": "PT1H"}},
+                                       {"customer": 5}], who="owner")
+    assert (refused.value.field, refused.value.message) == ("rows[1].customer",
+                                                            "customer is text")
     assert not Rehearsal.objects.exists()  # nothing was changed
 
 
