@@ -172,6 +172,20 @@ def test_removing_the_rehearsal_drops_its_rows_and_keeps_the_live_ones(venue):
     assert TestClock.objects.filter(pk=clock.pk).exists()
 
 
+def test_deleting_a_test_clock_removes_its_rows(venue):
+    from django.db import connection
+
+    made = week_of_orders(venue)
+    clock = test_clocks.create(brand=venue.link.brand, name="Next week", frozen_time=MONDAY)
+    rehearse.copy(clock, "orders", ids=[made["friday"].pk], who="owner")
+    names = set(Rehearsal.objects.get(test_clock=clock).tables)
+    assert names <= set(connection.introspection.table_names())
+    clock.delete()
+    assert not names & set(connection.introspection.table_names())
+    assert not RowAudit.objects.filter(table="orders", kind="copy").exists()
+    assert venue.model("orders").objects.count() == 5
+
+
 def _text(answer) -> str:
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", answer.content.decode())))
 
