@@ -20,8 +20,8 @@ the rows set aside carry the test clock (`RowAudit.test_clock`, `SetAside.test_c
 The first copy or add brings the tables without states (settings, opening hours) whole, so
 moments read the same settings and hours as live. A copy brings the rows that link to a
 chosen row by an effect (an order's lines). Money is not held on a rehearsal (the ledger is
-live money), reminders are not sent there, and its emails go to the brand's owner, their
-subjects saying "Practice run:" (`outbox.tell`).
+live money); its emails and reminders go to the brand's owner, their subjects saying
+"Practice run:" (`outbox.tell`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from django.db.models import Max
 
 from calendars.moments import day_in_zone
 from timekeeping.models import Connection, Rehearsal, RowAudit, SetAside, TestClock
-from timekeeping.moves import effects, job, tables
+from timekeeping.moves import effects, job, moments, reminders, tables
+from timekeeping.moves.moments import MomentOutOfRange
 from timekeeping.moves.rows import Venue, as_dict, audit
 from timekeeping.moves.samples import resolve
 from timekeeping.moves.values import ValuesInvalid, clean
@@ -45,6 +46,7 @@ from timekeeping.specs.tables import Table
 MOST_ROWS = 1000  # rows one copy (linked rows included) or one add writes
 MOST_WHOLE = 1000  # rows of a table without states, copied whole
 MINUTE = timedelta(minutes=1)
+MOST_REMINDED = 10_000  # rows judged for one reminder's next send time
 LARGEST_ID = 2**63 - 1  # a row's number is a 64-bit integer
 
 
@@ -338,16 +340,14 @@ def _minute_up(at: datetime) -> datetime:
 
 
 def next_due(rehearsal: Rehearsal, *, now: datetime, until: datetime) -> datetime | None:
-    """The first instant, from `now` to `until`, at which the rehearsal's job moves a row:
-    the whole minute at or after a row's moment, after the minute it last ran, and not before
-    a row set aside is tried again. None when nothing moves by `until`."""
+    """The first instant, from `now` to `until`, at which the rehearsal's job moves a row (the
+    whole minute at or after a row's moment, after the minute it last ran, and not before a
+    row set aside is tried again) or sends a reminder. None when nothing happens by `until`."""
     venue = venue_of(rehearsal, remember=True)
     due = job.candidates(venue, until, job.CAP)
-    if not due:
-        return None
-    aside = {(table, row): until for table, row, until in SetAside.objects.filter(
+    aside = {(table, row): again for table, row, again in SetAside.objects.filter(
         brand_id=rehearsal.brand_id, test_clock_id=rehearsal.test_clock_id, until__gt=now)
-        .values_list("table", "row", "until")}
+        .values_list("table", "row", "until")} if due else {}
     after = rehearsal.last_run + MINUTE if rehearsal.last_run else now
     found = None
     for item in due:
@@ -355,14 +355,62 @@ def next_due(rehearsal: Rehearsal, *, now: datetime, until: datetime) -> datetim
         if (item.table, item.pk) in aside:  # tried again when its hour is up (A8)
             at = max(at, aside[(item.table, item.pk)])
         found = at if found is None else min(found, at)
-    return found if found <= until else None
+    reminded = _next_reminder(venue, now=now, until=until, last_run=rehearsal.last_run)
+    if reminded is not None:
+        found = reminded if found is None else min(found, reminded)
+    return found if found is not None and found <= until else None
+
+
+def _next_reminder(venue: Venue, *, now: datetime, until: datetime,
+                   last_run: datetime | None) -> datetime | None:
+    """The first minute, by `until`, the live job would send a reminder the rehearsal has not
+    sent yet (A12): its send time passed while its moment is still ahead. Sent at the minute
+    the job last ran: every send time at or before it."""
+    found = None
+    for name in venue.tables:
+        for spec in venue.raw_table(name).get("reminders", []):
+            for when, moment in _send_times(venue, name, spec, now=now, until=until):
+                at = max(_minute_up(when), now)
+                if last_run is not None and _minute_up(when) <= last_run:
+                    continue  # sent when the job ran then (or its moment had passed)
+                if at < moment and (found is None or at < found):
+                    found = at
+    return found
+
+
+def _send_times(venue: Venue, name: str, spec: dict, *, now: datetime, until: datetime):
+    """Each row's reminder send time and moment, for rows whose moment may fall after `now`
+    and within the largest lead of `until`."""
+    largest = reminders.largest_lead(venue, name, spec.get("lead", {}))
+    if largest is None:
+        return
+    rows = venue.model(name).objects.using(venue.link.database)
+    column = None if "via" in spec["at"] else venue.tables[name].columns.get(
+        spec["at"]["column"])
+    if column is not None:
+        try:
+            reach = until + timedelta(hours=largest) + reminders.AT_A_WALL_TIME
+        except OverflowError:
+            reach = None
+        rows = rows.filter(**moments.column_window(column.type, spec["at"], venue.zone,
+                                                   after=now, until=reach))
+    for row in rows.order_by("pk")[:MOST_REMINDED]:
+        try:
+            moment = venue.moment(row, spec["at"])
+            when = reminders.send_at(venue, row, spec, moment) if moment else None
+        except MomentOutOfRange:
+            continue  # the job skips and logs it (A12)
+        if when is not None and moment > now:
+            yield when, moment
 
 
 def run(rehearsal: Rehearsal, *, now: datetime) -> job.Minute:
     """The rehearsal's minute at the test clock's time `now`: the live job's moves, by the
     same candidates, lock, listed move, `set`, effects and audit (`job.move_due`)."""
     venue = venue_of(rehearsal, remember=True)
-    minute = job.move_due(venue, now, job.CAP, job.Minute(rehearsal.connection_id))
+    minute = job.Minute(rehearsal.connection_id)
+    minute.reminders = reminders.run(venue, now)  # keyed: each sent once per row and moment
+    job.move_due(venue, now, job.CAP, minute)
     Rehearsal.objects.filter(pk=rehearsal.pk).update(last_run=now)
     rehearsal.last_run = now
     return minute

@@ -262,3 +262,23 @@ def test_the_demo_rehearses_the_venues_week_once_and_leaves_the_live_orders(venu
     assert any("(Noor (rehearsal)) cancelled" in line for line in said)
     assert not any("Theo" in line for line in said)  # confirmed: nothing moves it
     assert set(states(venue).values()) == {"placed", "confirmed"}  # the live orders
+
+
+def test_a_reminder_goes_at_the_minute_the_live_job_would_send_it(venue):
+    venue.model("settings").objects.update(reminder_hours=24)
+    order = venue.model("orders").objects.create(
+        customer="Ines", email="ines@example.test", pickup_at=utc(2026, 10, 21, 11),
+        status="confirmed")  # 12:00 BST Wednesday: reminded at 09:00 BST on Tuesday
+    clock = test_clocks.create(brand=venue.link.brand, name="Next week", frozen_time=MONDAY)
+    rehearse.copy(clock, "orders", ids=[order.pk], who="owner")
+    test_clocks.advance(clock, to=utc(2026, 10, 20, 7, 59))
+    assert not Delivery.objects.exists()
+    test_clocks.advance(clock, to=utc(2026, 10, 20, 8))
+    mail = Delivery.objects.get()
+    assert mail.payload["subject"] == "Practice run: Your order is ready for pickup soon"
+    assert mail.payload["to"] == ["owner@corner.test"]
+    test_clocks.advance(clock, to=utc(2026, 10, 22))
+    assert Delivery.objects.count() == 1  # once per row and moment
+    # The live job, on the live row: nothing a minute before, the reminder at that minute.
+    assert job.reminders.run(venue, utc(2026, 10, 20, 7, 59)) == 0
+    assert job.reminders.run(venue, utc(2026, 10, 20, 8)) == 1
