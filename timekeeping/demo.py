@@ -83,6 +83,7 @@ def demo_load() -> DemoLogin:
     demo_lockers(login.brand)
     venue_owner = _person(VENUE_USERNAME, "venue@keeping-time.example")
     demo_venue(venue_owner)
+    demo_rehearsal(Brand.objects.get(slug="demo-venue"))
     subject = Subject.objects.select_related("brand").get(pk=TAX_SUBJECT)
     demo_customer(subject, by=login.brand.owner)
     demo_near(subject.brand)
@@ -434,3 +435,32 @@ def demo_venue(user) -> None:
                                     "valid_to": {"@in": "P2DT4H"}}], now=now)
     samples.add(venue, "stays", [{"guest": "Ola (sample)", "arrive": (now - timedelta(
         days=2)).date()}], now=now)
+
+
+VENUE_REHEARSAL = "The venue's next week"
+REHEARSED_ORDERS = [("Noor", "P1DT2H", "placed"), ("Theo", "P2DT3H", "confirmed"),
+                    ("Mia", "P4DT1H", "placed"), ("Jonas", "P5DT2H", "placed")]
+
+
+def demo_rehearsal(brand: Brand) -> TestClock:
+    """A rehearsal of the demo venue's week (issue 29): a test clock at the load's minute, the
+    venue's orders of the coming seven days copied onto it, four more orders added there across
+    the week (one already confirmed), and the clock walked the seven days. In that test world
+    the console's timed-moves page says which orders were cancelled at closing, when and why;
+    the live orders are left as they are. Once: a later load finds the clock."""
+    from timekeeping.moves import rehearse
+
+    found = TestClock.objects.filter(brand=brand, name=VENUE_REHEARSAL).first()
+    if found is not None:
+        return found
+    now = wallclock.wall_now().replace(second=0, microsecond=0)
+    clock = test_clocks.create(brand=brand, name=VENUE_REHEARSAL, frozen_time=now)
+    rehearse.copy(clock, "orders", start=now, end=now + timedelta(days=7), who="the demo")
+    rehearse.add(clock, "orders", [
+        {"customer": f"{name} (rehearsal)", "email": f"{name.lower()}@example.test",
+         "total": 1800, "status": status,
+         "pickup_at": {"@in": later, "@slot": "opening_hours"}}
+        for name, later, status in REHEARSED_ORDERS], who="the demo")
+    test_clocks.advance(clock, to=now + timedelta(days=7), by="the demo")
+    return clock
+

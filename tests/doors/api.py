@@ -49,6 +49,13 @@ DOORS = [
              _writes(202, 404), body=lambda w, n: _walked(w, {"to": f"2026-12-{2 + n:02d}"
                                                                   "T00:00:00Z"})),
     Endpoint("test clock trace", "get", "/api/test_clocks/{test_clock}/trace", _as(200, 404)),
+    # A rehearsal on the test clock: copies of A's live orders (each caller its own).
+    Endpoint("test clock rows copy", "post", "/api/test_clocks/{test_clock}/rows",
+             _writes(201, 404), body=lambda w, n: {"table": "orders", "ids": [w.orders[n]]}),
+    Endpoint("test clock rows", "get", "/api/test_clocks/{test_clock}/rows", _as(200, 404)),
+    Endpoint("test clock moves", "get", "/api/test_clocks/{test_clock}/moves", _as(200, 404)),
+    Endpoint("test clock rows remove", "delete", "/api/test_clocks/{test_clock}/rows",
+             _writes(200, 404)),
     Endpoint("manifest load", "post", "/api/brands/{brand}/manifests", _writes(201, 404),
              body=lambda w, n: manifest()),
     Endpoint("manifest plan", "post", "/api/brands/{brand}/manifests/plan", _writes(200, 404),

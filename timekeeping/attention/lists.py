@@ -185,7 +185,8 @@ def _live(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..., 
             | Q(state=Delivery.State.PENDING, created__lt=now - STUCK))
          .exclude(pk__in=settling.dismissed(brand, "undelivered"))
          .order_by("state", "-created"), _delivery),
-        ("set-aside rows", SetAside.objects.filter(brand=brand, until__gt=now)
+        ("set-aside rows", SetAside.objects.filter(brand=brand, test_clock__isnull=True,
+                                                   until__gt=now)
          .order_by("-created"), _set_aside),
         # Late on the real clock only: a test clock's time jumps, and nothing there is late.
         ("late timers", Timer.objects.filter(brand=brand, test_clock__isnull=True,

@@ -64,7 +64,7 @@ ROWS = {
     "skipped run": lambda brand: ScheduleRun.objects.filter(schedule__brand_id=brand.pk),
     "late": lambda brand: Timer.objects.filter(brand=brand),
     "runaway": lambda brand: TickRun.objects.filter(brand=brand),
-    "set aside": lambda brand: SetAside.objects.filter(brand=brand),
+    "set aside": lambda brand: SetAside.objects.filter(brand=brand, test_clock__isnull=True),
 }
 
 

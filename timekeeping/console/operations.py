@@ -19,7 +19,7 @@ from timekeeping import clocks
 from timekeeping.access.calendars import NO_CALENDAR, SHARED, CalendarRefused, notice_calendar
 from timekeeping.basics import refusals, shown, wallclock
 from timekeeping.clocks import history
-from timekeeping.console import connections, forms
+from timekeeping.console import connections, forms, rehearsals, test_mode
 from timekeeping.console.access import brand_of, by, may
 from timekeeping.console.shown import face_of
 from timekeeping.jobs import standby
@@ -118,6 +118,10 @@ def moves_page(request, brand_id: str):
     now, link = wallclock.wall_now(), _connection(brand)
     face = face_of(brand, now, request)
     found = {"brand": brand, "face": face, "can_act": may(request, "manager"), "link": link}
+    world = test_mode.world_of(request, brand)
+    if world is not None:  # test mode: the test world's rows only, at its time
+        found |= rehearsals.context(request, brand, world, face, link, found["can_act"])
+        return render(request, "console/moves_rehearsal.html", found)
     if link is not None:
         preview = moves.preview(link, now=now, hours=PREVIEW_HOURS)
         aside = Paginator(moves.set_aside(link, now=now), PER_PAGE).get_page(

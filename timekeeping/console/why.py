@@ -232,7 +232,8 @@ def _row(brand: Brand, table: str, pk: int, now: datetime, zone: ZoneInfo) -> li
                         f"(the timed moves of {table}: {leaving})."]
     lines.append(_moment(venue, row, rule, now, zone))
     aside = SetAside.objects.filter(brand_id=link.brand_id, connection=link, table=table,
-                                    row=pk, until__gt=now).order_by("-until").first()
+                                    row=pk, until__gt=now, test_clock__isnull=True
+                                    ).order_by("-until").first()
     if aside is not None:
         lines.append(f"It is set aside until {_at(aside.until, zone, now)}: timed move "
                      f"{aside.rule} was refused ({aside.code}); the job tries it again then.")

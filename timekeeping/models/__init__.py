@@ -3,7 +3,14 @@ from timekeeping.models.digest import Digest
 from timekeeping.models.dismissal import Dismissal
 from timekeeping.models.fault import Fault
 from timekeeping.models.keys import ApiKey
-from timekeeping.models.moves import BrandTable, Connection, RowAudit, SampleRow, SetAside
+from timekeeping.models.moves import (
+    BrandTable,
+    Connection,
+    Rehearsal,
+    RowAudit,
+    SampleRow,
+    SetAside,
+)
 from timekeeping.models.once import SpentToken
 from timekeeping.models.outbox import Delivery
 from timekeeping.models.people import Customer, CustomerSubject, Invitation, Member
@@ -20,7 +27,7 @@ __all__ = [
     "Deadline", "Delivery", "Digest", "Dismissal", "Fault", "Grant", "Heartbeat", "Invitation",
     "Job", "Manifest",
     "SpentToken",
-    "Member", "Occurrence", "Outcome", "Record", "RowAudit", "SampleRow", "Schedule",
+    "Member", "Occurrence", "Outcome", "Record", "Rehearsal", "RowAudit", "SampleRow", "Schedule",
     "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",
     "TickRun", "Timer", "Walk", "WalkLine",
     "brands_kept_by",

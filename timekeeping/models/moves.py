@@ -5,7 +5,7 @@ from django.db import models
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
-from timekeeping.models.brand import Brand
+from timekeeping.models.brand import Brand, TestClock
 
 
 class Connection(models.Model):
@@ -38,6 +38,9 @@ class SetAside(models.Model):
     code = models.CharField(max_length=200)
     until = models.DateTimeField()
     created = models.DateTimeField(default=wallclock.wall_now)
+    test_clock = models.ForeignKey(
+        TestClock, on_delete=models.CASCADE, null=True, blank=True, related_name="+",
+        help_text="A row of a rehearsal on this test clock; empty for a live row.")
 
     class Meta:
         indexes = [models.Index(fields=["brand", "connection", "table", "until"],
@@ -55,11 +58,15 @@ class RowAudit(models.Model):
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="audit")
     table = models.CharField(max_length=64)
     row = models.BigIntegerField()
-    kind = models.CharField(max_length=32, help_text="create, update, move, timed move")
+    kind = models.CharField(max_length=32, help_text="create, update, move, timed move, "
+                                                     "effect, sample, copy")
     who = models.CharField(max_length=200)
     at = models.DateTimeField()
     before = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
     after = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
+    test_clock = models.ForeignKey(
+        TestClock, on_delete=models.CASCADE, null=True, blank=True, related_name="+",
+        help_text="A row of a rehearsal on this test clock; empty for a live row.")
 
     class Meta:
         ordering = ["at", "id"]
@@ -116,3 +123,21 @@ class BrandTable(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.db_table})"
+
+
+class Rehearsal(models.Model):
+    """A brand's rows on a test clock: copies of chosen live rows, or rows added there, kept
+    in tables of their own (`moves.rehearse`), moved by the test clock's walks."""
+
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+")
+    test_clock = models.OneToOneField(TestClock, on_delete=models.CASCADE,
+                                      related_name="rehearsal")
+    connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="+")
+    tables = models.JSONField(default=list, help_text="The tables made for it, by their "
+                                                      "names in the database.")
+    last_run = models.DateTimeField(null=True, blank=True,
+                                    help_text="The test clock's time its job last ran.")
+    created = models.DateTimeField(default=wallclock.wall_now)
+
+    def __str__(self) -> str:
+        return f"rehearsal on {self.test_clock_id}"

@@ -93,9 +93,15 @@ def send(venue, row, spec: dict, *, key: str) -> bool:
     if not to:
         return False
     fields = _Safe({f.name: getattr(row, f.name) for f in row._meta.fields})
-    outbox.enqueue_email(brand=venue.link.brand, to=[to],
-                         subject=spec["subject"].format_map(fields),
-                         body=spec.get("body", "").format_map(fields), key=key)
+    subject, body = spec["subject"].format_map(fields), spec.get("body", "").format_map(fields)
+    world = getattr(venue, "test_clock_id", None)
+    if world is not None:
+        # A rehearsal's email: to the brand's owner only, its subject saying it is a
+        # practice run, keyed apart from the live row's of the same number.
+        outbox.tell(brand=venue.link.brand, test_clock_id=world, to=[to], subject=subject,
+                    body=body, key=f"{world}:{key}")
+        return True
+    outbox.enqueue_email(brand=venue.link.brand, to=[to], subject=subject, body=body, key=key)
     return True
 
 
@@ -120,13 +126,16 @@ def holds(venue, table: str, row, before: dict | None, *, at: datetime, sample: 
 
     Entering `on` holds the amount until the moment; entering a `takes` state earns it;
     entering a `gives_back` state returns it. A hold nobody finishes is given back by the
-    job at its moment. Sample rows hold nothing."""
+    job at its moment. Sample rows hold nothing, nor do a rehearsal's (the ledger is live
+    money)."""
     from money import ledger
 
     states = venue.raw_table(table).get("states") or {}
     column = states.get("column")
     entered = getattr(row, column, None) if column else None
-    if sample or entered is None or (before is not None and before.get(column) == entered):
+    rehearsed = getattr(venue, "test_clock_id", None) is not None
+    if sample or rehearsed or entered is None or (before is not None
+                                                  and before.get(column) == entered):
         return
     for number, spec in enumerate(venue.raw_table(table).get("holds", []), start=1):
         reference = hold_reference(venue, table, row, number)

@@ -92,19 +92,26 @@ def run_connection(link: Connection, *, now: datetime, holder: str, cap: int = C
         venue = Venue.of(link, remember=True)
         minute.reminders = reminders.run(venue, now)
         minute.holds_given_back = give_back_holds(venue, now)
-        due = candidates(venue, now, cap)
-        minute.due = len(due)
-        for item in due[:cap]:
-            outcome = move_one(venue, item, now)
-            if outcome == "lost":
-                minute.stopped = "the database went away"
-                break
-            if outcome == "moved":
-                minute.moved.append((item.table, item.pk))
-            else:
-                setattr(minute, outcome, getattr(minute, outcome) + 1)
+        move_due(venue, now, cap, minute)
     finally:
         leases.give_back(Connection, link.pk, holder=holder, extra={"last_run": now})
+    return minute
+
+
+def move_due(venue: Venue, now: datetime, cap: int, minute: Minute) -> Minute:
+    """The minute's timed moves: the longest due first, at most `cap`, each in its own
+    transaction. A rehearsal's job (`moves.rehearse`) is this, at the test clock's time."""
+    due = candidates(venue, now, cap)
+    minute.due = len(due)
+    for item in due[:cap]:
+        outcome = move_one(venue, item, now)
+        if outcome == "lost":
+            minute.stopped = "the database went away"
+            break
+        if outcome == "moved":
+            minute.moved.append((item.table, item.pk))
+        else:
+            setattr(minute, outcome, getattr(minute, outcome) + 1)
     return minute
 
 
@@ -121,8 +128,9 @@ def _due_by_rule(venue: Venue, name: str, table: Table, rule: Timed, now: dateti
     model = venue.model(name)
     db = venue.link.database
     aside = SetAside.objects.filter(brand_id=venue.link.brand_id, connection=venue.link,
-                                    table=name, rule=rule.number,
-                                    until__gt=now).values_list("row", flat=True)
+                                    test_clock_id=venue.test_clock_id, table=name,
+                                    rule=rule.number, until__gt=now).values_list("row",
+                                                                                 flat=True)
     rows = model.objects.using(db).filter(**{table.states.column: rule.from_state}).exclude(
         pk__in=list(aside))
     column = rule.at["column"]
@@ -243,7 +251,7 @@ def _set_aside(venue: Venue, item: Due, now: datetime, refusal: str) -> str:
     code = refusal[:200]
     SetAside.objects.create(brand_id=venue.link.brand_id, connection=venue.link,
                             table=item.table, row=item.pk, rule=item.rule.number, code=code,
-                            until=now + SET_ASIDE_FOR)
+                            until=now + SET_ASIDE_FOR, test_clock_id=venue.test_clock_id)
     log.warning("timed move refused; left alone for an hour: connection=%s table=%s key=%s "
                 "rule=%s code=%s", venue.link.pk, item.table, item.pk, item.rule.number, code)
     return "set_aside"

@@ -22,8 +22,10 @@ class Backlog:
     oldest: datetime | None
 
 
-def backlog(link: Connection, *, now: datetime) -> list[Backlog]:
-    venue = Venue.of(link)
+def backlog(link: Connection, *, now: datetime, venue: Venue | None = None) -> list[Backlog]:
+    """Per timed move, the rows due and not yet moved; of `venue` when given (a test clock's
+    rehearsal, at its time), else of the live tables."""
+    venue = venue or Venue.of(link)
     found = job.candidates(venue, now, SCAN)
     lines = []
     for name, table in venue.tables.items():
@@ -36,12 +38,15 @@ def backlog(link: Connection, *, now: datetime) -> list[Backlog]:
 
 def set_aside(link: Connection, *, now: datetime) -> list[SetAside]:
     return list(SetAside.objects.filter(brand_id=link.brand_id, connection=link,
+                                        test_clock__isnull=True,
                                         until__gt=now).order_by("until"))
 
 
-def preview(link: Connection, *, now: datetime, hours: int) -> list[str]:
-    """What will move in the next `hours`, in order, each with its rule and its moment."""
-    venue = Venue.of(link)
+def preview(link: Connection, *, now: datetime, hours: int,
+            venue: Venue | None = None) -> list[str]:
+    """What will move in the next `hours`, in order, each with its rule and its moment; of
+    `venue` when given, as `backlog`."""
+    venue = venue or Venue.of(link)
     until = now + timedelta(hours=hours)
     lines = []
     for due in job.candidates(venue, until, SCAN):

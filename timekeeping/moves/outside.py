@@ -177,5 +177,6 @@ def _last_changed(venue: Venue, table: str, pks: list[int]) -> dict[int, datetim
     """When each row was last changed here (its latest audit entry): one grouped query."""
     if not pks:
         return {}
-    return dict(RowAudit.objects.filter(connection=venue.link, table=table, row__in=pks)
+    return dict(RowAudit.objects.filter(connection=venue.link, test_clock__isnull=True,
+                                        table=table, row__in=pks)
                 .values("row").annotate(last=Max("at")).values_list("row", "last"))

@@ -58,12 +58,17 @@ class Venue:
     remembered: dict | None = None
     retired: dict[str, Table] = field(default_factory=dict)
     retired_in: dict[str, str] = field(default_factory=dict)  # table: its last bundle
+    # A test clock's id: the venue is that clock's rehearsal (`moves.rehearse`), its rows in
+    # tables of their own; None: the live tables.
+    test_clock_id: str | None = None
 
     @classmethod
-    def of(cls, link: Connection, *, remember: bool = False) -> Venue:
+    def of(cls, link: Connection, *, remember: bool = False,
+           test_clock_id: str | None = None) -> Venue:
         """The brand's tables on the connection that are registered to the brand (a brand
         reaches no table it does not own): those its current manifest declares, and those
-        it retired."""
+        it retired. With `test_clock_id`, the copies of the declared ones in that test
+        clock's rehearsal (a rehearsal has no retired tables)."""
         version = current(link.brand)
         bundle = version.bundle if version else ""
         owned = dict(BrandTable.objects.filter(brand_id=link.brand_id, connection=link)
@@ -74,6 +79,9 @@ class Venue:
         for name, last in owned.items():
             if name not in mine and last and name in _tables(last):
                 retired[name], retired_in[name] = _tables(last)[name], last
+        if test_clock_id is not None:
+            return cls(link, mine, bundle, {} if remember else None,
+                       test_clock_id=test_clock_id)
         return cls(link, mine, bundle, {} if remember else None, retired, retired_in)
 
     def readable(self, table: str) -> Table | None:
@@ -92,7 +100,8 @@ class Venue:
         return _section(bundle).get(table, {}) if bundle else {}
 
     def model(self, table: str):
-        return model_for(self.link.brand, self.tables.get(table) or self.retired[table])
+        return model_for(self.link.brand, self.tables.get(table) or self.retired[table],
+                         self.test_clock_id)
 
     @property
     def zone(self) -> str:
@@ -142,6 +151,10 @@ def as_dict(row) -> dict:
 
 
 def is_sample(venue: Venue, table: str, pk: int) -> bool:
+    """A sample row (A14). A rehearsal's rows never are: they send their emails, marked as a
+    practice run, and are judged late like any row."""
+    if venue.test_clock_id is not None:
+        return False
     return SampleRow.objects.filter(brand_id=venue.link.brand_id, connection=venue.link,
                                     table=table, row=pk).exists()
 
@@ -156,7 +169,7 @@ def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
         effects.holds(venue, table, row, before, at=at, sample=sample)
     RowAudit.objects.create(brand_id=venue.link.brand_id, connection=venue.link, table=table,
                             row=row.pk, kind=kind, who=who, at=at, before=before,
-                            after=as_dict(row))
+                            after=as_dict(row), test_clock_id=venue.test_clock_id)
 
 
 def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime,

@@ -61,7 +61,7 @@ def remove(venue: Venue) -> int:
             removed += venue.model(sample.table).objects.using(venue.link.database).filter(
                 pk=sample.row).delete()[0]
         RowAudit.objects.filter(brand_id=brand, connection=venue.link, table=sample.table,
-                                row=sample.row).delete()
+                                row=sample.row, test_clock__isnull=True).delete()
     SampleRow.objects.filter(brand_id=brand, connection=venue.link).delete()
     return removed
 

@@ -47,8 +47,11 @@ def safe(name: str) -> str:
     return name
 
 
-def db_table(brand: Brand, table: str) -> str:
-    digest = hashlib.sha256(brand.pk.encode()).hexdigest()[:12]
+def db_table(brand: Brand, table: str, world: str | None = None) -> str:
+    """The table's physical name; with `world` (a test clock's id), the name of its copy in
+    that test clock's rehearsal: the same length, from a digest of the brand and the clock."""
+    seed = brand.pk if world is None else f"{brand.pk}/{world}"
+    digest = hashlib.sha256(seed.encode()).hexdigest()[:12]
     return safe(f"tm_{digest}_{safe(table)}")
 
 
@@ -81,9 +84,10 @@ def _length(column: Column) -> int:
 _models: dict[tuple[str, str, str], type[models.Model]] = {}
 
 
-def model_for(brand: Brand, table: Table) -> type[models.Model]:
-    """The model of a table, one class per table definition (a changed manifest, a new one)."""
-    key = (brand.pk, db_table(brand, table.name), repr(table))
+def model_for(brand: Brand, table: Table, world: str | None = None) -> type[models.Model]:
+    """The model of a table, one class per table definition (a changed manifest, a new one);
+    with `world`, of its copy in that test clock's rehearsal."""
+    key = (brand.pk, db_table(brand, table.name, world), repr(table))
     if key not in _models:
         _models[key] = _model(brand.pk, key[1], table)
     return _models[key]
@@ -113,19 +117,21 @@ def _model(brand_pk: str, name: str, table: Table) -> type[models.Model]:
                               else _field(column))
     meta = type("Meta", (), {"app_label": "timedmoves", "db_table": name, "apps": _registry,
                              "indexes": list({i.name: i for i in indexes}.values())})
-    digest = hashlib.sha1(f"{brand_pk}:{table!r}".encode()).hexdigest()[:12]
+    # The physical name too: a rehearsal's copy of a table is a class of its own.
+    digest = hashlib.sha1(f"{brand_pk}:{name}:{table!r}".encode()).hexdigest()[:12]
     attrs = {"__module__": "timekeeping.moves.dynamic", "Meta": meta, **fields}
     return type(f"T{digest}{name.title().replace('_', '')}", (models.Model,), attrs)
 
 
-def ensure(link: Connection, tables: dict[str, Table]) -> list[str]:
+def ensure(link: Connection, tables: dict[str, Table], world: str | None = None) -> list[str]:
     """Create what is missing; say what was done. A table the database refuses raises
-    TableRefused; the connection is left clean (no transaction left open)."""
+    TableRefused; the connection is left clean (no transaction left open). With `world`, the
+    tables of that test clock's rehearsal."""
     done = []
     connection = connections[link.database]
     existing = set(connection.introspection.table_names())
-    built = {name: model_for(link.brand, table) for name, table in tables.items()}  # every
-    # name and length is checked before the first statement runs
+    # Every name and length is checked before the first statement runs.
+    built = {name: model_for(link.brand, table, world) for name, table in tables.items()}
     for table in tables.values():
         model = built[table.name]
         if BrandTable.objects.filter(database=link.database, db_table=model._meta.db_table
@@ -183,3 +189,14 @@ def _add_missing(connection, editor, model) -> list[str]:
             editor.add_index(model, index)
             done.append(f"indexed {table} ({', '.join(index.fields)})")
     return done
+
+
+def drop(link: Connection, names: list[str]) -> None:
+    """Drop tables a rehearsal made (by their names in the database); one already gone is
+    passed over. Never a brand's own tables: only names `ensure` made for a test clock."""
+    connection = connections[link.database]
+    existing = set(connection.introspection.table_names())
+    with connection.cursor() as cursor:
+        for name in names:
+            if safe(name) in existing:
+                cursor.execute(f"DROP TABLE {connection.ops.quote_name(name)}")

@@ -180,7 +180,8 @@ class Figures(Collector):
                                 value=(now - waiting).total_seconds() if waiting else 0)
         yield GaugeMetricFamily("keeping_time_set_aside_rows",
                                 "Rows the timed-move job set aside and is still leaving alone.",
-                                value=SetAside.objects.filter(until__gt=now).count())
+                                value=SetAside.objects.filter(test_clock__isnull=True,
+                                                               until__gt=now).count())
         yield GaugeMetricFamily("keeping_time_schedule_failures_last_hour",
                                 "Schedule runs that failed in the last hour.",
                                 value=ScheduleRun.objects.filter(

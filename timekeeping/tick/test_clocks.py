@@ -38,6 +38,7 @@ from django.db.models import F
 
 from timekeeping.basics import instants, wallclock
 from timekeeping.models import Schedule, ScheduleRun, TestClock, TickRun, Walk, WalkLine
+from timekeeping.moves import rehearse
 from timekeeping.schedules import engine as schedules
 from timekeeping.tick import trace
 from timekeeping.tick.clock import abandon_runs
@@ -328,28 +329,26 @@ def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked
     """Walk instant by instant until nothing is owed by the target (True), or the slice's
     time is up (False). At each instant: the clock's time; the firings, batch by batch, each
     committed with its trace lines and the walk's figures (`_note`, as the tick commits a
-    batch with its effects); then the schedules' runs, in one transaction."""
+    batch with its effects); the rehearsal's timed moves (`moves.rehearse`: its rows move at
+    the clock's time, as live rows move on the real clock); then the schedules' runs, in one
+    transaction."""
     last: tuple[datetime, int] | None = None
-    schedule_steps = 0  # runs and skips taken: each moves a schedule's due time on
+    steps = 0  # schedule runs and skips, and rehearsal minutes: each moves a due time on
     active = Schedule.objects.filter(test_clock=test_clock, active=True)
-    step = timedelta(seconds=walk.step_s)
+    rehearsal = rehearse.of(test_clock)
     to = walk.to
     while not engine.run.runaway:
         if walked.instants and time.monotonic() > engine.deadline:
             return False
-        rows = list(active.all())  # read again: each run moves its due time
-        for row in rows:  # known here: spare each run two reads
-            row.brand, row.test_clock = test_clock.brand, test_clock
-        due = min((row.next_due for row in rows
-                   if row.next_due is not None and row.next_due <= to), default=None)
-        if due is not None and walk.last_tick is not None:
-            due = min(max(due, walk.last_tick + step), to)
+        rows, due = _schedules_due(active, walk, test_clock)
         timer_owed = engine.next_owed(to)
-        owed = min((at for at in (timer_owed, due) if at is not None), default=None)
+        rows_owed = (rehearse.next_due(rehearsal, now=test_clock.frozen_time, until=to)
+                     if rehearsal is not None else None)
+        owed = min((at for at in (timer_owed, due, rows_owed) if at is not None), default=None)
         if owed is None:
             return True
         instant = max(owed, test_clock.frozen_time)
-        moved = engine.run.fired + engine.run.failed + engine.run.dropped + schedule_steps
+        moved = engine.run.fired + engine.run.failed + engine.run.dropped + steps
         if last == (instant, moved):
             return True  # what is left at this instant is held by another process
         last = (instant, moved)
@@ -361,18 +360,35 @@ def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked
             engine.fire_at(instant)
             if engine.run.unfinished:
                 return False  # the slice's time ran out inside this instant: the next goes on
+        if rows_owed is not None and rows_owed <= instant:
+            _set_time(test_clock, instant)
+            rehearse.run(rehearsal, now=instant)  # each move its own transaction (A7)
+            steps += 1
         with transaction.atomic():
-            if not fires:
+            if test_clock.frozen_time != instant:
                 _set_time(test_clock, instant)
             claims, skips = schedules.claim_due(rows, now=instant, holder=holder,
                                                 lease_until=instant + SCHEDULE_LEASE)
             schedules.run_inline(claims, tick=instant)
-            schedule_steps += len(claims) + len(skips)
+            steps += len(claims) + len(skips)
             _ticked(walk, instant)
         walked.instants += 1
         if progress is not None:
             progress(Progress(walk.start, to, instant, walk.fired))
     return True
+
+
+def _schedules_due(active, walk: Walk, test_clock: TestClock) -> tuple[list, datetime | None]:
+    """The clock's active schedules, read again (each run moves its due time), and the next
+    instant a schedule is due by the walk's target, spaced `step_s` from the last tick."""
+    rows = list(active.all())
+    for row in rows:  # known here: spare each run two reads
+        row.brand, row.test_clock = test_clock.brand, test_clock
+    due = min((row.next_due for row in rows
+               if row.next_due is not None and row.next_due <= walk.to), default=None)
+    if due is not None and walk.last_tick is not None:
+        due = min(max(due, walk.last_tick + timedelta(seconds=walk.step_s)), walk.to)
+    return rows, due
 
 
 def _note(walk: Walk, test_clock: TestClock, new_rows: list) -> None:
