@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('timekeeping', '0031_heartbeat_counts_help'),
+        ('timekeeping', '0034_risk_per_currency'),
     ]
 
     operations = [
