@@ -151,7 +151,11 @@ def test_the_practice_is_told_in_plain_words_and_the_miss_leaves_the_lists(misse
         return [item for item in lists.attention(job.brand, now=LATER, world=world).items
                 if item.kind == "lapse" and "US-NJ" in item.text]
 
-    assert missed_in_jersey()
+    def missed_on_its_page():  # the subject page's own list (S23)
+        return [item for item in lists.of_subject(job.subject, now=LATER)
+                if item.kind == "lapse" and "US-NJ" in item.text]
+
+    assert missed_in_jersey() and missed_on_its_page()
     postpone(client, world)
     # In a test clock's world only the brand's owner hears (a practice run).
     mail = Delivery.objects.get(idempotency_key__startswith=f"{jersey.label}:reopened:")
@@ -162,7 +166,7 @@ def test_the_practice_is_told_in_plain_words_and_the_miss_leaves_the_lists(misse
     assert "Relief notice IR-2028-12 (storm relief) moved" in body
     assert "The miss on Wed 15 Nov 2028 is withdrawn" in body
     assert "clk_" not in body and "lapse" not in body
-    assert not missed_in_jersey()
+    assert not missed_in_jersey() and not missed_on_its_page()
     sentences = [line.text for line in history.history(job.subject)]
     assert any(text.startswith("The miss of the ") and "was withdrawn" in text
                for text in sentences), sentences

@@ -341,10 +341,12 @@ def _count(n: object, word: str) -> str:
 
 def of_subject(subject: Subject, *, now: datetime) -> list[Item]:
     """What needs attention about one subject, for its page: its recent lapses (last seven
-    days in its own world), dated or not, newest first; one query, and one for job names."""
+    days in its own world), dated or not, newest first, less those a late notice withdrew;
+    one query, and one for job names."""
     rows = Record.objects.filter(_since(subject.brand, "instant", now, RECENT),
                                  subject=subject.pk, kind__in=LAPSES + UNOPENED
-                                 ).order_by("-instant")[:SHOWN]
+                                 ).exclude(pk__in=clocks.withdrawn_lapses(subject.brand)
+                                           ).order_by("-instant")[:SHOWN]
     return _named(Attention([_unopened(row) if row.kind in UNOPENED else _lapse(row)
                              for row in rows])).items
 
