@@ -206,7 +206,8 @@ def test_the_console_rehearses_a_week_and_says_what_moved_and_why(venue, client)
     text = _text(client.get(page, {"test": clock.pk}, follow=True))
     assert (f"Order {made['friday'].pk} (Rui) cancelled at Fri 23 Oct 2026, 21:00 BST: still "
             "placed at closing time on the day of its pickup.") in text
-    assert "orders: 4 rows" in text
+    assert "Orders: 4 rows" in text
+    assert "at the test world's time, Mon 26 Oct 2026" in text  # its time, not "now"
     live = _text(client.get(page, {"test": "off"}, follow=True))
     assert "(Rui) cancelled" not in live and "Rehearse these rows" not in live
     assert states(venue)[made["friday"].pk] == "placed"
