@@ -96,7 +96,8 @@ RUNS = {"free": "dates on a job: deadlines, late prices, steps and the job's own
         "launch": "also dates that outlive their job, periods, facts kept for the next "
                   "period, subscriptions with allowances, and schedules and events that open "
                   "jobs",
-        "team": "also dates sold as a promise, whose penalties you credit"}
+        "team": "also dates sold as a promise, whose penalties you credit, and a service that "
+                "keeps a client's dates between jobs"}
 
 
 class PlanForm(forms.Form):
