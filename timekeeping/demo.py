@@ -313,21 +313,28 @@ def demo_near(brand: Brand) -> None:
     """A priced date at risk: a second taxpayer on its own test clock, advanced once from
     2028-03-01 to 2028-04-10 (its notices ring on the way), so its filing dates, priced "about
     $324 a month late", are a week away."""
-    test_clock, _ = TestClock.objects.get_or_create(
-        id=NEAR_CLOCK, defaults={"brand": brand, "name": "a week before filing",
-                                 "frozen_time": NEAR_START})
-    subject, _ = Subject.objects.get_or_create(
-        id=NEAR_SUBJECT, defaults={"brand": brand, "test_clock": test_clock,
-                                   "kind": "taxpayer", "key": "12-3456789",
-                                   "name": "Juniper Labs", "zone": "America/Chicago",
-                                   "owner_name": "Sam Reyes",
-                                   "contact_email": "books@juniper.example"})
-    if not Job.objects.filter(subject=subject).exists():
-        clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
-                     by="demo", input={"jurisdictions": ["US", "US-CA"],
-                                       "earliest_credit_expiry": "2031-06-30"})
+    test_clock, _ = _taxpayer_world(
+        brand, NEAR_CLOCK, "a week before filing", NEAR_START, NEAR_SUBJECT,
+        {"key": "12-3456789", "name": "Juniper Labs", "zone": "America/Chicago",
+         "owner_name": "Sam Reyes", "contact_email": "books@juniper.example"},
+        {"jurisdictions": ["US", "US-CA"], "earliest_credit_expiry": "2031-06-30"})
     if test_clock.frozen_time < NEAR_AT:
         test_clocks.advance(test_clock, to=NEAR_AT)
+
+
+def _taxpayer_world(brand: Brand, clock_id: str, clock_name: str, start: datetime,
+                    subject_id: str, subject: dict, given: dict) -> tuple[TestClock, Subject]:
+    """A test clock of the tax practice frozen at `start`, a taxpayer living on it, and its
+    2027 annual return ordered once with `given`; loading again finds them."""
+    test_clock, _ = TestClock.objects.get_or_create(
+        id=clock_id, defaults={"brand": brand, "name": clock_name, "frozen_time": start})
+    taxpayer, _ = Subject.objects.get_or_create(
+        id=subject_id, defaults={"brand": brand, "test_clock": test_clock,
+                                 "kind": "taxpayer", **subject})
+    if not Job.objects.filter(subject=taxpayer).exists():
+        clocks.order(brand=brand, service="annual-return", subject=taxpayer, period="2027",
+                     by="demo", input=given)
+    return test_clock, taxpayer
 
 
 def demo_member(brand: Brand) -> None:
@@ -371,18 +378,11 @@ def demo_relief(brand: Brand) -> None:
     on 20 October an authority's relief notice covering October moves it to 15 February 2029.
     The miss is withdrawn on the record, the date is open again with only its reminders still
     ahead armed, and the practice is told. Loading again changes nothing."""
-    test_clock, _ = TestClock.objects.get_or_create(
-        id=RELIEF_CLOCK, defaults={"brand": brand, "name": "a relief notice after the fact",
-                                   "frozen_time": RELIEF_START})
-    subject, _ = Subject.objects.get_or_create(
-        id=RELIEF_SUBJECT, defaults={"brand": brand, "test_clock": test_clock,
-                                     "kind": "taxpayer", "key": "45-6789012",
-                                     "name": "Cedar Mill Co.", "zone": "America/New_York",
-                                     "owner_name": "Lena Ortiz",
-                                     "contact_email": "office@cedarmill.example"})
-    if not Job.objects.filter(subject=subject).exists():
-        clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
-                     by="demo", input={"jurisdictions": ["US"]})
+    test_clock, _ = _taxpayer_world(
+        brand, RELIEF_CLOCK, "a relief notice after the fact", RELIEF_START, RELIEF_SUBJECT,
+        {"key": "45-6789012", "name": "Cedar Mill Co.", "zone": "America/New_York",
+         "owner_name": "Lena Ortiz", "contact_email": "office@cedarmill.example"},
+        {"jurisdictions": ["US"]})
     if test_clock.frozen_time < RELIEF_AT:
         test_clocks.advance(test_clock, to=RELIEF_AT)
     if not Postponement.objects.filter(test_clock=test_clock.pk).exists():
