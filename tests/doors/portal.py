@@ -57,10 +57,11 @@ DOORS = [
     # Each caller finds the plan cancelled: A's customer resumes it (and is sent back).
     Endpoint("portal resume a plan", "post", "/portal/plans/{subscription}/resume",
              _customer(302), body=lambda w, n: _cancelled(w)),
-    # S16: the world's manifest names no steward service, so A's customer is told nothing
-    # can be ordered (and sent back); everyone else finds no such subject.
+    # S16: the world's manifest (the demo's tax manifest) has a steward service, and the
+    # matrix posts no form saying yes, so A's customer is asked first (200) and nothing is
+    # ordered; everyone else finds no such subject.
     Endpoint("portal keep these dates with us", "post", "/portal/subjects/{subject}/keep",
-             _customer(302), body={"confirmed": "yes"}),
+             _customer(200)),
     Endpoint("portal ask page", "get", "/portal/asks/{ask}/", _customer(200)),
     # Undo (issue 27): the world's record is its job's opening on A's subject, no action: not
     # found for A's customer, as for everyone else.

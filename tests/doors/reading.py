@@ -50,6 +50,7 @@ DOORS = [
     *_lists("timers", "/api/timers"),
     Endpoint("timer read", "get", _TimerPath("/api/timers/{timer}"), _as(200, 404)),
     *_lists("records", "/api/records"),
+    *_lists("deliveries", "/api/deliveries"),
     *_lists("schedules", "/api/schedules"),
     # The world keeps no schedule: these doors answer 404 to everyone signed in (the reads of
     # a real one, and a stranger's 404 for it, are tests/timekeeping/api/test_reading_*.py's).

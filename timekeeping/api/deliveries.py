@@ -1,21 +1,76 @@
-"""A brand's outbox over the API: a delivery that failed is dismissed (issue 29, J9), as the
-console's "Dismiss" on the "not sent" item of "Needs attention" does, through the same
-`attention.settling.act`. A dismissed delivery leaves the list and is deleted by the tick's
-housekeeping 30 days after its dismissal (`timekeeping.tick.housekeeping`)."""
+"""A brand's outbox over the API: its deliveries listed (which failed, which wait), and a
+delivery that failed dismissed (issue 29, J9), as the console's "Dismiss" on the "not sent"
+item of "Needs attention" does, through the same `attention.settling.act`. A dismissed
+delivery leaves the list of what needs attention and is deleted by the tick's housekeeping
+30 days after its dismissal (`timekeeping.tick.housekeeping`).
 
-from drf_spectacular.utils import extend_schema
+The list says what each delivery is (its channel, its subject line, its state and tries, its
+last error's last line) and never its recipients or body: those are the people's own words.
+"""
+
+from django.db.models import Exists, OuterRef, QuerySet
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from timekeeping.api.access import kept_brand, who
+from timekeeping.api import queries
+from timekeeping.api.access import brands, kept_brand, who
+from timekeeping.api.queries import Listing
 from timekeeping.attention import settling
 from timekeeping.basics import wallclock
-from timekeeping.models import Dismissal
+from timekeeping.models import Delivery, Dismissal
 from timekeeping.web.strict import StrictSerializer
 
 KIND = "undelivered"
+ERROR_SHOWN = 300  # characters of a last error's last line
+
+
+class DeliveryRead(serializers.ModelSerializer):
+    subject = serializers.SerializerMethodField(help_text="An email's subject line.")
+    last_error = serializers.SerializerMethodField(
+        help_text=f"The last line of the last error, at most {ERROR_SHOWN} characters.")
+    dismissed = serializers.BooleanField(help_text="Dismissed by the brand's people.")
+
+    class Meta:
+        model = Delivery
+        fields = ["id", "brand", "channel", "state", "attempts", "created", "next_attempt",
+                  "delivered", "subject", "last_error", "dismissed"]
+
+    @extend_schema_field(serializers.CharField())
+    def get_subject(self, delivery: Delivery) -> str:
+        payload = delivery.payload if isinstance(delivery.payload, dict) else {}
+        return str(payload.get("subject", ""))
+
+    @extend_schema_field(serializers.CharField())
+    def get_last_error(self, delivery: Delivery) -> str:
+        lines = delivery.last_error.strip().splitlines()
+        return lines[-1][:ERROR_SHOWN] if lines else ""
+
+
+class Deliveries(Listing):
+    """The outbox of the brands you keep, newest first: failed ones to dismiss, waiting ones
+    with their next try."""
+
+    serializer_class = DeliveryRead
+    filters = (
+        queries.brand_filter(),
+        queries.one_of("state", "state", list(Delivery.State.values),
+                       description="Only deliveries in this state."),
+        queries.one_of("channel", "channel", list(Delivery.Channel.values),
+                       description="Only deliveries of this channel."),
+        queries.instant("from", "created__gte", description="Only deliveries made at or "
+                                                            "after this instant"),
+        queries.instant("to", "created__lt", description="Only deliveries made before this "
+                                                         "instant"),
+    )
+
+    def scoped(self) -> QuerySet:
+        dismissed = Dismissal.objects.filter(brand=OuterRef("brand"), kind=KIND,
+                                             row=OuterRef("pk"))
+        return Delivery.objects.filter(brand__in=brands(self.request)).annotate(
+            dismissed=Exists(dismissed)).order_by("-created", "-id")
 
 
 class DismissIn(StrictSerializer):

@@ -105,6 +105,7 @@ urlpatterns = [
     path("timers", timers.Timers.as_view(), name="timers"),
     path("timers/<pid:timer_id>", timers.TimerDetail.as_view(), name="timer"),
     path("records", records.Records.as_view(), name="records"),
+    path("deliveries", deliveries.Deliveries.as_view(), name="deliveries"),
     path("records/<pid:record_id>/undo", records.RecordUndo.as_view(), name="record-undo"),
     path("schedules", schedules.Schedules.as_view(), name="schedules"),
     path("schedules/<pid:schedule_id>", schedules.ScheduleDetail.as_view(),

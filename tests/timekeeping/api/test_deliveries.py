@@ -112,3 +112,28 @@ def test_the_tick_deletes_a_dismissed_delivery_30_days_after(brand, actors):
             phases.run_once(now=NOW + timedelta(days=days))
         assert set(Delivery.objects.values_list("pk", flat=True)) == left
     assert not Dismissal.objects.exists()
+
+
+def test_the_outbox_is_listed_newest_first_with_what_was_dismissed(brand, actors):
+    failed = _failed(brand)
+    waiting = Delivery.objects.create(brand=brand, channel="email", idempotency_key="later",
+                                      payload={"subject": "Next week", "to": ["a@b.test"],
+                                               "body": "private words"},
+                                      next_attempt=NOW, created=NOW + timedelta(minutes=5),
+                                      last_error="timeout\n421 try again later")
+    owner = _client(actors["owner"])
+    listed = owner.get("/api/deliveries").json()
+    assert [row["id"] for row in listed["results"]] == [waiting.pk, failed.pk]
+    first = listed["results"][0]
+    assert (first["subject"], first["state"], first["last_error"], first["dismissed"]) == (
+        "Next week", "pending", "421 try again later", False)
+    assert "private words" not in str(listed) and "a@b.test" not in str(listed)
+    _dismiss(owner, brand.pk, failed.pk)
+    failed_only = owner.get("/api/deliveries", {"state": "failed"}).json()["results"]
+    assert [(row["id"], row["dismissed"]) for row in failed_only] == [(failed.pk, True)]
+    bad = owner.get("/api/deliveries", {"state": "lost"})
+    assert bad.status_code == 400 and "state" in bad.json()
+    # A stranger keeps no brand: their list is empty, and naming this brand is refused.
+    stranger = _client(actors["outsider"])
+    assert stranger.get("/api/deliveries").json()["count"] == 0
+    assert stranger.get("/api/deliveries", {"brand": brand.pk}).status_code == 400
