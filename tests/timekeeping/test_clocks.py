@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from timekeeping import clocks, manifests
+from timekeeping.attention import lists
 from timekeeping.clocks import dues, gate, postponing
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Delivery, Job, Occurrence, Record, Subject, TestClock, Timer
@@ -313,6 +314,13 @@ def test_it_reads_each_form_of_due_rule(brand):
                            period="2028-06", input={})
     assert not Occurrence.objects.filter(clock__job=missing, clock__name="reply").exists()
     assert Record.objects.filter(kind="clock.no_date", job=missing.pk).count() == 2
+    # Not silent (S23): the owner is asked to look, on the brand's list and the subject's page.
+    at = Record.objects.filter(kind="clock.no_date", job=missing.pk).first().instant
+    unset = [item.text for item in lists.of_subject(subject, now=at) if item.kind == "lapse"]
+    assert ("Oriel's 2028-06 notice response: the reply date could not be set (its due rule "
+            "gave no date), so no reminder will come for it") in unset, unset
+    home = [item.text for item in lists.attention(brand, now=at).items]
+    assert sum("could not be set" in text for text in home) == 2, home
 
 
 def test_a_rung_that_runs_its_step_again_after_a_move_moves_nothing_more(tax):

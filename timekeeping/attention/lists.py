@@ -253,7 +253,7 @@ def job_name(job: Job) -> str:
 
 # Every lapse (S23): a date, a hard date, a job, a grant. A link's second expiry is said by its
 # job's lapse.
-LAPSES = ("clock.lapsed", "job.lapsed", "grant.ended", "outcome.lapsed")
+LAPSES = ("clock.lapsed", "job.lapsed", "grant.ended", "outcome.lapsed", "clock.no_date")
 
 
 def _since(brand: Brand, field: str, now: datetime, within: timedelta) -> Q:
@@ -289,8 +289,14 @@ def _lapse(record: Record) -> Item:
             "job.lapsed": "It was missed: a link expired twice without an answer",
             "grant.ended": "A permission ended: what needs it waits until it is given again",
             "outcome.lapsed": f"No payment matched the outcome {data.get('outcome')} by its "
-                              "date, so nothing is charged"}
-    ref = data.get("clock", record.job) if record.kind == "clock.lapsed" else record.job
+                              "date, so nothing is charged",
+            # S23: a job opened without one of its dates; nothing reminds anyone of it.
+            "clock.no_date": f"The {data.get('name', '')} date"
+                             f"{' for ' + data['item'] if data.get('item') else ''} could not "
+                             f"be set ({data.get('why', 'no reason kept')}), so no reminder "
+                             "will come for it"}
+    dated = record.kind in ("clock.lapsed", "clock.no_date")
+    ref = data.get("clock", record.job) if dated else record.job
     return Item("lapse", True, record.instant, said[record.kind], ref=ref, job=record.job or "",
                 test_clock=record.test_clock_id, subject=record.subject,
                 details=f"{record.kind} · job {record.job}{_world(record)}")
