@@ -186,7 +186,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "ENUM_NAME_OVERRIDES": {"JobStateEnum": "timekeeping.models.service.Job.State",
                             "TimerStateEnum": "timekeeping.models.timer.Timer.State",
-                            "TestClockStatusEnum": "timekeeping.models.brand.TestClock.Status"},
+                            "TestClockStatusEnum": "timekeeping.models.brand.TestClock.Status",
+                            "PlanEnum": "timekeeping.specs.tiers.PLANS"},
 }
 
 # Secure defaults whenever DEBUG is off. Each can be turned off on its own, for a

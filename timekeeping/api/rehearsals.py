@@ -46,7 +46,7 @@ class RowsIn(StrictSerializer):
                   "time plus two hours.")
 
 
-class RowsOut(serializers.Serializer):
+class RehearsalRowsOut(serializers.Serializer):
     table = serializers.CharField()
     copied = serializers.ListField(child=serializers.IntegerField(),
                                    help_text="The live rows copied, by their numbers.")
@@ -81,7 +81,7 @@ class MovesOut(serializers.Serializer):
 
 
 class RehearsalRows(APIView):
-    @extend_schema(request=RowsIn, responses={201: RowsOut})
+    @extend_schema(request=RowsIn, responses={201: RehearsalRowsOut})
     def post(self, request, clock_id: str):
         """Put rows on the test clock: copies of chosen live rows (`ids`, or a window
         `start`–`end`), or new rows (`rows`). Live rows are only read. A refusal names its
@@ -106,7 +106,7 @@ class RehearsalRows(APIView):
         except rehearse.RehearsalRefused as refused:
             return Response({refused.field: [refused.message]},
                             status=status.HTTP_400_BAD_REQUEST)
-        return Response(RowsOut(done).data, status=status.HTTP_201_CREATED)
+        return Response(RehearsalRowsOut(done).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=HeldOut)
     def get(self, request, clock_id: str):
