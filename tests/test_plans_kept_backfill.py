@@ -4,8 +4,8 @@ timekeeping 0033) sets each existing row to its brand's plan of the moment."""
 from datetime import UTC, date, datetime
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrating import migrate, schema_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -14,19 +14,10 @@ AFTER = [("timekeeping", "0033_plans_kept")]
 AT = datetime(2027, 1, 4, 9, tzinfo=UTC)
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def before():
-    apps = _migrate(BEFORE)
-    yield apps
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    with schema_at(BEFORE) as apps:
+        yield apps
 
 
 def test_existing_work_keeps_the_plan_its_brand_is_on_when_it_migrates(before):
@@ -38,7 +29,7 @@ def test_existing_work_keeps_the_plan_its_brand_is_on_when_it_migrates(before):
                             opened=AT)
         model("Subscription").create(brand=brand, subject=subject, service="plan",
                                      bundle="b", anchor=date(2027, 1, 1), opened=AT)
-    after = _migrate(AFTER)
+    after = migrate(AFTER)
     for name in ("Subject", "Job", "Subscription"):
         kept = after.get_model("timekeeping", name).objects.values_list("brand__slug", "plan")
         assert sorted(kept) == [("grown", "launch"), ("small", "free")]

@@ -8,6 +8,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from tests.migrating import migrate, schema_at
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("timekeeping", "0019_heartbeat_counts"), ("money", "0001_initial")]
@@ -15,20 +17,11 @@ AFTER = [("timekeeping", "0020_tenant_brand"), ("money", "0002_brand")]
 AT = datetime(2027, 1, 4, 9, tzinfo=UTC)
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def before():
     """The schema before the brand columns; the latest again afterwards, whatever happened."""
-    apps = _migrate(BEFORE)
-    yield apps
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    with schema_at(BEFORE) as apps:
+        yield apps
 
 
 def _brand(apps, slug):
@@ -72,7 +65,7 @@ def test_it_gives_each_row_the_brand_of_its_parent(before):
         _world(before, brand)
     _books(before, north.pk, reference="by-id")
     _books(before, "south", reference="by-slug")  # timed moves' holds name the brand's slug
-    after = _migrate(AFTER)
+    after = migrate(AFTER)
     for name in ("SetAside", "RowAudit", "SampleRow", "Allowance", "CustomerSubject"):
         rows = after.get_model("timekeeping", name).objects
         assert sorted(rows.values_list("brand_id", flat=True)) == sorted([north.pk, south.pk])
@@ -90,7 +83,7 @@ def test_it_refuses_an_account_of_no_brand_and_changes_nothing(before):
     _books(before, _brand(before, "north").pk, reference="kept")
     before.get_model("money", "Account").objects.create(key="gone:earned:USD", currency="USD")
     with pytest.raises(RuntimeError, match="gone:earned:USD"):
-        _migrate(AFTER)
+        migrate(AFTER)
     columns = [c.name for c in connection.introspection.get_table_description(
         connection.cursor(), "money_account")]
     assert "brand_id" not in columns
@@ -98,5 +91,5 @@ def test_it_refuses_an_account_of_no_brand_and_changes_nothing(before):
         ("timekeeping", "0020_tenant_brand")}
     assert ("money", "0002_brand") not in MigrationExecutor(connection).loader.applied_migrations
     before.get_model("money", "Account").objects.filter(key="gone:earned:USD").delete()
-    after = _migrate(AFTER)
+    after = migrate(AFTER)
     assert after.get_model("money", "Posting").objects.get().brand_id is not None
