@@ -192,8 +192,8 @@ def _deliver_step(add: Add, name: str, spec: dict, steps: dict, clocks: dict,
     if "within" in spec:
         _within(add, spec["within"], clocks, f"{path}.within")
     if "perfect" in spec and not any(
-            isinstance(clock, dict) and name in (clock.get("satisfied_by") or [])
-            for clock in clocks.values()):
+            isinstance(clock, dict) and isinstance(clock.get("satisfied_by"), list)
+            and name in clock["satisfied_by"] for clock in clocks.values()):
         add("deliver.perfect_without_date", f"{path}.perfect",
             f"a repair window keeps the first filing time of a date: '{name}' keeps no clock "
             "(name it in a clock's 'satisfied_by')")

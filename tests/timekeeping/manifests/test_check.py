@@ -109,6 +109,13 @@ def test_it_reports_every_problem_at_once():
     assert {"calendar.zone_invalid", "clock.rung_invalid"} <= codes
 
 
+def test_a_satisfied_by_that_is_no_list_is_a_problem_not_a_crash():
+    # Found by the fuzz test: a repair window looked for its step in a number.
+    for value in (1, None, "file", {"file": True}):
+        codes = {p.code for p in manifests.check(changed([*FILE, "satisfied_by"], value))}
+        assert "clock.satisfied_by_invalid" in codes or "deliver.perfect_without_date" in codes
+
+
 def test_it_keeps_each_version_once_by_its_content(brand):
     first = manifests.load(brand, copy.deepcopy(TAX))
     again = manifests.load(brand, copy.deepcopy(TAX))
