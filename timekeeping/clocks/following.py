@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from timekeeping.clocks import dues
 from timekeeping.clocks.basis import now_for
-from timekeeping.clocks.opening import due_by_rule, keep_on
-from timekeeping.clocks.rungs import arm, spec_of
-from timekeeping.clocks.telling import record_line
+from timekeeping.clocks.moving import moved_line, relocate
+from timekeeping.clocks.opening import due_by_rule
+from timekeeping.clocks.rungs import spec_of
 from timekeeping.models import Occurrence
 from timekeeping.specs.current import services_of
 
@@ -72,22 +72,13 @@ def _names(rule: dict, name: str) -> bool:
 def _shift(occurrence: Occurrence, spec, day, moved: Occurrence, cause: dict,
            depth: int) -> str:
     row = moved.clock
-    before = occurrence.due
-    by = FOLLOWS + row.name
-    keep_on(occurrence, day, by=by)
-    occurrence.moved_from, occurrence.moved_by = before, by
-    occurrence.acknowledged = None  # a new date is acknowledged anew
-    occurrence.save()
     said = {"by": "follows", "follows": row.id, "follows_name": row.name,
-            "follows_item": moved.item, "cause": cause, "from": before, "to": occurrence.due,
-            "rolled_from": occurrence.rolled_from}
-    written = record_line(occurrence, "clock.moved", said)
+            "follows_item": moved.item, "cause": cause}
     here = now_for(occurrence.clock.brand, occurrence.clock.test_clock)
-    arm(occurrence, spec, why=f"moved to {occurrence.due}: follows {row.name}",
-        ahead_of=here)
-    rolled = f", rolled from {occurrence.rolled_from}" if occurrence.rolled_from else ""
-    line = (f"{occurrence.item or occurrence.clock.name} {before} → {occurrence.due}{rolled}"
-            f" (follows {row.name})")
+    before, written = relocate(occurrence, spec, day, by=FOLLOWS + row.name, roll=True,
+                               said=said, why=f": follows {row.name}",
+                               ahead_of=here)
+    line = f"{moved_line(occurrence, before)} (follows {row.name})"
     onward = cause_of(occurrence, "follows", before, written)
     return "; ".join([line, *follow(occurrence, onward, depth=depth + 1)])
 

@@ -9,17 +9,16 @@ from datetime import date, datetime
 
 from django.db import transaction
 
-from timekeeping.clocks import changed, emails, following, gate
-from timekeeping.clocks.basis import OrderRefused, calendar_for, now_for
+from timekeeping.clocks import changed, emails, following, gate, moving
+from timekeeping.clocks.basis import OrderRefused, now_for
 from timekeeping.clocks.opening import (
     END_HOOKS,
     MEASURED,
     due_by_rule,
-    keep_on,
     measured_from_it,
     open_occurrence,
 )
-from timekeeping.clocks.rungs import arm, end_timers, spec_of
+from timekeeping.clocks.rungs import end_timers, spec_of
 from timekeeping.clocks.telling import record_line, tell_owner
 from timekeeping.models import Clock, Job, Member, Occurrence
 from timekeeping.specs.services import ClockSpec
@@ -123,25 +122,11 @@ def move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll
              notice: str = "", ahead_of: datetime | None = None) -> str:
     """Move the date kept to `day` (rolled or not), on the record, and re-arm its rungs and
     date; with `ahead_of`, only the rungs owed after it (`rungs.arm`)."""
-    before = occurrence.due
-    if roll:
-        keep_on(occurrence, day, by=by)
-    else:
-        occurrence.due, occurrence.rolled_from, occurrence.roll_reasons = day, None, []
-        occurrence.late_from = calendar_for(occurrence.clock.subject).late_from(day)
-    occurrence.moved_from, occurrence.moved_by = before, by
-    occurrence.acknowledged = None  # a new date is acknowledged anew
-    occurrence.save()
-    data = {"by": by, "from": before, "to": occurrence.due, "rolled_from":
-            occurrence.rolled_from}
-    if notice:
-        data["notice"] = notice
-    written = record_line(occurrence, "clock.moved", data)
-    arm(occurrence, spec, why=f"moved to {occurrence.due} by {by}", ahead_of=ahead_of)
-    rolled = (f", rolled from {occurrence.rolled_from}" if occurrence.rolled_from else "")
-    line = f"{occurrence.item or occurrence.clock.name} {before} → {occurrence.due}{rolled}"
+    said = {"by": by, **({"notice": notice} if notice else {})}
+    before, written = moving.relocate(occurrence, spec, day, by=by, roll=roll, said=said,
+                                      why=f" by {by}", ahead_of=ahead_of)
     # The dates measured from this one (`{"clock": …}`) keep their distance, on the record.
-    return "; ".join([line, *following.follow(
+    return "; ".join([moving.moved_line(occurrence, before), *following.follow(
         occurrence, following.cause_of(occurrence, by, before, written, notice))])
 
 
