@@ -5,6 +5,7 @@ what stays on the old terms and until when. Live, on the brand's real clock in N
 from datetime import UTC, date, datetime
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.test import Client
 
 from tests.timekeeping.recurring.test_plans import document
@@ -162,7 +163,7 @@ def test_the_admins_change_of_plan_goes_on_the_record_and_says_what_keeps_the_ol
         running, admin_client_logged_in):
     subscription, _ = running
     brand = subscription.brand
-    url = f"/admin/timekeeping/brand/{brand.pk}/change/"
+    url = f"/admin/timekeeping/brand/{quote(brand.pk)}/change/"  # admin ids quote "_"
     changed = admin_client_logged_in.post(url, {
         "name": brand.name, "slug": brand.slug, "owner": brand.owner_id, "calendar": "",
         "plan": "free", "members-TOTAL_FORMS": "0", "members-INITIAL_FORMS": "0",
