@@ -151,6 +151,8 @@ WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=False)
 # (none set: 404); the tick counts as stopped once its last pass is older than this.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 TICK_STALE_SECONDS = env.int("TICK_STALE_SECONDS", default=300)
+# How many webhooks the outbox sweep posts at once (each waits on its receiver, 15 s at most).
+WEBHOOK_WORKERS = env.int("WEBHOOK_WORKERS", default=16)
 # Months of records kept on PostgreSQL, this month counting as one (timekeeping.tick.partitions);
 # 0 keeps every month.
 RECORDS_KEEP_MONTHS = env.int("RECORDS_KEEP_MONTHS", default=0)

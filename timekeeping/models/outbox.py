@@ -33,6 +33,10 @@ class Delivery(models.Model):
     last_error = models.TextField(blank=True, default="")
     created = models.DateTimeField(default=wallclock.wall_now)
     delivered = models.DateTimeField(null=True, blank=True)
+    # A webhook's: the endpoint it goes to and the event (a record's id, or a test event's).
+    endpoint = models.ForeignKey("timekeeping.WebhookEndpoint", null=True, blank=True,
+                                 on_delete=models.CASCADE, related_name="deliveries")
+    event = models.CharField(max_length=48, blank=True, default="")
 
     class Meta:
         ordering = ["created"]
@@ -42,6 +46,8 @@ class Delivery(models.Model):
                          name="delivery_pending"),
             models.Index(fields=["lease_until"], condition=Q(state="running"),
                          name="delivery_running"),
+            models.Index(fields=["endpoint", "-created"], condition=Q(endpoint__isnull=False),
+                         name="delivery_endpoint"),
         ]
 
     def __str__(self) -> str:

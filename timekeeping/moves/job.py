@@ -26,7 +26,7 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, OperationalError, connections, transaction
 from django.db.models import F
 
-from timekeeping.models import Connection, SetAside
+from timekeeping.models import Connection, SetAside, TestClock
 from timekeeping.moves import effects, moments, reminders
 from timekeeping.moves.moments import MomentOutOfRange
 from timekeeping.moves.rows import (
@@ -40,7 +40,7 @@ from timekeeping.moves.rows import (
     lock_busy,
 )
 from timekeeping.specs.tables import Table, Timed
-from timekeeping.timers import leases
+from timekeeping.timers import leases, records
 
 log = logging.getLogger("timekeeping.moves")
 CAP = 500
@@ -254,4 +254,9 @@ def _set_aside(venue: Venue, item: Due, now: datetime, refusal: str) -> str:
                             until=now + SET_ASIDE_FOR, test_clock_id=venue.test_clock_id)
     log.warning("timed move refused; left alone for an hour: connection=%s table=%s key=%s "
                 "rule=%s code=%s", venue.link.pk, item.table, item.pk, item.rule.number, code)
+    test_clock = (TestClock.objects.get(pk=venue.test_clock_id) if venue.test_clock_id
+                  else None)
+    records.write("row.set_aside", brand=venue.link.brand, instant=now, test_clock=test_clock,
+                  data={"table": item.table, "row": item.pk, "rule": item.rule.number,
+                        "code": code, "until": now + SET_ASIDE_FOR})
     return "set_aside"

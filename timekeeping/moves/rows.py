@@ -14,13 +14,21 @@ from django.db import OperationalError, transaction
 from django.forms.models import model_to_dict
 
 from calendars.hours import HoursRow
-from timekeeping.models import BrandTable, Connection, Manifest, RowAudit, SampleRow
+from timekeeping.models import (
+    BrandTable,
+    Connection,
+    Manifest,
+    RowAudit,
+    SampleRow,
+    TestClock,
+)
 from timekeeping.moves import effects
 from timekeeping.moves.moments import MomentOutOfRange, Reader, moment_of
 from timekeeping.moves.tables import model_for
 from timekeeping.moves.values import clean
 from timekeeping.specs.current import current
 from timekeeping.specs.tables import Move, States, Table, compile_tables
+from timekeeping.timers import records
 
 
 class MoveRefused(Exception):
@@ -167,9 +175,25 @@ def audit(venue: Venue, table: str, row, *, kind: str, who: str, at: datetime,
         sample = is_sample(venue, table, row.pk)
         effects.emails(venue, table, row, before, sample=sample)
         effects.holds(venue, table, row, before, at=at, sample=sample)
+    after = as_dict(row)
     RowAudit.objects.create(brand_id=venue.link.brand_id, connection=venue.link, table=table,
                             row=row.pk, kind=kind, who=who, at=at, before=before,
-                            after=as_dict(row), test_clock_id=venue.test_clock_id)
+                            after=after, test_clock_id=venue.test_clock_id)
+    _moved(venue, table, row.pk, kind=kind, who=who, at=at, before=before, after=after)
+
+
+def _moved(venue: Venue, table: str, pk: int, *, kind: str, who: str, at: datetime,
+           before: dict | None, after: dict) -> None:
+    """A row whose state changed is on the brand's record (`row.moved`, an event, and what
+    the brand's automations hear), in the change's transaction."""
+    spec = venue.tables[table].states
+    if spec is None or before is None or before.get(spec.column) == after.get(spec.column):
+        return
+    test_clock = (TestClock.objects.get(pk=venue.test_clock_id) if venue.test_clock_id
+                  else None)
+    records.write("row.moved", brand=venue.link.brand, instant=at, test_clock=test_clock,
+                  data={"table": table, "row": pk, "from": before.get(spec.column),
+                        "to": after.get(spec.column), "by": kind, "who": who})
 
 
 def create(venue: Venue, table: str, values: dict, *, who: str, at: datetime,

@@ -42,7 +42,7 @@ from timekeeping.schedules.declare import (
     manifest_schedules,
     next_wall,
 )
-from timekeeping.timers import leases
+from timekeeping.timers import leases, records
 
 MAX_LEASE = timedelta(minutes=16)
 RUN_LIMIT = timedelta(minutes=15)
@@ -245,14 +245,34 @@ def perform(claim: Claim, *, tick: datetime) -> None:
         inside = connection.in_atomic_block
         with wallclock.fixed(tick), transaction.atomic() if inside else nullcontext():
             result = get_action(row.action)()
-        _finish(run, ScheduleRun.Outcome.SUCCEEDED, items=result if isinstance(result, int)
-                and not isinstance(result, bool) else 0)
+        if _finish(run, ScheduleRun.Outcome.SUCCEEDED, items=result if isinstance(
+                result, int) and not isinstance(result, bool) else 0):
+            _record(row, run, ScheduleRun.Outcome.SUCCEEDED, "")
     except Exception as error:  # noqa: BLE001 - a failed run is recorded, and runs again when due
-        _finish(run, ScheduleRun.Outcome.FAILED, reason=f"{type(error).__name__}: {error}")
+        reason = f"{type(error).__name__}: {error}"
+        if _finish(run, ScheduleRun.Outcome.FAILED, reason=reason):
+            _record(row, run, ScheduleRun.Outcome.FAILED, reason)
     finally:
         if token is not None:
             _context.reset(token)
         leases.give_back(Schedule, row.pk, holder=run.holder)
+
+
+def _record(row: Schedule, run: ScheduleRun, outcome: str, reason: str) -> None:
+    """A brand's schedule that failed, or ran again after a failure, is on its record (the
+    events `schedule.failed` and `schedule.recovered`); a product-wide one is the operator's."""
+    if row.brand_id is None:
+        return
+    if outcome == ScheduleRun.Outcome.SUCCEEDED:
+        before = (ScheduleRun.objects.filter(schedule_id=row.pk, tick__lt=run.tick)
+                  .exclude(outcome=ScheduleRun.Outcome.SKIPPED).order_by("-tick")
+                  .values_list("outcome", flat=True).first())
+        if before != ScheduleRun.Outcome.FAILED:
+            return
+    kind = "schedule.recovered" if outcome == ScheduleRun.Outcome.SUCCEEDED else "schedule.failed"
+    records.write(kind, brand=row.brand, instant=run.tick, test_clock=row.test_clock,
+                  data={"schedule": row.name, "run": run.pk,
+                        "reason": reason.replace("\x00", "\\0")[:500]})
 
 
 def _finish(run: ScheduleRun, outcome: str, *, reason: str = "", items: int = 0) -> bool:

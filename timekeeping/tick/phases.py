@@ -22,6 +22,7 @@ from timekeeping.tick.results import Sample, TickResult, Tracer
 from timekeeping.timers import leases, outbox
 from timekeeping.timers.faults import Faults
 from timekeeping.timers.heartbeat import beat
+from timekeeping.webhooks import stopped
 
 DEFAULT_BUDGET = timedelta(seconds=50)
 # The tick lists the clocks owing timers this many brands at a time.
@@ -92,11 +93,13 @@ def run_once(*, now: datetime | None = None, budget: timedelta = DEFAULT_BUDGET,
     if phases and time.monotonic() < deadline:
         result.digests = send_digests(faults, instant, deadline)
     if sweep and time.monotonic() < deadline:
-        sweep_outbox(faults, result)
+        sweep_outbox(faults, result, deadline)
     if phases and time.monotonic() < deadline:
         keep_house(faults, result, instant=instant, holder=holder)
     if phases:
-        beat(instant, result.lateness)
+        before = beat(instant, result.lateness)
+        with faults.guard(Fault.Phase.HOUSEKEEPING, where="tick stopped"):
+            stopped.tell(before, instant)
     result.faults = faults.raised
     return result
 
@@ -153,10 +156,10 @@ def move_rows(faults: Faults, result: TickResult, *, instant: datetime, deadline
             result.add_minute(moves.run_connection(link, now=instant, holder=holder))
 
 
-def sweep_outbox(faults: Faults, result: TickResult) -> None:
-    """The outbox sweep."""
+def sweep_outbox(faults: Faults, result: TickResult, deadline: float | None = None) -> None:
+    """The outbox sweep: claim after claim while deliveries are due and the budget lasts."""
     with faults.guard(Fault.Phase.OUTBOX, where="outbox"):
-        result.sweep = outbox.sweep()
+        result.sweep = outbox.sweep(deadline=deadline)
 
 
 def keep_house(faults: Faults, result: TickResult, *, instant: datetime, holder: str) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.db.models import F, Value
 from django.db.models.fields import DateTimeField
 
@@ -66,6 +67,7 @@ class Firing:
         self.held_log: list[tuple[Timer, str]] = []  # held by a firing, listed under it
         self.holding: list[tuple[Timer, str]] = []  # fired timers that were held instead
         self.current: Timer | None = None
+        self.memo: dict = {}  # what hearers of its records read once per batch
 
     # -- firing --------------------------------------------------------------------------
 
@@ -107,8 +109,9 @@ class Firing:
 
     def record(self, kind: str, *, timer: str = "", subject: str = "", job: str = "",
                data: dict | None = None) -> None:
-        self.records.append(records.Entry(kind, timer=timer, subject=subject, job=job,
-                                          data=data or {}))
+        entry = records.Entry(kind, timer=timer, subject=subject, job=job, data=data or {})
+        self.records.append(entry)
+        records.heard(self.brand, self.test_clock, self.instant, entry)
 
     def deliver(self, delivery: Delivery) -> None:
         self.deliveries.append(delivery)
@@ -138,6 +141,19 @@ class Firing:
             row.armed = by_parent.get(row.timer.id, [])
             row.held = held.get(row.timer.id, [])
 
+    def note_late(self) -> None:
+        """Timers of the real clock fired later than the tick's stale threshold (the tick was
+        stopped, or behind): one `timer.late` record for the batch, an event."""
+        if self.test_clock is not None:
+            return
+        stale = settings.TICK_STALE_SECONDS
+        late = [timer for timer in self.fired
+                if (self.instant - timer.owed).total_seconds() > stale]
+        if late:
+            self.record("timer.late", timer=late[0].id, data={
+                "timers": len(late), "owed_from": min(timer.owed for timer in late),
+                "latest_by_s": max((self.instant - t.owed).total_seconds() for t in late)})
+
     def flush(self) -> None:
         """Write the batch: fired and dropped timers, records, deliveries (bulk writes)."""
         flush_all([self])
@@ -164,6 +180,8 @@ def flush_all(batches: list[Firing]) -> None:
         for timer, why in batch.holding:
             Timer.objects.filter(id=timer.id, state=Timer.State.ARMED).update(
                 state=Timer.State.HELD, ended_by=why[:200])
+    for batch in batches:
+        batch.note_late()
     records.write_clocks([(batch.brand, batch.test_clock, batch.records) for batch in batches],
                          instant=instant)
     deliveries = [delivery for batch in batches for delivery in batch.deliveries]

@@ -44,16 +44,19 @@ class Lateness:
         return cls(counts=[int(n) for n in kept], sum_s=float(counts.get("late_by_sum_s", 0)))
 
 
-def beat(instant: datetime, late_by: Lateness) -> None:
+def beat(instant: datetime, late_by: Lateness) -> datetime | None:
     """The tick passed: its heartbeat, and its firings added to the running histogram of how
-    late timers fired (ticks at once add in turn, under the row's lock)."""
+    late timers fired (ticks at once add in turn, under the row's lock). Returns when the tick
+    passed before (None the first time)."""
     with transaction.atomic():
-        heartbeat, _ = Heartbeat.objects.select_for_update().get_or_create(name="tick")
+        heartbeat, made = Heartbeat.objects.select_for_update().get_or_create(name="tick")
+        before = None if made else heartbeat.at
         kept = Lateness.of(heartbeat.counts)
         kept.merge(late_by)
         heartbeat.at = instant
         heartbeat.counts = {**heartbeat.counts, **kept.as_dict()}
         heartbeat.save(update_fields=["at", "counts"])
+    return before
 
 
 def heartbeat() -> tuple[datetime | None, Lateness]:

@@ -3,17 +3,21 @@ tick's sweep at least once, each with an idempotency key the receiver can dedupe
 
 The sweep takes up to 100 of the oldest deliveries that are pending past their next attempt
 or running past their lease, claims them (FOR UPDATE SKIP LOCKED, so two sweeps never take
-one), sends each outside any transaction, and writes the outcome. A failure backs off
-(1, 2, 4 … minutes, at most 6 hours); after 10 attempts the delivery is failed and stays for
-an operator. A sweep that dies after sending leaves the delivery running; when its lease
-ends it is sent again: at least once.
+one), sends them outside any transaction, and writes the outcome; given a deadline it goes on
+claiming while deliveries are due and time is left. A failure backs off (1, 2, 4 … minutes, at
+most 6 hours); after 10 attempts the delivery is failed and stays for an operator. A sweep
+that dies after sending leaves the delivery running; when its lease ends it is sent again: at
+least once.
+
+Each channel has its sender (`send_with`, from the wiring): emails are sent here, one by one;
+webhooks by `timekeeping.webhooks.sending`, many at once, which answers a failure with `Later`:
+its own next attempt (the webhook schedule), or none.
 """
 
 from __future__ import annotations
 
-import json
-import urllib.request
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import make_msgid
@@ -31,7 +35,19 @@ from timekeeping.timers import firing
 SWEEP_LIMIT = 100
 LEASE = timedelta(minutes=5)
 MAX_ATTEMPTS = 10
-WEBHOOK_TIMEOUT_S = 10
+
+
+class Later(Exception):
+    """A sender's answer for a delivery not made: try it again at `at`, or never (None)."""
+
+    def __init__(self, reason: str, at: datetime | None):
+        super().__init__(reason)
+        self.at = at
+
+
+# A channel's sender: given the claimed deliveries of its channel and the sweep's instant, it
+# sends them and answers, for each delivery's id, None (sent) or the exception that stopped it.
+Sender = Callable[[list[Delivery], datetime], dict[str, Exception | None]]
 
 
 def enqueue_email(*, brand: Brand, to: list[str], subject: str, body: str, key: str,
@@ -66,16 +82,22 @@ def tell(*, brand: Brand, test_clock_id: str | None, to: list[str], subject: str
         enqueue_email(brand=brand, to=to, subject=subject, body=body, key=key)
 
 
-def enqueue_webhook(*, brand: Brand, url: str, body: dict, key: str) -> None:
-    _enqueue(brand, Delivery.Channel.WEBHOOK, {"url": url, "json": body}, key)
+def enqueue_event(*, brand: Brand, endpoint_id: str, event: str, key: str,
+                  payload: dict | None = None) -> None:
+    """A webhook: the event (a record's id; a test event's body is in `payload`) to one of
+    the brand's endpoints, once per key."""
+    _enqueue(brand, Delivery.Channel.WEBHOOK, payload or {}, key, endpoint_id=endpoint_id,
+             event=event)
 
 
-def _enqueue(brand: Brand, channel: str, payload: dict, key: str) -> None:
+def _enqueue(brand: Brand, channel: str, payload: dict, key: str, *,
+             endpoint_id: str | None = None, event: str = "") -> None:
     batch = firing.current()
     at = batch.instant if batch else wallclock.wall_now()
     # Due at once on the real clock: a delivery is real even when a test clock caused it.
     delivery = Delivery(brand=brand, channel=channel, payload=payload, idempotency_key=key,
-                        next_attempt=min(at, wallclock.wall_now()), created=wallclock.wall_now())
+                        next_attempt=min(at, wallclock.wall_now()), created=wallclock.wall_now(),
+                        endpoint_id=endpoint_id, event=event)
     if batch is not None:
         batch.deliver(delivery)
     else:
@@ -89,21 +111,57 @@ class SweepResult:
     failed: int = 0
 
 
-def sweep(*, now: datetime | None = None, limit: int = SWEEP_LIMIT) -> SweepResult:
+_senders: dict[str, Sender] = {}
+
+
+def send_with(channel: str, sender: Sender) -> None:
+    """Make `sender` the one of a channel (the wiring does, for webhooks)."""
+    _senders[channel] = sender
+
+
+def sweep(*, now: datetime | None = None, limit: int = SWEEP_LIMIT,
+          deadline: float | None = None) -> SweepResult:
+    """Send what is due: one claim of at most `limit`, or with `deadline` (a time.monotonic()
+    instant) claim after claim while a full one was due and time is left."""
     now = now or wallclock.wall_now()
     result = SweepResult()
-    for delivery in _claim(now, limit):
+    while True:
+        claimed = _claim(now, limit)
+        by_channel: dict[str, list[Delivery]] = {}
+        for delivery in claimed:
+            by_channel.setdefault(delivery.channel, []).append(delivery)
+        for channel, deliveries in by_channel.items():
+            outcomes = _senders.get(channel, _send_emails)(deliveries, now)
+            for delivery in deliveries:
+                _settle(delivery, outcomes.get(delivery.pk), now, result)
+        if deadline is None or len(claimed) < limit or time.monotonic() >= deadline:
+            return result
+
+
+def _settle(delivery: Delivery, error: Exception | None, now: datetime,
+            result: SweepResult) -> None:
+    if error is not None:
+        _failed(delivery, error, now, result)
+        return
+    Delivery.objects.filter(pk=delivery.pk, state=Delivery.State.RUNNING).update(
+        state=Delivery.State.SUCCEEDED, delivered=wallclock.wall_now(), lease_until=None,
+        last_error="",
+    )
+    result.sent += 1
+
+
+def _send_emails(deliveries: list[Delivery], now: datetime) -> dict[str, Exception | None]:
+    outcomes: dict[str, Exception | None] = {}
+    for delivery in deliveries:
         try:
-            _send(delivery)
+            if delivery.channel != Delivery.Channel.EMAIL:
+                raise Later(f"no sender for the {delivery.channel} channel", None)
+            message(delivery).send(fail_silently=False)
         except Exception as error:  # noqa: BLE001 - any failure to send is recorded and retried
-            _failed(delivery, error, now, result)
+            outcomes[delivery.pk] = error
         else:
-            Delivery.objects.filter(pk=delivery.pk, state=Delivery.State.RUNNING).update(
-                state=Delivery.State.SUCCEEDED, delivered=wallclock.wall_now(), lease_until=None,
-                last_error="",
-            )
-            result.sent += 1
-    return result
+            outcomes[delivery.pk] = None
+    return outcomes
 
 
 def sending_past_lease(now: datetime) -> Q:
@@ -145,24 +203,14 @@ def message(delivery: Delivery) -> EmailMultiAlternatives:
     return found
 
 
-def _send(delivery: Delivery) -> None:
-    payload = delivery.payload
-    if delivery.channel == Delivery.Channel.EMAIL:
-        message(delivery).send(fail_silently=False)
-        return
-    request = urllib.request.Request(
-        payload["url"], data=json.dumps(payload["json"]).encode(), method="POST",
-        headers={"Content-Type": "application/json",
-                 "Idempotency-Key": delivery.idempotency_key},
-    )
-    with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as response:  # noqa: S310
-        if not 200 <= response.status < 300:
-            raise RuntimeError(f"webhook answered {response.status}")
-
-
 def _failed(delivery: Delivery, error: Exception, now: datetime, result: SweepResult) -> None:
-    message = f"{type(error).__name__}: {error}"
-    if delivery.attempts >= MAX_ATTEMPTS:
+    message = str(error) if isinstance(error, Later) else f"{type(error).__name__}: {error}"
+    message = message.replace("\x00", "\\0")[:2000]
+    if isinstance(error, Later) and error.at is not None:
+        changes = {"state": Delivery.State.PENDING, "lease_until": None,
+                   "next_attempt": error.at}
+        result.retried += 1
+    elif isinstance(error, Later) or delivery.attempts >= MAX_ATTEMPTS:
         changes = {"state": Delivery.State.FAILED, "lease_until": None}
         result.failed += 1
     else:

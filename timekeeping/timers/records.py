@@ -9,6 +9,7 @@ the tick's hot path); elsewhere it uses bulk_create.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -48,7 +49,8 @@ def person(user) -> str:
 
 @dataclass
 class Entry:
-    """A record not yet written: what happened, to what; its data already JSON text."""
+    """A record not yet written: what happened, to what; its data already JSON text, its id
+    already chosen (what hears it, such as a webhook's delivery, names the record by it)."""
 
     kind: str
     timer: str = ""
@@ -56,9 +58,30 @@ class Entry:
     job: str = ""
     data: dict = field(default_factory=dict)
     encoded: str = ""
+    id: str = ""
 
     def __post_init__(self) -> None:
         self.encoded = encode(self.data)
+        self.id = self.id or new_id("rec")
+
+
+# What hears each record as it is made, in the transaction that makes it (the wiring,
+# `timekeeping.apps`, adds them): a hearer gets the brand, the test clock (or None), the
+# instant and the entry, and may write through the outbox and the record itself.
+Hearer = Callable[[Brand, "TestClock | None", datetime, Entry], None]
+_hearers: list[Hearer] = []
+
+
+def listen(hearer: Hearer) -> None:
+    """Add a hearer of every record made (once: adding one twice is a no-op)."""
+    if hearer not in _hearers:
+        _hearers.append(hearer)
+
+
+def heard(brand: Brand, test_clock: TestClock | None, instant: datetime, entry: Entry) -> None:
+    """Tell each hearer of a record made."""
+    for hearer in _hearers:
+        hearer(brand, test_clock, instant, entry)
 
 
 def write(
@@ -70,8 +93,12 @@ def write(
     if batch is not None and batch.brand.pk == brand.pk:
         batch.record(kind, timer=timer, subject=subject, job=job, data=data)
         return None
-    return Record.objects.create(kind=kind, instant=instant, brand=brand, test_clock=test_clock,
-                          subject=subject, job=job, timer=timer, data=data or {})
+    entry = Entry(kind, timer=timer, subject=subject, job=job, data=data or {})
+    record = Record.objects.create(id=entry.id, kind=kind, instant=instant, brand=brand,
+                                   test_clock=test_clock, subject=subject, job=job,
+                                   timer=timer, data=data or {})
+    heard(brand, test_clock, instant, entry)
+    return record
 
 
 def write_many(entries: list[Entry], *, brand: Brand, test_clock: TestClock | None,
@@ -88,7 +115,7 @@ def write_clocks(clocks: list[tuple[Brand, TestClock | None, list[Entry]]], *,
         return
     if connection.vendor != "postgresql":
         Record.objects.bulk_create([
-            Record(kind=e.kind, instant=instant, brand=brand, test_clock=test_clock,
+            Record(id=e.id, kind=e.kind, instant=instant, brand=brand, test_clock=test_clock,
                    timer=e.timer, subject=e.subject, job=e.job, data=json.loads(e.encoded))
             for brand, test_clock, entries in clocks for e in entries
         ])
@@ -101,5 +128,5 @@ def write_clocks(clocks: list[tuple[Brand, TestClock | None, list[Entry]]], *,
             for brand, test_clock, entries in clocks:
                 test_clock_id = test_clock.pk if test_clock is not None else None
                 for e in entries:
-                    copy.write_row((new_id("rec"), e.kind, instant, brand.pk, test_clock_id,
+                    copy.write_row((e.id, e.kind, instant, brand.pk, test_clock_id,
                                     e.subject, e.job, e.timer, e.encoded))
