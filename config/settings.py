@@ -142,6 +142,10 @@ STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Where people reach the site: the start of every link in an email the product sends.
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
+# Hosts (names or addresses) a webhook may reach although they are private or local.
+WEBHOOK_ALLOW_HOSTS = env.list("WEBHOOK_ALLOW_HOSTS", default=[])
+# Whether a webhook may use plain http:// (off: https:// only; on for a receiver in development).
+WEBHOOK_ALLOW_HTTP = env.bool("WEBHOOK_ALLOW_HTTP", default=False)
 
 # What an operator watches (docs/operating.md): /metrics answers only with this bearer token
 # (none set: 404); the tick counts as stopped once its last pass is older than this.
