@@ -150,7 +150,10 @@ def test_it_refuses_a_url_too_long_without_a_host_or_with_a_space():
 
 def test_it_accepts_an_ordinary_https_hostname():
     check_url("https://hooks.example.com/in?brand=7", allow_http=False, allow_hosts=NOBODY)
-    check_url("https://bücher.example:8443/", allow_http=False, allow_hosts=NOBODY)
+    target = guard.checked_target("https://Bücher.example:8443/Grüße?a=1#top",
+                                  allow_http=False, allow_hosts=NOBODY)
+    assert target == guard.Target("https", "xn--bcher-kva.example", 8443, "/Gr%C3%BC%C3%9Fe?a=1")
+    assert target.host_header == "xn--bcher-kva.example:8443"
 
 
 @pytest.mark.parametrize("url", PUBLIC)

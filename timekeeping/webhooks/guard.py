@@ -28,7 +28,7 @@ import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, quote, urlsplit
 
 from django.conf import settings
 
@@ -187,6 +187,8 @@ def _target(url: str, *, allow_http: bool) -> Target:
     host = _ascii_host(parts.hostname or "")
     port = _port(parts)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # The request line is ASCII: a letter such as ü in the path goes percent-encoded.
+    path = "".join(each if each.isascii() else quote(each) for each in path)
     return Target(scheme, host, port or DEFAULT_PORTS[scheme], path)
 
 
