@@ -28,7 +28,7 @@ import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, quote, urlsplit
 
 from django.conf import settings
 
@@ -47,7 +47,7 @@ METADATA = frozenset(ipaddress.ip_address(each) for each in (
 ))
 LOOPBACK = "this server itself (a loopback address)"
 UNSPECIFIED = "unspecified, not the address of any machine"
-# Properties of `ipaddress` that mean what they say for both families.
+# Properties of `ipaddress` that mean what they say for both families, asked after NETWORKS.
 PROPERTIES = (
     ("is_link_local", "a link-local address (reachable only on the local network)"),
     ("is_multicast", "a multicast address"),
@@ -123,11 +123,11 @@ def refused_reason(address: Address) -> str | None:
     if carried is not None:
         reason = refused_reason(carried)
         return reason and f"an IPv6 form of {carried} ({reason})"
-    for name, reason in PROPERTIES:
-        if getattr(address, name, False):
-            return reason
     for network, reason in NETWORKS:
         if address.version == network.version and address in network:
+            return reason
+    for name, reason in PROPERTIES:
+        if getattr(address, name, False):
             return reason
     return None if address.is_global else NOT_GLOBAL
 
@@ -152,7 +152,12 @@ def checked_target(url: str, *, allow_http: bool, allow_hosts: frozenset[str]) -
     port, then a host written as an address is checked against the refused ranges."""
     target = _target(url, allow_http=allow_http)
     address = literal_address(target.host)
-    if address is not None and not _allowed(target.host, address, allow_hosts):
+    if _allowed(target.host, address, allow_hosts):
+        return target
+    if target.host.removesuffix(".").split(".")[-1] == "localhost":
+        raise Refused("url.host", f"The host {target.host} is this server itself, "
+                                  "which webhooks may not reach.")
+    if address is not None:
         reason = refused_reason(address)
         if reason:
             raise Refused("url.address_refused", f"The address {_spelled(target.host, address)} "
@@ -182,6 +187,8 @@ def _target(url: str, *, allow_http: bool) -> Target:
     host = _ascii_host(parts.hostname or "")
     port = _port(parts)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # The request line is ASCII: a letter such as ü in the path goes percent-encoded.
+    path = "".join(each if each.isascii() else quote(each) for each in path)
     return Target(scheme, host, port or DEFAULT_PORTS[scheme], path)
 
 
@@ -220,9 +227,6 @@ def _ascii_host(host: str) -> str:
     labels = name.removesuffix(".").split(".")
     if len(name) > 253 or not all(LABEL.fullmatch(label) for label in labels):
         raise Refused("url.host", f"The host {host} is not a name or an address.")
-    if labels[-1] == "localhost":
-        raise Refused("url.host", f"The host {host} is this server itself, "
-                                  "which webhooks may not reach.")
     return name
 
 
@@ -266,14 +270,19 @@ def _address(answer: tuple) -> Address:
     return ipaddress.ip_address(answer[4][0])
 
 
-def _allowed(host: str, address: Address, allow_hosts: frozenset[str]) -> bool:
+def _allowed(host: str, address: Address | None, allow_hosts: frozenset[str]) -> bool:
     """An operator's exception: the host's name, or the address itself, is on the list."""
     allowed = {_normal(each) for each in allow_hosts}
-    return _normal(host) in allowed or _normal(str(address)) in allowed
+    return _normal(host) in allowed or (address is not None and str(address) in allowed)
 
 
 def _normal(host: str) -> str:
-    return host.strip().lower().removeprefix("[").removesuffix("]")
+    """A host as the allow list compares it: lowercased, an address in its canonical form."""
+    host = host.strip().lower().removeprefix("[").removesuffix("]")
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
 
 
 def settings_allow() -> tuple[bool, frozenset[str]]:

@@ -190,11 +190,17 @@ class _DeadlineResponse(http.client.HTTPResponse):
 
 class _DeadlineReader(io.RawIOBase):
     def __init__(self, sock: socket.socket, deadline: float) -> None:
-        self._sock, self._deadline = sock, deadline
+        # The socket's raw reader keeps it open for us after the connection lets it go (as
+        # http.client's own reader does when the receiver closes the connection).
+        self._sock, self._raw, self._deadline = sock, sock.makefile("rb", buffering=0), deadline
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
         self._sock.settimeout(_left(self._deadline))
-        return self._sock.recv_into(buffer)
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
