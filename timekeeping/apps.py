@@ -13,8 +13,7 @@ class TimekeepingConfig(AppConfig):
         from django.core import checks as django_checks
         from django.utils.module_loading import autodiscover_modules
 
-        from timekeeping import (checks, clocks, jobs, moves, recurring, schedules, timers,
-                                 webhooks)
+        from timekeeping import checks, clocks, jobs, moves, recurring, schedules, timers, webhooks
         from timekeeping.web import strict
 
         django_checks.register(checks.schedule_store)
