@@ -136,3 +136,28 @@ def test_more_than_a_batch_takes_several_and_a_tick_stops_at_ten(brand):
     assert second.deleted == {"revoked API keys": 1500} and second.finished
     assert not ApiKey.objects.exists() and not Session.objects.exists()
     assert not _tick(NOW + timedelta(minutes=2)).ran  # a finished pass waits an hour
+
+
+@DAYS_ON
+def test_a_webhooks_log_is_kept_30_days_and_an_email_a_day(brand):
+    from timekeeping.models import WebhookAttempt
+    from timekeeping.webhooks import endpoints
+
+    endpoint = endpoints.make(brand, url="https://hooks.example.test/in",
+                              types=["date.kept"]).endpoint
+    for key, state in (("sent", "succeeded"), ("failed", "failed"), ("waiting", "pending")):
+        delivery = Delivery.objects.create(
+            brand=brand, channel="webhook", endpoint=endpoint, event=f"rec_{key}",
+            idempotency_key=f"whk:{key}", payload={}, state=state, attempts=1,
+            next_attempt=NOW + timedelta(days=90), created=NOW,
+            delivered=NOW if state == "succeeded" else None)
+        WebhookAttempt.objects.create(brand=brand, endpoint=endpoint, delivery=delivery,
+                                      at=NOW, status=200 if state == "succeeded" else 500)
+    Delivery.objects.create(brand=brand, channel="email", idempotency_key="mail:sent",
+                            payload={}, state="succeeded", next_attempt=NOW, created=NOW,
+                            delivered=NOW)
+    assert _tick(NOW + timedelta(days=2)).deleted == {"delivered outbox rows": 1}
+    assert _tick(NOW + timedelta(days=29)).deleted == {}
+    assert _tick(NOW + timedelta(days=31)).deleted == {"webhook deliveries and their log": 2}
+    assert list(Delivery.objects.values_list("idempotency_key", flat=True)) == ["whk:waiting"]
+    assert WebhookAttempt.objects.count() == 1

@@ -180,7 +180,9 @@ def _live(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..., 
             outcome__in=[ScheduleRun.Outcome.FAILED, ScheduleRun.Outcome.SKIPPED])
          .exclude(pk__in=_runs_dismissed(brand, since))
          .select_related("schedule").order_by("outcome", "-tick"), _run),
-        ("deliveries", Delivery.objects.filter(brand=brand).filter(
+        # A webhook's deliveries are its endpoint's log; an endpoint turned off needs a person.
+        ("deliveries", Delivery.objects.filter(brand=brand, channel=Delivery.Channel.EMAIL)
+         .filter(
             Q(state=Delivery.State.FAILED)
             | Q(state=Delivery.State.PENDING, created__lt=now - STUCK))
          .exclude(pk__in=settling.dismissed(brand, "undelivered"))

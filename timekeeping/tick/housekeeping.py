@@ -4,7 +4,9 @@ At most once an hour per database, under its own lease (one process at a time), 
 at a time and at most ten deletes a tick:
 
 - schedule run records 30 days old;
-- delivered outbox rows 24 hours after delivery (a failed one stays until it is dismissed);
+- delivered emails 24 hours after delivery (a failed one stays until it is dismissed);
+- a webhook's deliveries, sent or failed, and their attempts 30 days after they were made
+  (the events stay on the record, and can be sent again);
 - failed deliveries 30 days after a brand's people dismissed them (`attention.settling`), with
   their dismissals; a dismissal whose delivery is gone goes too, one whose delivery is being
   sent again stays until it is sent or fails;
@@ -58,6 +60,7 @@ NAME = "housekeeping"
 TOKENS_KEPT = timedelta(days=1)
 REVOKED_KEYS_KEPT = timedelta(days=30)
 INVITATIONS_KEPT = timedelta(days=30)
+WEBHOOK_LOG_KEPT = timedelta(days=30)
 # A delivery on its way (pending, or claimed by a sweep) is not deleted, dismissed or not.
 ON_ITS_WAY = (Delivery.State.PENDING, Delivery.State.RUNNING)
 
@@ -94,7 +97,11 @@ def targets(now: datetime) -> list[Store]:
         Store("schedule runs", ScheduleRun.objects.filter(tick__lt=now - timedelta(days=30))
               .exclude(outcome=ScheduleRun.Outcome.RUNNING)),
         Store("delivered outbox rows", Delivery.objects.filter(
-            state=Delivery.State.SUCCEEDED, delivered__lt=now - timedelta(hours=24))),
+            state=Delivery.State.SUCCEEDED, channel=Delivery.Channel.EMAIL,
+            delivered__lt=now - timedelta(hours=24))),
+        Store("webhook deliveries and their log", Delivery.objects.filter(
+            channel=Delivery.Channel.WEBHOOK, created__lt=now - WEBHOOK_LOG_KEPT,
+            state__in=[Delivery.State.SUCCEEDED, Delivery.State.FAILED])),
         Store("dismissed deliveries", dismissed_deliveries(now), _delete_dismissed),
         Store("ended sessions", Session.objects.filter(expire_date__lt=now)),
         Store("spent form tokens", SpentToken.objects.filter(spent__lt=now - TOKENS_KEPT)),
