@@ -25,10 +25,10 @@ import json
 import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.conf import settings
-from django.utils.dateparse import parse_datetime
+from django.utils.dateparse import parse_date, parse_datetime
 from standardwebhooks.webhooks import Webhook
 
 from timekeeping.basics import wallclock
@@ -111,13 +111,19 @@ def _outgoing(delivery: Delivery, endpoint: WebhookEndpoint, event: dict,
 
 
 def _due(event: dict) -> datetime | None:
+    """The moment a date event is about: its `due`, an instant, or a day (read as the end of
+    that day in UTC, so a date due today is still ahead all day)."""
     due = event.get("data", {}).get("due")
     if not isinstance(due, str) or not event["type"].startswith("date."):
         return None
     try:
-        return parse_datetime(due)
+        instant = parse_datetime(due)
+        if instant is None:
+            day = parse_date(due)
+            instant = day and datetime.combine(day, time.max, tzinfo=UTC)
     except ValueError:
         return None
+    return instant if instant is None or instant.tzinfo else instant.replace(tzinfo=UTC)
 
 
 def _post(item: Outgoing) -> None:

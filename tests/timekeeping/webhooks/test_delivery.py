@@ -274,3 +274,20 @@ def test_an_endpoint_refuses_a_bad_address_naming_the_url(practice):
             endpoints.make(practice, url=url)
         assert refused.value.field == "url"
     assert not WebhookEndpoint.objects.exists()
+
+
+def test_a_failed_event_about_a_date_due_within_48_hours_tells_the_owner_at_once(
+        practice, receiver, mailoutbox):
+    receiver.statuses = [500]
+    endpoint_for(practice, receiver, types=["date.notice_sent"])
+    now = datetime(2028, 4, 16, 14, tzinfo=UTC)
+    for n, due in enumerate(("2028-04-17", "2028-04-18", "2028-05-30")):
+        records.write("clock.notice", brand=practice, instant=now,
+                      data={"clock": f"clk_{n:016d}", "due": due, "what": "filing"})
+    sweep(now)
+    urgent = [m for m in mailoutbox if "date due soon" in m.subject]
+    assert urgent == []  # told through the outbox: the next sweep sends it
+    sweep(now + timedelta(seconds=1))
+    urgent = [m for m in mailoutbox if "date due soon" in m.subject]
+    assert len(urgent) == 1 and urgent[0].to == ["owner@example.test"]  # once an hour at most
+    assert "/webhooks/" in urgent[0].body
