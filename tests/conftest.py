@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import pytest
 from django.contrib.auth import get_user_model
 
+from tests.receiver import receiver  # noqa: F401 - a webhook receiver on loopback
 from tests.world import world  # noqa: F401 - the doors' world, for every test that asks
 from timekeeping.models import Brand, TestClock
 
