@@ -42,6 +42,7 @@ class Invalid(ValueError):
         super().__init__(message)
         self.field = field
         self.code = code
+        self.message = message
 
 
 @dataclass(frozen=True)
