@@ -56,6 +56,8 @@ class Record(models.Model):
             # A subject's history, whatever the brand's other subjects have kept for years.
             models.Index(fields=["brand", "subject", "instant"], name="record_subject",
                          condition=~models.Q(subject="")),
+            # A brand's events in the order they were written (the events API's pages).
+            models.Index(fields=["brand", "written", "id"], name="record_brand_written"),
         ]
 
     def __str__(self) -> str:
