@@ -105,9 +105,14 @@ TICK_CROSSING = {
         r'FROM "timekeeping_delivery" WHERE \(\("timekeeping_delivery"\."next_attempt" <=',
         "once per tick, at most 100 deliveries by the partial indexes of what is pending or "
         "running; each is then written by its key"),
-    "housekeeping: delivered outbox rows": _crossing(
-        r'FROM "timekeeping_delivery" WHERE \("timekeeping_delivery"\."delivered" < ',
-        "at most hourly, at most ten batches of 1,000, deleted by their keys"),
+    "housekeeping: delivered emails and webhook deliveries past keeping": _crossing(
+        r'FROM "timekeeping_delivery" WHERE \("timekeeping_delivery"\."channel" = '
+        r"'(email|webhook)' AND \"timekeeping_delivery\"\.\"(delivered|created)\" < ",
+        "at most hourly, at most ten batches of 1,000 of each, deleted by their keys"),
+    "the brands whose endpoints hear a stopped tick": _crossing(
+        r'FROM "timekeeping_webhookendpoint" WHERE "timekeeping_webhookendpoint"\."enabled"',
+        "only on the first tick after the tick was stopped longer than TICK_STALE_SECONDS; each "
+        "shard answers for its own endpoints, and each brand's record is written on its own"),
     "housekeeping: dismissed deliveries": _crossing(
         r'FROM "timekeeping_dismissal" WHERE \("timekeeping_dismissal"\."at" < ',
         "at most hourly, at most ten batches of 1,000 dismissals 30 days old; a dismissal's "
