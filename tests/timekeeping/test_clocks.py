@@ -646,3 +646,31 @@ def test_after_kept_gives_whole_years_after_the_later_of_the_keeping_and_the_due
     assert found.month == start.month and found.day in (start.day, 28)  # 29 Feb → 28 Feb
     assert dues.evaluate(rule, dues.DueContext(period_end=None, job_input={}, item="",
                                                other_kept=lambda *_: None)) is None
+
+
+def test_a_tick_catching_up_over_a_moved_date_fires_only_its_new_date(brand, actors):
+    """Down from February to 20 April: one tick finds the tentative rung (15 April) and the
+    federal filing date (18 April) owed. The rung extends the filing to October, so the old
+    date's timer, fetched in the same batch, is passed by, not lapsed; the hard date to pay,
+    which no step moves, lapses."""
+    from timekeeping.basics import wallclock
+    from timekeeping.tick import phases
+
+    manifests.load(brand, copy.deepcopy(TAX))
+    brand.refresh_from_db()
+    opened, down_until = datetime(2028, 2, 1, 14, tzinfo=UTC), datetime(2028, 4, 20, 14, tzinfo=UTC)
+    with wallclock.fixed(opened):
+        subject = Subject.objects.create(brand=brand, kind="taxpayer", key="11-1",
+                                         name="Fernhill Tools", zone="America/New_York")
+        job = clocks.order(brand=brand, service="annual-return", subject=subject,
+                           period="2027", input={"jurisdictions": ["US"]})
+    with wallclock.fixed(down_until):
+        phases.run_once(now=down_until, sweep=False)
+    federal = due(job, "file", "US")
+    assert (federal.due, federal.status) == (date(2028, 10, 16), "open")
+    assert due(job, "pay").status == "lapsed"
+    lapsed = Record.objects.filter(job=job.pk, kind="clock.lapsed")
+    assert [record.data["due"] for record in lapsed] == ["2028-04-18"]
+    old = Timer.objects.get(key__endswith=":date", owed__lt=down_until,
+                            payload__occurrence=federal.pk)
+    assert old.state == "superseded"

@@ -113,6 +113,9 @@ def end(timer_id: str, *, state: Timer.State, by: str) -> bool:
     updated = Timer.objects.filter(
         id=timer_id, state__in=[Timer.State.ARMED, Timer.State.HELD]
     ).update(state=state, ended_by=by)
+    batch = firing.current()
+    if updated and batch is not None:
+        batch.note_ended(timer_id)
     return updated == 1
 
 
@@ -123,6 +126,7 @@ def hold(timer_id: str, *, by: str) -> bool:
         state=Timer.State.HELD, ended_by=by[:200]) == 1
     batch = firing.current()
     if held and batch is not None:
+        batch.note_ended(timer_id)
         batch.note_held(Timer.objects.get(pk=timer_id), by)
     return held
 

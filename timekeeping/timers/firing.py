@@ -68,11 +68,17 @@ class Firing:
         self.holding: list[tuple[Timer, str]] = []  # fired timers that were held instead
         self.current: Timer | None = None
         self.memo: dict = {}  # what hearers of its records read once per batch
+        # Timers of this batch that a handler before them superseded, cancelled or held: they
+        # stay as that handler left them, unfired (a catch-up tick over a moved date).
+        self.ended: set[str] = set()
 
     # -- firing --------------------------------------------------------------------------
 
     def fire(self, timer: Timer) -> None:
-        """Run the timer's handler; on success the timer is fired and a record written."""
+        """Run the timer's handler; on success the timer is fired and a record written. A
+        timer an earlier handler of the batch ended or held is passed by."""
+        if timer.id in self.ended:
+            return
         self.current = timer
         token = in_progress.enter(self)
         try:
@@ -120,6 +126,9 @@ class Firing:
         if timer.owed <= self.instant:  # the next pass's; a later one is a later tick's
             self.owed_now.add(timer.id)
         self.armed_log.append(timer)
+
+    def note_ended(self, timer_id: str) -> None:
+        self.ended.add(timer_id)
 
     def note_held(self, timer: Timer, why: str) -> None:
         """A timer this firing held (or armed held): the trace lists it under the firing."""

@@ -33,6 +33,7 @@ MOST_ENDPOINTS = 20  # per brand
 DESCRIPTION_LONGEST = 200
 URL_LONGEST = 2000
 REPLAY_MOST = 10_000  # events one replay sends again
+MISSED_REACH = timedelta(days=1)  # how far before a failing spell `enable` looks
 
 
 class Invalid(ValueError):
@@ -124,38 +125,53 @@ def signing_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
 
 
 def enable(endpoint: WebhookEndpoint, *, replay_missed: bool = True) -> int:
-    """On again; with `replay_missed`, what it missed while failing or off is sent again (from
-    its first failure, else from when it was turned off). Returns how many events go."""
+    """On again; with `replay_missed`, what it missed is sent again: each event it hears,
+    written from a day before its failing spell began (or before it was turned off), that
+    it does not have (its delivery failed, or none was made while it was off). The day
+    reaches back past the retries of the first event that failed. Returns how many go."""
     since = endpoint.failing_since or endpoint.disabled_at
     with transaction.atomic():
         _turn(endpoint, True, "")
         endpoint.save()
         if not replay_missed or since is None:
             return 0
-        return replay(endpoint, since=since, until=wallclock.wall_now())
+        return _send_again(endpoint, _events(endpoint, since - MISSED_REACH, None))
 
 
 def replay(endpoint: WebhookEndpoint, *, since: datetime, until: datetime) -> int:
-    """The events it hears written between two instants (at most REPLAY_MOST, the oldest
-    first) sent again: a failed delivery goes back to pending, an event it never had gets one.
-    Returns how many."""
+    """The events it hears written between two instants that it does not have (failed, or
+    never made) sent again, at most REPLAY_MOST, the oldest first. Returns how many."""
     if until <= since:
         raise Invalid("until", "replay.order", "The end of a replay must come after its start.")
+    with transaction.atomic():
+        return _send_again(endpoint, _events(endpoint, since, until))
+
+
+def _events(endpoint: WebhookEndpoint, since: datetime, until: datetime | None) -> list[str]:
     records = Record.objects.filter(brand_id=endpoint.brand_id, written__gte=since,
-                                    written__lt=until,
                                     kind__in=catalogue.kinds_of(endpoint.types))
+    if until is not None:
+        records = records.filter(written__lt=until)
     if not endpoint.test_clocks:
         records = records.filter(test_clock__isnull=True)
-    events = list(records.order_by("written", "id").values_list("id", flat=True)[:REPLAY_MOST])
-    with transaction.atomic():
-        keys = {publish.key(endpoint.pk, event): event for event in events}
-        failed = Delivery.objects.filter(idempotency_key__in=list(keys),
-                                         state=Delivery.State.FAILED)
-        outbox.retry(failed.values_list("pk", flat=True), now=wallclock.wall_now())
-        for key, event in keys.items():
+    return list(records.order_by("written", "id").values_list("id", flat=True)[:REPLAY_MOST])
+
+
+def _send_again(endpoint: WebhookEndpoint, events: list[str]) -> int:
+    """A failed delivery goes back to pending; an event with none gets one; one sent, or on
+    its way, is left as it is."""
+    keys = {publish.key(endpoint.pk, event): event for event in events}
+    made = dict(Delivery.objects.filter(idempotency_key__in=list(keys))
+                .values_list("idempotency_key", "state"))
+    failed = Delivery.objects.filter(idempotency_key__in=[
+        key for key, state in made.items() if state == Delivery.State.FAILED])
+    again = outbox.retry(failed.values_list("pk", flat=True), now=wallclock.wall_now())
+    for key, event in keys.items():
+        if key not in made:
             outbox.enqueue_event(brand=endpoint.brand, endpoint_id=endpoint.pk, event=event,
                                  key=key)
-    return len(events)
+            again += 1
+    return again
 
 
 def resend(endpoint: WebhookEndpoint, event: str) -> Delivery:

@@ -11,9 +11,9 @@ The answer decides what comes next:
 - a 2xx is sent; the endpoint is failing no more;
 - a 410 turns the endpoint off (its owner is told); the event is failed for it;
 - anything else (an error, a timeout, a refused address, another status) is tried again on
-  the schedule below, from the first try, with a tenth of jitter; a 429 or 503 with
-  `Retry-After` waits what it asks (at most 24 hours); after the last try the event is failed
-  for that endpoint;
+  the schedule below, each wait counted from the try before it, with a tenth of jitter; a
+  429 or 503 with `Retry-After` waits what it asks (at most 24 hours); after the last try
+  the event is failed for that endpoint;
 - an endpoint that has failed every attempt for 5 days is turned off, and its owner told;
 - a failed event about a date due within 48 hours tells the owner at once (at most hourly per
   endpoint), not after the retries run out.
@@ -36,7 +36,7 @@ from timekeeping.models import Delivery, Record, WebhookAttempt, WebhookEndpoint
 from timekeeping.timers.outbox import Later
 from timekeeping.webhooks import catalogue, endpoints, guard, telling, transport
 
-# Svix's published schedule: the waits after the first try, about 28 hours in all.
+# Svix's published schedule: each wait after the try before, about 28 hours in all.
 SCHEDULE = (timedelta(seconds=5), timedelta(minutes=5), timedelta(minutes=30),
             timedelta(hours=2), timedelta(hours=5), timedelta(hours=10), timedelta(hours=10))
 ATTEMPTS = len(SCHEDULE) + 1

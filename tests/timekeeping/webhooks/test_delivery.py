@@ -175,13 +175,19 @@ def test_a_429_with_retry_after_waits_what_it_asks(practice, receiver):
 
 def test_five_days_of_failures_turn_it_off_and_turned_on_it_gets_what_it_missed(
         practice, receiver, mailoutbox):
+    # The failing spell is timed by the sweeps' instants and the events by when they were
+    # written (the database's clock): both real here, as on a live tick.
+    began = datetime.now(UTC)
     receiver.statuses = [503]
     made = endpoint_for(practice, receiver, types=["job.opened"])
-    order(practice, key="11-1")
-    at = OPENED
-    sweep(at)
+    with wallclock.fixed(began):
+        subject = Subject.objects.create(brand=practice, kind="taxpayer", key="11-1",
+                                         name="Fernhill Tools", zone="America/New_York")
+        clocks.order(brand=practice, service="annual-return", subject=subject, period="2027",
+                     input={"jurisdictions": ["US"]})
+    sweep(began)
     # Another event, five days on, fails too: the endpoint has failed every try for 5 days.
-    at = OPENED + timedelta(days=5, minutes=1)
+    at = began + timedelta(days=5, minutes=1)
     with wallclock.fixed(at):
         subject = Subject.objects.create(brand=practice, kind="taxpayer", key="11-2",
                                          name="Alder Works", zone="America/New_York")
@@ -190,15 +196,19 @@ def test_five_days_of_failures_turn_it_off_and_turned_on_it_gets_what_it_missed(
     sweep(at)
     made.endpoint.refresh_from_db()
     assert not made.endpoint.enabled and made.endpoint.disabled == "failing"
-    sweep(at + timedelta(minutes=1))
+    # Its next tries find it off: each of its events is failed for it.
+    sweep(at + timedelta(minutes=10))
     assert any("have stopped" in message.subject for message in mailoutbox)
+    assert set(Delivery.objects.filter(channel="webhook").values_list(
+        "state", flat=True)) == {"failed"}
     receiver.statuses = [200]
     receiver.requests.clear()
-    with wallclock.fixed(at + timedelta(hours=1)):
-        sent_again = endpoints.enable(made.endpoint)
-    assert sent_again == 2
+    assert endpoints.enable(made.endpoint) == 2
     sweep(at + timedelta(hours=1))
     assert sorted(b["data"]["kind"] for b in bodies(receiver)) == ["job.opened", "job.opened"]
+    # What it has is not sent again by a replay of the same time.
+    assert endpoints.replay(made.endpoint, since=began - timedelta(days=1),
+                            until=datetime.now(UTC) + timedelta(minutes=1)) == 0
 
 
 def test_during_a_rotation_both_secrets_sign(practice, receiver):
