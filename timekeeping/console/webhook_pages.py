@@ -112,7 +112,8 @@ class Glance:
 def glances(brand, face: Face) -> list[Glance]:
     """The brand's endpoints (at most `endpoints.MOST_ENDPOINTS`) with their last attempt, in
     one query."""
-    last = WebhookAttempt.objects.filter(endpoint=OuterRef("pk")).order_by("-at", "-id")
+    last = WebhookAttempt.objects.filter(brand=brand, endpoint=OuterRef("pk")).order_by(
+        "-at", "-id")
     found = WebhookEndpoint.objects.filter(brand=brand).annotate(
         last_at=Subquery(last.values("at")[:1]),
         last_status=Subquery(last.values("status")[:1]),
@@ -173,13 +174,14 @@ class Logged:
     again: bool = False  # a resend of an event already sent
 
 
-def log(deliveries: list[Delivery], face: Face) -> list[Logged]:
+def log(brand, deliveries: list[Delivery], face: Face) -> list[Logged]:
     """A page of an endpoint's deliveries, each with its event and its attempts, oldest
-    attempt first: two queries for the page, whatever its length."""
-    records = Record.objects.in_bulk([d.event for d in deliveries if "test" not in d.payload])
+    attempt first: two queries for the page, whatever its length, each by the brand."""
+    records = Record.objects.filter(brand=brand).in_bulk(
+        [d.event for d in deliveries if "test" not in d.payload])
     tries: dict[str, list[Try]] = {}
     for attempt in WebhookAttempt.objects.filter(
-            delivery__in=[d.pk for d in deliveries]).order_by("at", "id"):
+            brand=brand, delivery__in=[d.pk for d in deliveries]).order_by("at", "id"):
         tries.setdefault(attempt.delivery_id, []).append(_try(attempt, face))
     return [_logged(delivery, records.get(delivery.event), tries.get(delivery.pk, []), face)
             for delivery in deliveries]

@@ -84,12 +84,13 @@ def _add_page(request, brand: Brand, form: pages.EndpointForm, status: int = 200
 def _page(request, brand: Brand, endpoint: WebhookEndpoint, *, form=None, replay=None,
           status: int = 200):
     face = face_of(brand, wallclock.wall_now(), request)
-    deliveries = Delivery.objects.filter(endpoint=endpoint).order_by("-created", "-pk")
+    deliveries = Delivery.objects.filter(brand=brand, endpoint=endpoint).order_by(
+        "-created", "-pk")
     page = Paginator(deliveries, pages.LOG_PAGE).get_page(request.GET.get("page"))
     zone = brand.calendar_rules().zone_name
     return render(request, "console/webhook.html", {
         "brand": brand, "endpoint": endpoint, "face": face, "page": page,
-        "log": pages.log(list(page), face), "off_said": pages.off_said(endpoint),
+        "log": pages.log(brand, list(page), face), "off_said": pages.off_said(endpoint),
         "failing": face.at(endpoint.failing_since),
         "types": [pages.title(name) for name in endpoint.types],
         "form": form or pages.endpoint_form(endpoint),
