@@ -20,7 +20,8 @@ evenly over the brands, so `--events` events make as many deliveries. Measured:
   (`WebhookAttempt.duration_ms`, the transport's own measure).
 
 With `--profile`, the busiest functions (cProfile, by own time) of the firing with endpoints on
-and of the sweeps are printed too, and the time spent in each kind of SQL statement.
+and of the sweeps are printed too, and the time spent in each kind of SQL statement; the
+profiler slows what it watches, so take the rates from a run without it.
 Ends with one line: events=… tick_off_per_s=… tick_on_per_s=… on_off_ratio=… events_per_s=…
 post_p50_ms=… post_p95_ms=…
 """
