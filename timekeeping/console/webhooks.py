@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from timekeeping.attention import settling
 from timekeeping.basics import wallclock
 from timekeeping.console import webhook_pages as pages
 from timekeeping.console.access import brand_of
@@ -177,15 +178,8 @@ def webhook_off(request, brand_id: str, endpoint_id: str):
 @require_POST
 def webhook_on(request, brand_id: str, endpoint_id: str):
     _, endpoint = _endpoint(request, brand_id, endpoint_id)
-    messages.success(request, on_said(endpoints.enable(endpoint)))
+    messages.success(request, settling.turned_on(endpoint, endpoints.enable(endpoint)))
     return _back(endpoint)
-
-
-def on_said(sent: int) -> str:
-    if not sent:
-        return "Turned on: new events go to it again. It had missed nothing."
-    events = "1 event it missed is" if sent == 1 else f"{sent} events it missed are"
-    return f"Turned on: new events go to it again, and {events} on the way."
 
 
 @login_required

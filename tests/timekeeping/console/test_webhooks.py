@@ -256,3 +256,48 @@ def test_the_help_page_speaks_plainly(desk, owner):
     answer = owner.get(desk.url("help/webhooks"))
     assert answer.status_code == 200
     assert engine_words(visible_text(answer.content.decode())) == []
+
+
+def needs_attention(client, desk) -> str:
+    html = client.get(desk.url() + "?test=off").content.decode()
+    return html.split('id="attention"')[1].split('id="ahead"')[0]
+
+
+def test_an_endpoint_turned_off_by_its_receiver_needs_the_owner(desk, owner, receiver):
+    receiver.statuses = [410]
+    endpoint = made(desk, receiver, description="Billing system", types=["schedule.failed"])
+    failed_schedule(desk, "nightly")
+    outbox.sweep()
+    endpoint.refresh_from_db()
+    assert not endpoint.enabled and endpoint.disabled == "gone"
+    listed = needs_attention(owner, desk)
+    assert "Events no longer go to Billing system" in listed
+    assert "its receiver answered that it is gone (410)" in listed
+    assert f'href="{page_of(desk, endpoint)}"' in listed
+    assert "Turn on and send what it missed" in listed
+    assert engine_words(visible_text(listed)) == []
+    # A manager reads it, but turning it on is the owner's.
+    manager = desk.clients["manager"]
+    assert "Events no longer go to Billing system" in needs_attention(manager, desk)
+    assert "Turn on and send what it missed" not in needs_attention(manager, desk)
+    fields = {"kind": "webhook off", "row": endpoint.pk, "do": "enable"}
+    assert manager.post(desk.url("attention/settle"), fields).status_code == 403
+    endpoint.refresh_from_db()
+    assert not endpoint.enabled
+    # The owner turns it on: what it missed goes, and the item leaves the list.
+    receiver.statuses = [204]
+    answer = owner.post(desk.url("attention/settle"), fields, HTTP_HX_REQUEST="true")
+    assert "Turned on: new events go to Billing system again. 1 event it missed is on the " \
+           "way." in answer.content.decode()
+    endpoint.refresh_from_db()
+    assert endpoint.enabled
+    assert "Billing system" not in needs_attention(owner, desk)
+    outbox.sweep()
+    assert len(receiver.requests) == 2  # the 410's try, and the event again
+    assert Record.objects.filter(kind="attention.enable").exists()
+
+
+def test_an_endpoint_its_owner_turned_off_needs_no_one(desk, owner, receiver):
+    endpoint = made(desk, receiver, description="Billing system")
+    owner.post(page_of(desk, endpoint, "off"))
+    assert "Billing system" not in needs_attention(owner, desk)
