@@ -132,7 +132,7 @@ def test_a_test_event_and_a_resend_are_deliveries_in_the_log(desk, owner, receiv
     seen = visible_text(html)
     assert html.count("<strong>Schedule failed</strong>") == 2
     assert "<strong>Test event</strong>" in html
-    assert "sent again" in seen and seen.count("delivered, answered 204 No Content") == 3
+    assert "sent again" in seen and seen.count("Delivered: answered 204 No Content") == 3
     assert engine_words(seen) == []
     # A stranger's event, or none, is not sent.
     answer = owner.post(page_of(desk, endpoint, "resend"), {"event": "rec_Missing0000000000"})
@@ -149,7 +149,7 @@ def test_a_failing_delivery_shows_its_tries_and_the_next_ones(desk, owner, recei
         delivery = Delivery.objects.get(endpoint=endpoint)
         html = owner.get(page_of(desk, endpoint)).content.decode()
     seen = visible_text(html)
-    assert "answered 500 Internal Server Error" in seen and "Waiting to be sent." in seen
+    assert "Failed: answered 500 Internal Server Error" in seen and "Waiting to be sent." in seen
     assert len(sending.planned(delivery)) == 7 and "Next tries:" in seen
     assert "then we stop" in seen
     assert "ok" in html  # the first 2 KB of the answer, inside its Details
