@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 from timekeeping.attention import settling
 from timekeeping.basics import wallclock
 from timekeeping.console import webhook_pages as pages
-from timekeeping.console.access import brand_of
+from timekeeping.console.access import brand_of, may
 from timekeeping.console.shown import face_of
 from timekeeping.models import Brand, Delivery, WebhookEndpoint
 from timekeeping.webhooks import endpoints
@@ -151,8 +151,8 @@ def webhook_resend(request, brand_id: str, endpoint_id: str):
 def _said(request, endpoint: WebhookEndpoint, said: str, *, ok: bool = True):
     """With htmx, the sentence in place of the button; without, the page again with it."""
     if request.htmx:
-        return render(request, "console/_webhook_said.html", {"said": said, "ok": ok},
-                      status=200 if ok else 400)
+        # 200 even when refused: htmx swaps in only a success's answer.
+        return render(request, "console/_webhook_said.html", {"said": said, "ok": ok})
     (messages.success if ok else messages.error)(request, said)
     return _back(endpoint)
 
@@ -227,4 +227,6 @@ def webhook_remove(request, brand_id: str, endpoint_id: str):
 @login_required
 def help_webhooks(request, brand_id: str):
     """What a webhook is and how a receiver checks one, in plain words."""
-    return render(request, "console/help_webhooks.html", {"brand": brand_of(request, brand_id)})
+    brand = brand_of(request, brand_id)
+    return render(request, "console/help_webhooks.html", {"brand": brand,
+                                                          "can_own": may(request, "owner")})

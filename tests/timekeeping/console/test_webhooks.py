@@ -73,6 +73,7 @@ def test_the_secret_is_shown_once_and_never_again(desk, owner, receiver):
         assert endpoint.secret not in seen
     listed = owner.get(desk.url("webhooks/")).content.decode()
     assert "Billing system" in listed and "Nothing sent yet" in listed
+    assert engine_words(visible_text(listed)) == []
 
 
 def test_none_picked_hears_every_event_and_the_types_change(desk, owner, receiver):
@@ -137,6 +138,9 @@ def test_a_test_event_and_a_resend_are_deliveries_in_the_log(desk, owner, receiv
     # A stranger's event, or none, is not sent.
     answer = owner.post(page_of(desk, endpoint, "resend"), {"event": "rec_Missing0000000000"})
     assert answer.status_code == 302
+    answer = owner.post(page_of(desk, endpoint, "resend"), {"event": "rec_Missing0000000000"},
+                        HTTP_HX_REQUEST="true")
+    assert "Nothing was sent. No such event of this brand." in answer.content.decode()
     assert Delivery.objects.filter(endpoint=endpoint).count() == 3
 
 
@@ -252,10 +256,13 @@ def test_the_log_asks_a_fixed_number_of_queries(desk, owner, receiver,
         assert owner.get(desk.url("webhooks/")).status_code == 200
 
 
-def test_the_help_page_speaks_plainly(desk, owner):
+def test_the_help_page_speaks_plainly_to_each_of_the_brands_people(desk, owner):
     answer = owner.get(desk.url("help/webhooks"))
     assert answer.status_code == 200
     assert engine_words(visible_text(answer.content.decode())) == []
+    viewer = desk.clients["viewer"].get(desk.url("help/webhooks")).content.decode()
+    assert "The brand's owner adds and looks after its webhooks." in viewer
+    assert desk.url("webhooks/") not in viewer
 
 
 def needs_attention(client, desk) -> str:
