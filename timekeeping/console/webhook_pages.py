@@ -126,7 +126,7 @@ def glances(brand, face: Face) -> list[Glance]:
 def _last_said(endpoint) -> str:
     if endpoint.last_at is None:
         return "Nothing sent yet"
-    return "Last sent: " + answered(endpoint.last_status, endpoint.last_refused)
+    return answered(endpoint.last_status, endpoint.last_refused)
 
 
 def off_said(endpoint: WebhookEndpoint) -> str:
@@ -136,17 +136,18 @@ def off_said(endpoint: WebhookEndpoint) -> str:
 
 
 def answered(status: int | None, refused: bool = False) -> str:
-    """An attempt's answer in words: "answered 200 OK", "no answer", "the address was refused"."""
+    """An attempt in words: "Delivered: answered 200 OK", "Failed: no answer", "Not sent: the
+    address is not allowed"."""
     if refused:
-        return "not sent: the address is not allowed"
+        return "Not sent: the address is not allowed"
     if status is None:
-        return "no answer"
+        return "Failed: no answer"
     try:
         phrase = HTTPStatus(status).phrase
     except ValueError:
         phrase = ""
-    ok = "delivered, " if 200 <= status < 300 else ""
-    return f"{ok}answered {status} {phrase}".rstrip()
+    verdict = "Delivered" if 200 <= status < 300 else "Failed"
+    return f"{verdict}: answered {status} {phrase}".rstrip()
 
 
 # -- the log ---------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ def test_the_secret_is_shown_once_and_never_again(desk, owner, receiver):
         assert endpoint.secret not in seen
     listed = owner.get(desk.url("webhooks/")).content.decode()
     assert "Billing system" in listed and "Nothing sent yet" in listed
+    assert engine_words(visible_text(listed)) == []
 
 
 def test_none_picked_hears_every_event_and_the_types_change(desk, owner, receiver):
@@ -132,11 +133,14 @@ def test_a_test_event_and_a_resend_are_deliveries_in_the_log(desk, owner, receiv
     seen = visible_text(html)
     assert html.count("<strong>Schedule failed</strong>") == 2
     assert "<strong>Test event</strong>" in html
-    assert "sent again" in seen and seen.count("delivered, answered 204 No Content") == 3
+    assert "sent again" in seen and seen.count("Delivered: answered 204 No Content") == 3
     assert engine_words(seen) == []
     # A stranger's event, or none, is not sent.
     answer = owner.post(page_of(desk, endpoint, "resend"), {"event": "rec_Missing0000000000"})
     assert answer.status_code == 302
+    answer = owner.post(page_of(desk, endpoint, "resend"), {"event": "rec_Missing0000000000"},
+                        HTTP_HX_REQUEST="true")
+    assert "Nothing was sent. No such event of this brand." in answer.content.decode()
     assert Delivery.objects.filter(endpoint=endpoint).count() == 3
 
 
@@ -149,7 +153,7 @@ def test_a_failing_delivery_shows_its_tries_and_the_next_ones(desk, owner, recei
         delivery = Delivery.objects.get(endpoint=endpoint)
         html = owner.get(page_of(desk, endpoint)).content.decode()
     seen = visible_text(html)
-    assert "answered 500 Internal Server Error" in seen and "Waiting to be sent." in seen
+    assert "Failed: answered 500 Internal Server Error" in seen and "Waiting to be sent." in seen
     assert len(sending.planned(delivery)) == 7 and "Next tries:" in seen
     assert "then we stop" in seen
     assert "ok" in html  # the first 2 KB of the answer, inside its Details
@@ -252,7 +256,55 @@ def test_the_log_asks_a_fixed_number_of_queries(desk, owner, receiver,
         assert owner.get(desk.url("webhooks/")).status_code == 200
 
 
-def test_the_help_page_speaks_plainly(desk, owner):
+def test_the_help_page_speaks_plainly_to_each_of_the_brands_people(desk, owner):
     answer = owner.get(desk.url("help/webhooks"))
     assert answer.status_code == 200
     assert engine_words(visible_text(answer.content.decode())) == []
+    viewer = desk.clients["viewer"].get(desk.url("help/webhooks")).content.decode()
+    assert "The brand's owner adds and looks after its webhooks." in viewer
+    assert desk.url("webhooks/") not in viewer
+
+
+def needs_attention(client, desk) -> str:
+    html = client.get(desk.url() + "?test=off").content.decode()
+    return html.split('id="attention"')[1].split('id="ahead"')[0]
+
+
+def test_an_endpoint_turned_off_by_its_receiver_needs_the_owner(desk, owner, receiver):
+    receiver.statuses = [410]
+    endpoint = made(desk, receiver, description="Billing system", types=["schedule.failed"])
+    failed_schedule(desk, "nightly")
+    outbox.sweep()
+    endpoint.refresh_from_db()
+    assert not endpoint.enabled and endpoint.disabled == "gone"
+    listed = needs_attention(owner, desk)
+    assert "Events no longer go to Billing system" in listed
+    assert "its receiver answered that it is gone (410)" in listed
+    assert f'href="{page_of(desk, endpoint)}"' in listed
+    assert "Turn on and send what it missed" in listed
+    assert engine_words(visible_text(listed)) == []
+    # A manager reads it, but turning it on is the owner's.
+    manager = desk.clients["manager"]
+    assert "Events no longer go to Billing system" in needs_attention(manager, desk)
+    assert "Turn on and send what it missed" not in needs_attention(manager, desk)
+    fields = {"kind": "webhook off", "row": endpoint.pk, "do": "enable"}
+    assert manager.post(desk.url("attention/settle"), fields).status_code == 403
+    endpoint.refresh_from_db()
+    assert not endpoint.enabled
+    # The owner turns it on: what it missed goes, and the item leaves the list.
+    receiver.statuses = [204]
+    answer = owner.post(desk.url("attention/settle"), fields, HTTP_HX_REQUEST="true")
+    assert "Turned on: new events go to Billing system again. 1 event it missed is on the " \
+           "way." in answer.content.decode()
+    endpoint.refresh_from_db()
+    assert endpoint.enabled
+    assert "Billing system" not in needs_attention(owner, desk)
+    outbox.sweep()
+    assert len(receiver.requests) == 2  # the 410's try, and the event again
+    assert Record.objects.filter(kind="attention.enable").exists()
+
+
+def test_an_endpoint_its_owner_turned_off_needs_no_one(desk, owner, receiver):
+    endpoint = made(desk, receiver, description="Billing system")
+    owner.post(page_of(desk, endpoint, "off"))
+    assert "Billing system" not in needs_attention(owner, desk)
