@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from timekeeping.automations.check import endpoints_named
 from timekeeping.jobs import common, tasks
@@ -61,7 +62,8 @@ def _email(rule: Rule, heard: Heard) -> str:
         if row is None or not effects.send(venue, row, spec, key=key):
             return f"emailed nobody: the row has no address in {column}"
         return f"emailed {who or 'the address in ' + column}"
-    job = Job.objects.select_related("brand__owner", "subject").get(pk=heard.entry.job)
+    job = Job.objects.select_related("brand__owner", "subject").get(brand=heard.brand,
+                                                                    pk=heard.entry.job)
     address = (common.owner_email(job) if spec["to"] == "owner"
                else _customer_email(job, heard.entry))
     if not address:
@@ -91,7 +93,8 @@ def _job_fields(job: Job, rule: Rule, heard: Heard) -> dict:
     if rule.when.trigger == "missed":
         fields["due"] = str(data.get("due", ""))
     else:
-        until = Ask.objects.filter(pk=data.get("ask")).values_list("expires", flat=True).first()
+        until = Ask.objects.filter(brand_id=job.brand_id, pk=data.get("ask")).values_list(
+            "expires", flat=True).first()
         fields["until"] = common.said_at(job, until) if until else ""
     return fields
 
@@ -109,7 +112,7 @@ def _webhook(rule: Rule, heard: Heard) -> str:
     if len(found) != 1:
         return f"sent nothing: the brand has no one endpoint named {name!r}"
     endpoint = found[0]
-    called = endpoint.description or endpoint.pk
+    called = endpoint.description or urlsplit(endpoint.url).hostname or "its endpoint"
     if not endpoint.enabled:
         return f"sent nothing: the endpoint {called} is turned off"
     if heard.test_clock is not None and not endpoint.test_clocks:
@@ -182,7 +185,8 @@ def _row(heard: Heard):
 
 def _task(rule: Rule, heard: Heard) -> str:
     step = rule.spec["step"]
-    job = Job.objects.select_related("brand", "subject", "test_clock").get(pk=heard.entry.job)
+    job = Job.objects.select_related("brand", "subject", "test_clock").get(
+        brand=heard.brand, pk=heard.entry.job)
     spec = common.work_of(job).deliver.get(step)
     if job.state != Job.State.OPEN:
         return f"opened no task: the job is {job.state}"

@@ -40,7 +40,9 @@ def hear(brand: Brand, test_clock: TestClock | None, instant: datetime, entry: E
     rules = [rule for rule in _rules(brand) if rule.when.trigger == trigger]
     if not rules:
         return
-    matching = [rule for rule in rules if _hears(rule, entry, _service_of(brand, entry, rules))]
+    service = _service_of(brand, entry, rules)
+    step = _ask_step(brand, entry) if trigger == "ask_expired" else ""
+    matching = [rule for rule in rules if _hears(rule, entry, service, step)]
     heard = Heard(brand, test_clock, instant, entry)
     for rule in matching:
         _run(rule, heard)
@@ -75,7 +77,7 @@ def _about(entry: Entry) -> dict:
     return {}
 
 
-def _hears(rule: Rule, entry: Entry, service: str) -> bool:
+def _hears(rule: Rule, entry: Entry, service: str, step: str) -> bool:
     when, data = rule.when, entry.data
     if when.service and when.service != service:
         return False
@@ -83,7 +85,7 @@ def _hears(rule: Rule, entry: Entry, service: str) -> bool:
         return data.get("table") == when.name and data.get("to") == when.state
     if when.trigger == "missed":
         return data.get("name") == when.name
-    return _ask_step(entry) == when.name
+    return step == when.name
 
 
 def _service_of(brand: Brand, entry: Entry, rules: list[Rule]) -> str:
@@ -94,8 +96,8 @@ def _service_of(brand: Brand, entry: Entry, rules: list[Rule]) -> str:
         "service", flat=True).first() or ""
 
 
-def _ask_step(entry: Entry) -> str:
-    return Ask.objects.filter(pk=entry.data.get("ask")).values_list(
+def _ask_step(brand: Brand, entry: Entry) -> str:
+    return Ask.objects.filter(brand=brand, pk=entry.data.get("ask")).values_list(
         "step", flat=True).first() or ""
 
 

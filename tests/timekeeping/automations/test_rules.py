@@ -104,13 +104,18 @@ def test_a_timed_move_through_the_tick_sets_a_rule_off(brand):
     assert Record.objects.get(pk=ran.data["heard"]).data["by"] == "timed move"
 
 
-def test_a_webhook_rule_sends_the_event_to_its_endpoint(brand, receiver):
+def test_a_move_through_the_api_sends_a_rules_webhook_to_its_endpoint(brand, actors,
+                                                                      receiver):
     screen = endpoints.make(brand, url=receiver.url, description="Kitchen screen",
                             types=["job.opened"]).endpoint
     venue = venue_for(brand, [{"when": {"row": "orders", "enters": "confirmed"},
                                "do": {"webhook": "Kitchen screen"}}])
     placed = order(venue)
-    move(venue, "orders", placed.pk, "confirmed", who="staff", at=FRIDAY)
+    client = Client()
+    client.force_login(actors["owner"])
+    moved = client.post(f"/api/tables/orders/rows/{placed.pk}/move", {"to": "confirmed"},
+                        content_type="application/json")
+    assert moved.status_code == 200
     assert Delivery.objects.filter(channel=Delivery.Channel.WEBHOOK,
                                    endpoint_id=screen.pk).count() == 1
     outbox.sweep(now=wallclock.wall_now())
