@@ -19,8 +19,9 @@ from tests.timekeeping.moves.test_moves import HOURS, VENUE
 from timekeeping import manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Connection, Delivery, Record, RowAudit
+from timekeeping.moves import rehearse
 from timekeeping.moves.rows import Venue, move
-from timekeeping.tick import phases
+from timekeeping.tick import phases, test_clocks
 from timekeeping.timers import outbox
 from timekeeping.webhooks import endpoints
 
@@ -216,3 +217,21 @@ def test_moves_preview_lists_the_rules_a_timed_move_would_set_off(brand):
     assert "orders #1  placed → cancelled" in lines[0]
     assert lines[1:] == ["    heard by rule 1: would email the guest",
                          "    heard by rule 2: would move its rows of order_lines to void"]
+
+
+def test_a_rehearsed_timed_move_sets_the_rule_off_in_its_world_only(brand, actors):
+    actors["owner"].email = "owner@corner.test"
+    actors["owner"].save()
+    venue = venue_for(brand, [EMAIL])
+    placed = order(venue)
+    monday = datetime(2026, 10, 18, 23, tzinfo=UTC)
+    clock = test_clocks.create(brand=brand, name="Next week", frozen_time=monday)
+    rehearse.copy(clock, "orders", start=monday, end=datetime(2026, 10, 26, tzinfo=UTC),
+                  who="owner")
+    test_clocks.advance(clock, to=datetime(2026, 10, 24, 9, tzinfo=UTC))
+    assert venue.model("orders").objects.get(pk=placed.pk).status == "placed"  # live: as it was
+    [ran] = runs(brand)
+    assert ran.test_clock_id == clock.pk and ran.instant == CLOSING
+    assert [(d.payload["to"], d.payload["subject"]) for d in mails("Practice run: About")] == [
+        (["owner@corner.test"], "Practice run: About your order, Ines")]
+    assert mails("About your order") == []  # no real guest hears a rehearsal
