@@ -9,6 +9,7 @@ import pytest
 
 from timekeeping import manifests
 from timekeeping.basics import refusals
+from timekeeping.models import Brand, Manifest
 from timekeeping.webhooks import endpoints
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "timekeeping" / "manifests" / "examples"
@@ -128,3 +129,27 @@ def test_it_refuses_what_is_no_list_of_rules():
                                                           "$.automations")]
     assert problems(with_rules(VENUE, [{"when": {}, "do": {}, "also": 1}])) == [
         ("automation.invalid", "$.automations[0]")]
+
+
+def test_the_api_refuses_a_manifest_naming_another_brands_endpoint(brand, actors, client,
+                                                                  settings):
+    settings.WEBHOOK_ALLOW_HOSTS = ["127.0.0.1"]
+    settings.WEBHOOK_ALLOW_HTTP = True
+    other = Brand.objects.create(name="Elsewhere", slug="elsewhere", owner=actors["outsider"])
+    endpoints.make(other, url="http://127.0.0.1:9/hooks", description="Accounts")
+    document = with_rules(TAX, [{"when": {"missed": "pay"}, "do": {"webhook": "Accounts"}}])
+    client.force_login(actors["owner"])
+    refused = client.post(f"/api/brands/{brand.pk}/manifests", document,
+                          content_type="application/json")
+    assert refused.status_code == 400
+    assert [(p["code"], p["path"]) for p in refused.json()["problems"]] == [
+        ("automation.endpoint_unknown", "$.automations[0].do.webhook")]
+    assert not Manifest.objects.filter(brand=brand).exists()
+    mine = endpoints.make(brand, url="http://127.0.0.1:9/hooks", description="Accounts")
+    loaded = client.post(f"/api/brands/{brand.pk}/manifests",
+                         with_rules(TAX, [{"when": {"missed": "pay"},
+                                           "do": {"webhook": mine.endpoint.pk}}]),
+                         content_type="application/json")
+    assert loaded.status_code == 201
+    assert {"action": "added", "what": "automations", "path": "$.automations"} in \
+        loaded.json()["plan"]["changes"]
