@@ -193,7 +193,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"JobStateEnum": "timekeeping.models.service.Job.State",
                             "TimerStateEnum": "timekeeping.models.timer.Timer.State",
                             "TestClockStatusEnum": "timekeeping.models.brand.TestClock.Status",
-                            "PlanEnum": "timekeeping.specs.tiers.PLANS"},
+                            "PlanEnum": "timekeeping.specs.tiers.PLANS",
+                            "DeliveryStateEnum": "timekeeping.models.outbox.Delivery.State"},
 }
 
 # Secure defaults whenever DEBUG is off. Each can be turned off on its own, for a
