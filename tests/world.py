@@ -28,9 +28,11 @@ from timekeeping.models import (
     Subject,
     Task,
     TestClock,
+    WebhookEndpoint,
 )
 from timekeeping.moves.rows import Venue
 from timekeeping.recurring import plans
+from timekeeping.webhooks import endpoints
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "timekeeping" / "manifests" / "examples"
 ACTORS = ("owner_a", "staff_a", "owner_b", "nobody", "anonymous", "key_a", "key_b", "viewer_a",
@@ -92,6 +94,16 @@ def failed_delivery(world: World) -> Delivery:
             "payload": {"subject": "Your reminder"}, "attempts": 5, "next_attempt": NOW,
             "last_error": "550 no such mailbox", "created": NOW})
     return found
+
+
+DOORS_HOOK = "https://hooks.example.test/doors"
+
+
+def webhook_endpoint(world: World) -> WebhookEndpoint:
+    """A webhook endpoint of A's (the webhook doors' `{webhook}`), made when a door first asks
+    for it and again after a door removed it."""
+    found = WebhookEndpoint.objects.filter(brand=world.brand, url=DOORS_HOOK).first()
+    return found or endpoints.make(world.brand, url=DOORS_HOOK, description="doors").endpoint
 
 
 def _venue(brand: Brand) -> Venue:
