@@ -38,6 +38,7 @@ from timekeeping.webhooks import catalogue
 DEFAULT_LIMIT, MOST = 50, 200
 TYPES_MOST = 64  # `type` given at most this often
 CURSOR_LONGEST = 200
+EVENT_TYPES = [*catalogue.NAMES, catalogue.TEST_TYPE]  # the schema's EventTypeEnum
 NAMES = ("type", "from", "to", "subject", "test_clock", "limit", "order", "cursor")
 SUBJECT = re.compile(r"sbj_[0-9A-Za-z]{1,40}")
 TEST_CLOCK = re.compile(r"tc_[0-9A-Za-z]{1,40}")
@@ -219,7 +220,7 @@ class EventOut(serializers.Serializer):
     """An event: the body of its webhook, and its item here (docs/events.md)."""
 
     id = serializers.CharField(help_text="The event's id (rec_…), sent as `webhook-id`.")
-    type = serializers.ChoiceField(choices=[*catalogue.NAMES, catalogue.TEST_TYPE])
+    type = serializers.ChoiceField(choices=EVENT_TYPES)
     version = serializers.IntegerField(help_text="The shape's version: fields may be added "
                                                  "within it, none renamed or removed.")
     created = serializers.DateTimeField(help_text="When the event was written.")

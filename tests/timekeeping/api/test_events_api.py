@@ -4,21 +4,32 @@ even among events written in the same instant; filtered by type, time, subject a
 clock; read by everyone who keeps the brand, 404 to anyone else; a page's queries bounded.
 Times are Tokyo's, fixed; each event's `written` is set, as one transaction would stamp it."""
 
-from datetime import datetime, timedelta
+import copy
+import json
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from jsonschema import Draft202012Validator, ValidationError
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
+from timekeeping import clocks, manifests
 from timekeeping.access import keys
-from timekeeping.models import Brand, Record, TestClock
+from timekeeping.basics import wallclock
+from timekeeping.demo import TAX_MANIFEST
+from timekeeping.models import Brand, Record, Subject, TestClock
+from timekeeping.tick import phases
+from timekeeping.webhooks import catalogue
 
 pytestmark = pytest.mark.django_db
 NOW = datetime(2028, 3, 3, 9, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
 SUBJECT = "sbj_Fernhill00000001"
 CLOCK = "clk_A000000000000000"
+TAX = json.loads(TAX_MANIFEST.read_text())
 
 
 @pytest.fixture
@@ -151,3 +162,32 @@ def test_a_page_costs_the_same_queries_whatever_its_length(brand, owner):
         assert len(answer.json()["results"]) == limit
         counts.append(len(captured))
     assert counts[0] == counts[1] <= 4  # session, user, brand, page
+
+
+def test_the_schema_lists_each_event_type_as_a_webhook_and_real_events_match(brand, owner):
+    """The tax practice's filing missed on the real clock: every event it leaves, as the API
+    lists it, is valid against its type's webhook in the OpenAPI 3.1 schema."""
+    schema = owner.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    assert schema["openapi"].startswith("3.1")
+    assert set(schema["webhooks"]) == set(catalogue.NAMES)
+    registry = Registry().with_resource("urn:api", Resource(schema, DRAFT202012))
+    manifests.load(brand, copy.deepcopy(TAX))
+    opened, missed = datetime(2028, 2, 1, 14, tzinfo=UTC), datetime(2028, 4, 20, 14, tzinfo=UTC)
+    with wallclock.fixed(opened):
+        subject = Subject.objects.create(brand=brand, kind="taxpayer", key="11-1",
+                                         name="Fernhill Tools", zone="America/New_York")
+        clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
+                     input={"jurisdictions": ["US"]})
+    with wallclock.fixed(missed):
+        phases.run_once(now=missed, sweep=False)
+    owner.force_login(brand.owner)  # the tick's housekeeping ended sessions old by April 2028
+    events = _all(owner, brand, limit=200)
+    assert {"job.opened", "date.notice_sent", "date.missed"} <= {each["type"] for each in events}
+    for event in events:
+        hook = schema["webhooks"][event["type"]]["post"]
+        body = hook["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        Draft202012Validator({"$ref": f"urn:api{body}"}, registry=registry).validate(event)
+    wrong = {**events[0], "data": {"kind": "clock.lapsed", "due": 5}}
+    with pytest.raises(ValidationError):
+        Draft202012Validator({"$ref": "urn:api#/components/schemas/Event_date_missed"},
+                             registry=registry).validate(wrong)
