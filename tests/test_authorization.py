@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 
 from tests.csrf import unmasked
-from tests.doors import Endpoint, api, console, delivery, portal, reading
+from tests.doors import Endpoint, api, console, delivery, demo, portal, reading
 from tests.world import ACTORS, NOW, World, failed_delivery, webhook
 from timekeeping.access import keys
 from timekeeping.models import Record, Subject
@@ -30,7 +30,8 @@ MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
            "record": "rec_Missing0000000000", "delivery": "dlv_Missing0000000000",
            "webhook": "whe_Missing0000000000"}
 # The delivery doors come last: their "date done" settles A's refund-window date.
-ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *delivery.DOORS]
+ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *demo.DOORS,
+             *delivery.DOORS]
 
 
 
@@ -91,6 +92,15 @@ def test_every_door_answers_each_caller_exactly_as_expected(world):
             if answer.status_code != endpoint.expect[actor]:
                 wrong.append(f"{endpoint.name} as {actor}: {answer.status_code}, expected "
                              f"{endpoint.expect[actor]}: {answer.content[:200]!r}")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_the_demo_receivers_doors_with_debug_on_answer_each_caller_as_expected(world,
+                                                                             settings):
+    settings.DEBUG = True  # the demo: with it off (the suite, production) they are 404
+    wrong = [f"{endpoint.name} as {actor}: {answer.status_code}"
+             for endpoint in demo.WITH_DEBUG for actor in ACTORS
+             if (answer := _ask(world, endpoint, actor)).status_code != endpoint.expect[actor]]
     assert wrong == [], "\n".join(wrong)
 
 
