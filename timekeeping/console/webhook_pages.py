@@ -190,8 +190,11 @@ def log(brand, deliveries: list[Delivery], face: Face) -> list[Logged]:
 
 def _try(attempt: WebhookAttempt, face: Face) -> Try:
     ok = attempt.status is not None and 200 <= attempt.status < 300
-    return Try(face.at(attempt.at), answered(attempt.status, attempt.refused), ok,
-               attempt.duration_ms, attempt.response, attempt.error)
+    said = answered(attempt.status, attempt.refused)
+    if attempt.refused and attempt.error:  # the guard's refusal is in words: shown as it is
+        said = f"Not sent: {attempt.error.rstrip('.')}"
+    return Try(face.at(attempt.at), said, ok, attempt.duration_ms, attempt.response,
+               "" if attempt.refused else attempt.error)
 
 
 def _logged(delivery: Delivery, record: Record | None, tries: list[Try],

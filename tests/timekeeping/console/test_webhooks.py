@@ -5,6 +5,7 @@ it after being asked; every delivery shows in its log. The receiver is on loopba
 outbox's sweep runs as the tick's would. Events are written by the database's clock, so the
 tests that replay by time read it as the sweeps do (as tests/timekeeping/webhooks does)."""
 
+import functools
 import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -161,6 +162,30 @@ def test_a_failing_delivery_shows_its_tries_and_the_next_ones(desk, owner, recei
     assert "in 27 hours, and after that we stop trying." in plain
     assert "ok" in html  # the first 2 KB of the answer, inside its Details
     assert "Every attempt has failed since" in seen
+
+
+def test_an_address_refused_at_send_time_is_said_in_words(desk, owner, settings,
+                                                          monkeypatch):
+    settings.WEBHOOK_ALLOW_HOSTS = []
+    endpoint = endpoints.make(desk.brand, url="https://hooks.example.test/in").endpoint
+
+    def resolver(host, port, *args, **kwargs):  # the name now points into a private network
+        return [(2, 1, 6, "", ("10.1.2.3", port))]
+
+    monkeypatch.setattr(sending.transport, "post",
+                        functools.partial(sending.transport.post, resolver=resolver))
+
+    def no_connection(*args, **kwargs):
+        raise AssertionError("a refused address was connected to")
+
+    monkeypatch.setattr("socket.create_connection", no_connection)
+    failed_schedule(desk)
+    outbox.sweep()
+    assert WebhookAttempt.objects.get(endpoint=endpoint).refused
+    seen = visible_text(owner.get(page_of(desk, endpoint)).content.decode())
+    assert "Not sent: The name hooks.example.test leads to the address 10.1.2.3, which is on " \
+           "a private network; webhooks may not reach it." in seen
+    assert engine_words(seen) == []
 
 
 def test_turned_on_again_it_is_sent_what_it_missed_and_says_how_many(desk, owner, receiver):
