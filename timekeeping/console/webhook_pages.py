@@ -64,7 +64,7 @@ class EndpointForm(forms.Form):
                                             "system”.")
     types = forms.MultipleChoiceField(
         label="Events to send", required=False, widget=forms.CheckboxSelectMultiple,
-        choices=[(each.name, TITLES[each.name]) for each in catalogue.TYPES],
+        choices=[(each.name, title(each.name)) for each in catalogue.TYPES],
         help_text="Pick none to be sent every kind of event, including kinds added later.")
     test_clocks = forms.BooleanField(label="Also send what happens in test worlds",
                                      required=False)

@@ -14,9 +14,10 @@ import pytest
 
 from tests.words import engine_words, visible_text
 from timekeeping.basics import wallclock
+from timekeeping.console import webhook_pages
 from timekeeping.models import Delivery, Record, WebhookAttempt, WebhookEndpoint
 from timekeeping.timers import outbox, records
-from timekeeping.webhooks import endpoints, sending
+from timekeeping.webhooks import catalogue, endpoints, sending
 
 NOW = datetime(2028, 4, 10, 14, tzinfo=UTC)  # 10:00 in New York
 NEW_YORK = ZoneInfo("America/New_York")
@@ -45,6 +46,11 @@ def failed_schedule(desk, name="nightly"):
 def typed(instant: datetime) -> str:
     """An instant as a person types it in the brand's zone (a browser's datetime-local)."""
     return instant.astimezone(NEW_YORK).strftime("%Y-%m-%dT%H:%M")
+
+
+def test_every_event_type_of_the_catalogue_has_a_name_in_words():
+    assert set(webhook_pages.TITLES) == {*catalogue.NAMES, catalogue.TEST_TYPE}
+    assert engine_words(" ".join(webhook_pages.TITLES.values())) == []
 
 
 def test_a_refused_address_names_the_field_in_words_and_adds_nothing(desk, owner, receiver):
