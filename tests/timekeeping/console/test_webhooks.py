@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.test import Client
 
 from tests.words import engine_words, visible_text
 from timekeeping.basics import wallclock
@@ -342,3 +343,21 @@ def test_an_endpoint_its_owner_turned_off_needs_no_one(desk, owner, receiver):
     endpoint = made(desk, receiver, description="Billing system")
     owner.post(page_of(desk, endpoint, "off"))
     assert "Billing system" not in needs_attention(owner, desk)
+
+
+def test_a_post_without_its_csrf_token_changes_nothing(desk, actors, receiver):
+    endpoint = made(desk, receiver)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(actors["owner"])
+    for verb in ("off", "rotate", "test", "remove"):
+        assert client.post(page_of(desk, endpoint, verb), {"confirmed": "yes"}).status_code == 403
+    endpoint.refresh_from_db()
+    assert endpoint.enabled and not endpoint.previous_secret
+    assert not Delivery.objects.filter(endpoint=endpoint).exists()
+    token = client.get(page_of(desk, endpoint)).cookies["csrftoken"].value
+    assert client.post(page_of(desk, endpoint, "test"), HTTP_X_CSRFTOKEN=token,
+                       HTTP_HX_REQUEST="true").status_code == 200
+    assert client.post(page_of(desk, endpoint, "off"),
+                       {"csrfmiddlewaretoken": token}).status_code == 302
+    endpoint.refresh_from_db()
+    assert not endpoint.enabled
