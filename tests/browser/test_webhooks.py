@@ -65,4 +65,20 @@ def test_the_owner_adds_an_endpoint_and_sees_its_test_event_in_the_log(
     page.goto(f"{live_server.url}{desk.url('webhooks/')}")
     expect(page.locator("table")).to_contain_text("Billing system")
     look("webhooks-one")
+
+    # The receiver answers that it is gone: the endpoint is turned off, and the home says so.
+    receiver.statuses = [410]
+    page.get_by_role("link", name="Billing system").click()
+    page.get_by_role("button", name="Send test event").click()
+    expect(page.locator("#test-said")).to_contain_text("A test event is on its way")
+    outbox.sweep()
+    page.goto(f"{live_server.url}{desk.url()}?test=off")
+    item = page.locator("ul.attention li", has_text="Events no longer go to Billing system")
+    expect(item).to_contain_text("its receiver answered that it is gone (410)")
+    look("webhook-needs-attention")
+    receiver.statuses = [204]
+    item.get_by_role("button", name="Turn on and send what it missed").click()
+    expect(page.get_by_role("status")).to_contain_text(
+        "Turned on: new events go to Billing system again. It had missed nothing.")
+    look("webhook-turned-on")
     look.assert_accessible()

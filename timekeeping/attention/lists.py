@@ -497,8 +497,8 @@ OFF_BY_SENDER = (WebhookEndpoint.Disabled.GONE, WebhookEndpoint.Disabled.FAILING
 def _webhook_off(endpoint: WebhookEndpoint) -> Item:
     return Item("webhook off", True, endpoint.disabled_at or endpoint.created,
                 f"Events no longer go to {endpoint}: we turned it off because "
-                f"{telling.WHY[endpoint.disabled]}. They are kept: turned on again, it is sent "
-                "what it missed", row=endpoint.pk,
+                f"{telling.WHY[endpoint.disabled]}. Events are still kept: turn it on again "
+                "and it is sent what it missed", row=endpoint.pk,
                 page=reverse("console:webhook", args=[endpoint.brand_id, endpoint.pk]),
                 details=f"endpoint {endpoint.pk} · {endpoint.url} · disabled {endpoint.disabled}")
 
