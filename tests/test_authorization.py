@@ -14,8 +14,8 @@ import pytest
 from django.test import Client
 
 from tests.csrf import unmasked
-from tests.doors import Endpoint, api, console, delivery, portal, reading
-from tests.world import ACTORS, NOW, World, failed_delivery
+from tests.doors import Endpoint, api, console, delivery, demo, portal, reading
+from tests.world import ACTORS, NOW, World, failed_delivery, webhook
 from timekeeping.access import keys
 from timekeeping.models import Record, Subject
 
@@ -27,9 +27,11 @@ MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
            "date": "999999999", "ending": "job_Missing0000000001",
            "subscription": "sbn_Missing0000000000", "outcome": "out_Missing0000000000",
            "ask": "ask_Missing0000000000",
-           "record": "rec_Missing0000000000", "delivery": "dlv_Missing0000000000"}
+           "record": "rec_Missing0000000000", "delivery": "dlv_Missing0000000000",
+           "webhook": "whe_Missing0000000000"}
 # The delivery doors come last: their "date done" settles A's refund-window date.
-ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *delivery.DOORS]
+ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *demo.DOORS,
+             *delivery.DOORS]
 
 
 
@@ -39,7 +41,8 @@ def _fill(text: str, world: World, n: int, missing: bool = False) -> str:
            "key": world.spare_key.pk, "buyer_clock": world.buyer_clock.pk,
            "task": world.task.pk, "date": world.date.pk, "ending": world.endings[n].pk,
            "subscription": world.subscription.pk, "outcome": world.outcome.pk,
-           "ask": world.ask, "record": _opened(world), "delivery": failed_delivery(world).pk}
+           "ask": world.ask, "record": _opened(world), "delivery": failed_delivery(world).pk,
+           "webhook": webhook(world).pk}
     if missing:
         ids = MISSING
     token = Subject.objects.get(pk=world.subject.pk).feed_token  # doors rotate it
@@ -75,6 +78,7 @@ def _shape(answer, world: World) -> tuple[int, str]:
                   world.clock.pk, world.test_clock.pk, world.spare_key.pk,
                   world.buyer_clock.pk, world.task.pk, world.subscription.pk,
                   world.outcome.pk, world.ask, _opened(world), failed_delivery(world).pk,
+                  webhook(world).pk,
                   *(job.pk for job in world.endings)]:
         text = text.replace(value, "<id>")
     return answer.status_code, unmasked(text)
@@ -91,11 +95,20 @@ def test_every_door_answers_each_caller_exactly_as_expected(world):
     assert wrong == [], "\n".join(wrong)
 
 
+def test_the_demo_receivers_doors_with_debug_on_answer_each_caller_as_expected(world,
+                                                                             settings):
+    settings.DEBUG = True  # the demo: with it off (the suite, production) they are 404
+    wrong = [f"{endpoint.name} as {actor}: {answer.status_code}"
+             for endpoint in demo.WITH_DEBUG for actor in ACTORS
+             if (answer := _ask(world, endpoint, actor)).status_code != endpoint.expect[actor]]
+    assert wrong == [], "\n".join(wrong)
+
+
 def test_a_stranger_hears_the_same_for_another_brands_id_and_a_missing_one(world):
     differ = []
     for endpoint in ENDPOINTS:
         named = re.search(r"\{(brand|subject|job|clock|test_clock|key|buyer_clock|task|date|"
-                          r"ending|subscription|outcome|ask|record|delivery)\}",
+                          r"ending|subscription|outcome|ask|record|delivery|webhook)\}",
                           endpoint.path + endpoint.query)
         if not named or endpoint.expect["owner_b"] < 300:  # public doors: a link's key opens
             continue
