@@ -235,3 +235,22 @@ def test_a_rehearsed_timed_move_sets_the_rule_off_in_its_world_only(brand, actor
     assert [(d.payload["to"], d.payload["subject"]) for d in mails("Practice run: About")] == [
         (["owner@corner.test"], "Practice run: About your order, Ines")]
     assert mails("About your order") == []  # no real guest hears a rehearsal
+
+
+def test_an_endpoint_that_hears_the_event_anyway_is_sent_it_once(brand, settings):
+    settings.WEBHOOK_ALLOW_HOSTS = ["127.0.0.1"]
+    settings.WEBHOOK_ALLOW_HTTP = True
+    hears_all = endpoints.make(brand, url="http://127.0.0.1:9/hooks",
+                               description="Everything").endpoint
+    off = endpoints.make(brand, url="http://127.0.0.1:9/off", description="Off").endpoint
+    endpoints.change(off, enabled=False)
+    venue = venue_for(brand, [{"when": {"row": "orders", "enters": "confirmed"},
+                               "do": {"webhook": "Everything"}},
+                              {"when": {"row": "orders", "enters": "confirmed"},
+                               "do": {"webhook": "Off"}}])
+    move(venue, "orders", order(venue).pk, "confirmed", who="staff", at=FRIDAY)
+    moved = Record.objects.get(brand=brand, kind="row.moved")
+    sent = Delivery.objects.filter(channel=Delivery.Channel.WEBHOOK)
+    assert [(d.endpoint_id, d.event) for d in sent] == [(hears_all.pk, moved.pk)]
+    assert sorted(r.data["did"] for r in runs(brand)) == [
+        "sent nothing: the endpoint Off is turned off", "sent the event to Everything"]
