@@ -84,6 +84,9 @@ def test_it_refuses_an_unknown_name_at_its_path(rule, code, path):
      "automation.service_unknown", "$.automations[0].when.service"),
     ({"when": {"missed": "file"}, "do": {"task": "file"}},
      "automation.task_unknown", "$.automations[0].do.task"),
+    # "pay" is a clock of two services, and only one of them has the task "prepare".
+    ({"when": {"missed": "pay"}, "do": {"task": "prepare"}},
+     "automation.task_unknown", "$.automations[0].do.task"),
     ({"when": {"missed": "file"}, "do": {"email": {"to": "bob", "subject": "x"}}},
      "automation.email_invalid", "$.automations[0].do.email.to"),
     ({"when": {"missed": "file"}, "do": {"email": {"to": "owner", "subject": "{a.b}"}}},
@@ -202,3 +205,13 @@ def test_a_broken_tables_section_under_the_rules_is_the_tables_problem(hostile):
             [hostile, {"from": hostile, "to": hostile, "when": hostile, "table": hostile}])
         found = manifests.check(document)  # never raises
         assert found, (place, hostile)
+
+
+def test_a_plan_says_the_rules_were_added_changed_or_removed(brand):
+    rules = [{"when": {"missed": "pay", "service": "annual-return"}, "do": {"task": "prepare"}}]
+    manifests.load(brand, with_rules(TAX, rules))
+    changed = manifests.plan(brand, with_rules(TAX, [*rules, *rules]))
+    assert [str(c) for c in changed.changes] == ["changed automations $.automations"]
+    removed = manifests.plan(brand, copy.deepcopy(TAX))
+    assert [str(c) for c in removed.changes] == ["removed automations $.automations: not in use"]
+    assert removed.problems == []
