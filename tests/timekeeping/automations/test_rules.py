@@ -19,7 +19,7 @@ from tests.timekeeping.moves.test_moves import HOURS, VENUE
 from timekeeping import manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Connection, Delivery, Record, RowAudit
-from timekeeping.moves import rehearse
+from timekeeping.moves import rehearse, samples
 from timekeeping.moves.rows import Venue, move
 from timekeeping.tick import phases, test_clocks
 from timekeeping.timers import outbox
@@ -260,3 +260,19 @@ def test_an_endpoint_that_hears_the_event_anyway_is_sent_it_once(brand, settings
     assert [(d.endpoint_id, d.event) for d in sent] == [(hears_all.pk, moved.pk)]
     assert sorted(r.data["did"] for r in runs(brand)) == [
         "sent nothing: the endpoint Off is turned off", "sent the event to Everything"]
+
+
+def test_a_sample_rows_rule_emails_nobody_and_moves_no_real_row(brand):
+    venue = venue_for(brand, [EMAIL, {"when": {"row": "orders", "enters": "cancelled"},
+                                      "do": {"move": {"table": "order_lines",
+                                                      "link": "order_id", "to": "served"}}}])
+    [pk] = samples.add(venue, "orders", [{"customer": "Sample", "email": "s@example.test",
+                                          "pickup_at": FRIDAY.isoformat()}], now=FRIDAY)
+    real_line = venue.model("order_lines").objects.create(order_id=pk, item="tea",
+                                                          status="open")
+    move(venue, "orders", pk, "cancelled", who="staff", at=FRIDAY)
+    assert mails("About your order") == []
+    assert venue.model("order_lines").objects.get(pk=real_line.pk).status == "void"  # effect
+    said = sorted(r.data["did"] for r in runs(brand))
+    assert said[0] == "emailed nobody: a sample row sends no email"
+    assert said[1].startswith("moved 0 rows of order_lines to served (1 left")
