@@ -146,19 +146,27 @@ def _move(rule: Rule, heard: Heard) -> str:
         rows = rows.filter(pk=getattr(row, spec["via"]))
     else:
         rows = rows.filter(**{spec["link"]: row.pk})
-    moved, left = 0, 0
+    moved, stuck, real = 0, 0, 0
     # A sample row's rules move only sample rows (A14): removing the samples undoes them all.
     sample = is_sample(venue, table, row.pk)
     for linked_row in rows.order_by("pk"):
         if sample and not is_sample(venue, target, linked_row.pk):
-            left += 1
+            real += 1
         elif _move_one(venue, target, linked_row, spec["to"], rule, heard.instant):
             moved += 1
         else:
-            left += 1
-    said = f"moved {moved} row{'s' if moved != 1 else ''} of {target} to {spec['to']}"
-    return said + (f" ({left} left as they were: no such move from their state, or a "
-                   "sample's rule and a row that is no sample)" if left else "")
+            stuck += 1
+    said = f"moved {_rows(moved)} of {target} to {spec['to']}"
+    if stuck:
+        said += (f"; left {_rows(stuck)} as {'it was' if stuck == 1 else 'they were'}: no "
+                 "such move from its state")
+    if real:
+        said += f"; left alone {_rows(real)} that {'is' if real == 1 else 'are'} no sample"
+    return said
+
+
+def _rows(count: int) -> str:
+    return f"{count} row{'s' if count != 1 else ''}"
 
 
 def _move_one(venue: Venue, table: str, row, to: str, rule: Rule, at: datetime) -> bool:
