@@ -24,7 +24,15 @@ from timekeeping.automations.check import endpoints_named
 from timekeeping.jobs import common, tasks
 from timekeeping.models import Ask, Brand, Connection, Job, Task, TestClock
 from timekeeping.moves import effects
-from timekeeping.moves.rows import MoveRefused, Venue, as_dict, audit, judge_requires, linked
+from timekeeping.moves.rows import (
+    MoveRefused,
+    Venue,
+    as_dict,
+    audit,
+    is_sample,
+    judge_requires,
+    linked,
+)
 from timekeeping.specs.automations import Rule
 from timekeeping.timers import outbox
 from timekeeping.timers.records import Entry
@@ -59,6 +67,8 @@ def _email(rule: Rule, heard: Heard) -> str:
     if rule.when.trigger == "row":
         venue, row = _row(heard)
         column = spec["to"]["column"]
+        if row is not None and is_sample(venue, heard.entry.data["table"], row.pk):
+            return "emailed nobody: a sample row sends no email"
         if row is None or not effects.send(venue, row, spec, key=key):
             return f"emailed nobody: the row has no address in {column}"
         return f"emailed {who or 'the address in ' + column}"
@@ -136,15 +146,27 @@ def _move(rule: Rule, heard: Heard) -> str:
         rows = rows.filter(pk=getattr(row, spec["via"]))
     else:
         rows = rows.filter(**{spec["link"]: row.pk})
-    moved, left = 0, 0
+    moved, stuck, real = 0, 0, 0
+    # A sample row's rules move only sample rows (A14): removing the samples undoes them all.
+    sample = is_sample(venue, table, row.pk)
     for linked_row in rows.order_by("pk"):
-        if _move_one(venue, target, linked_row, spec["to"], rule, heard.instant):
+        if sample and not is_sample(venue, target, linked_row.pk):
+            real += 1
+        elif _move_one(venue, target, linked_row, spec["to"], rule, heard.instant):
             moved += 1
         else:
-            left += 1
-    said = f"moved {moved} row{'s' if moved != 1 else ''} of {target} to {spec['to']}"
-    return said + (f" ({left} left as they were: no such move from their state)"
-                   if left else "")
+            stuck += 1
+    said = f"moved {_rows(moved)} of {target} to {spec['to']}"
+    if stuck:
+        said += (f"; left {_rows(stuck)} as {'it was' if stuck == 1 else 'they were'}: no "
+                 "such move from its state")
+    if real:
+        said += f"; left alone {_rows(real)} that {'is' if real == 1 else 'are'} no sample"
+    return said
+
+
+def _rows(count: int) -> str:
+    return f"{count} row{'s' if count != 1 else ''}"
 
 
 def _move_one(venue: Venue, table: str, row, to: str, rule: Rule, at: datetime) -> bool:

@@ -65,25 +65,26 @@ class _Names:
         """Every state a table names: its initial one, each move's origin and target, and
         each timed move's."""
         states = (self.table(name) or {}).get("states") or {}
-        found = {states.get("initial")}
+        found = [states.get("initial")]
         moves = states.get("moves") if isinstance(states.get("moves"), dict) else {}
         for origin, targets in moves.items():
-            found.add(origin)
-            found.update(_target(t) for t in (targets if isinstance(targets, list) else ()))
-        for timed in states.get("timed") or ():
-            if isinstance(timed, dict):
-                found.update((timed.get("from"), timed.get("to")))
+            found.append(origin)
+            found += [_target(t) for t in (targets if isinstance(targets, list) else ())]
+        timed = states.get("timed") if isinstance(states.get("timed"), list) else []
+        for rule in timed:
+            if isinstance(rule, dict):
+                found += [rule.get("from"), rule.get("to")]
         return {state for state in found if isinstance(state, str)}
 
     def movable_to(self, name: object) -> set[str]:
         """The states a listed move that is no undo leads to (what the clock, an effect or a
         rule may make: an undo only a person makes, naming the state they saw)."""
         moves = ((self.table(name) or {}).get("states") or {}).get("moves")
-        found = set()
+        found = []
         for targets in (moves.values() if isinstance(moves, dict) else ()):
             for target in (targets if isinstance(targets, list) else ()):
                 if not (isinstance(target, dict) and target.get("undo")):
-                    found.add(_target(target))
+                    found.append(_target(target))
         return {state for state in found if isinstance(state, str)}
 
     def columns(self, name: object) -> dict[str, dict]:
@@ -95,9 +96,9 @@ class _Names:
     def effects(self, name: str, state: str) -> list[tuple[str, str]]:
         """The linked rows a move of `name` into `state` moves (`states.effects`)."""
         effects = ((self.table(name) or {}).get("states") or {}).get("effects")
-        return [(e.get("table"), e.get("to")) for e in (effects if isinstance(effects, list)
-                                                         else ())
-                if isinstance(e, dict) and e.get("when") == state]
+        return [(e["table"], e["to"]) for e in (effects if isinstance(effects, list) else ())
+                if isinstance(e, dict) and e.get("when") == state
+                and isinstance(e.get("table"), str) and isinstance(e.get("to"), str)]
 
     def services_of(self, when: dict, key: str) -> list[dict]:
         """The services a rule's clock or ask may be of: the one it names, else all."""
@@ -208,8 +209,8 @@ def _email(names: _Names, label: str, trigger: str, when: dict, spec: object, pa
     whole = True
     to = spec.get("to")
     if trigger == "row":
-        column = names.columns(when["row"]).get(to.get("column")) if isinstance(to, dict) \
-            and set(to) == {"column"} else None
+        column = names.columns(when["row"]).get(to["column"]) if isinstance(to, dict) \
+            and set(to) == {"column"} and is_name(to["column"]) else None
         if column is None or column.get("type") != "text":
             add("automation.email_invalid", f"{path}.to",
                 f"{label}: 'to' names the text column of the row holding the address: "
@@ -294,7 +295,7 @@ def _move(names: _Names, label: str, table: str, spec: object, path: str, add: A
                 "table with states")
         add("automation.move_unknown", f"{path}.{key}", f"{label}: {rule}")
         return False
-    if spec["to"] not in names.movable_to(target):
+    if not is_value(spec["to"]) or spec["to"] not in names.movable_to(target):
         add("automation.move_unknown", f"{path}.to",
             f"{label}: table '{target}' declares no move to {shown(spec['to'])} (an undo, "
             "which only a person makes, does not count)")

@@ -5,18 +5,14 @@ the timed moves ("heard by rule 2: would email the guest")."""
 from __future__ import annotations
 
 from timekeeping.automations.hearing import current_rules
+from timekeeping.clocks import history
 from timekeeping.models import Brand, Record
-from timekeeping.specs.automations import DEPTH_MAX, Rule
+from timekeeping.specs.automations import Rule
 
 
 def ran(record: Record) -> str:
-    """A run on the record as one sentence."""
-    data = record.data if isinstance(record.data, dict) else {}
-    if record.kind == "automation.stopped":
-        return (f"Rule {data.get('rule')} heard it and did not run: {DEPTH_MAX} rules in a row "
-                "had already set each other off.")
-    did = str(data.get("did", "")).rstrip(".")
-    return f"Heard by rule {data.get('rule')}: {did}."
+    """A run on the record as one sentence, as the subject's history says it."""
+    return history.say(record) or ""
 
 
 def would(rule: Rule) -> str:

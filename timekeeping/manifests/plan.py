@@ -133,6 +133,8 @@ def plan(brand: Brand, document: object, *, current: Manifest | None = None) -> 
         if section in document and old.get(section) != document[section]:
             changes.append(Change("added" if section not in old else "changed", section,
                                   f"$.{section}"))
+    if old.get("automations") and "automations" not in document:  # the rules stop hearing
+        changes.append(Change("removed", "automations", "$.automations"))
     found.changes = [
         Change(c.action, c.what, c.path, c.uses, stated=c.path[2:] in stated, was=c.was)
         for c in changes

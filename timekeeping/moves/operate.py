@@ -57,9 +57,8 @@ def set_aside(link: Connection, *, now: datetime) -> list[SetAside]:
 
 def preview(link: Connection, *, now: datetime, hours: int,
             venue: Venue | None = None) -> list[str]:
-    """What will move in the next `hours`, in order, each with its rule and its moment, and
-    under it what the move would set off (the tellers'); of `venue` when given, as
-    `backlog`."""
+    """What will move in the next `hours`, in order, one line per row: its rule, its moment,
+    and what the move would set off (the tellers'); of `venue` when given, as `backlog`."""
     venue = venue or Venue.of(link)
     until = now + timedelta(hours=hours)
     lines: list[str] = []
@@ -68,14 +67,13 @@ def preview(link: Connection, *, now: datetime, hours: int,
         if due.moment <= now:
             continue
         at = due.rule.at
-        lines.append(f"{due.moment:%Y-%m-%d %H:%M}Z  {due.table} #{due.pk}  "
-                     f"{due.rule.from_state} → {due.rule.to}  (timed move {due.rule.number}: "
-                     f"{_said(at)})")
         entered = (due.table, due.rule.to)
         if entered not in told:
             told[entered] = [said for teller in _tellers
                              for said in teller(link.brand, *entered)]
-        lines += [f"    {said}" for said in told[entered]]
+        lines.append(f"{due.moment:%Y-%m-%d %H:%M}Z  {due.table} #{due.pk}  "
+                     f"{due.rule.from_state} → {due.rule.to}  (timed move {due.rule.number}: "
+                     f"{_said(at)})" + "".join(f"; {said}" for said in told[entered]))
     return lines
 
 

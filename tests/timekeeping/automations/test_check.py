@@ -84,6 +84,9 @@ def test_it_refuses_an_unknown_name_at_its_path(rule, code, path):
      "automation.service_unknown", "$.automations[0].when.service"),
     ({"when": {"missed": "file"}, "do": {"task": "file"}},
      "automation.task_unknown", "$.automations[0].do.task"),
+    # "pay" is a clock of two services, and only one of them has the task "prepare".
+    ({"when": {"missed": "pay"}, "do": {"task": "prepare"}},
+     "automation.task_unknown", "$.automations[0].do.task"),
     ({"when": {"missed": "file"}, "do": {"email": {"to": "bob", "subject": "x"}}},
      "automation.email_invalid", "$.automations[0].do.email.to"),
     ({"when": {"missed": "file"}, "do": {"email": {"to": "owner", "subject": "{a.b}"}}},
@@ -153,3 +156,62 @@ def test_the_api_refuses_a_manifest_naming_another_brands_endpoint(brand, actors
     assert loaded.status_code == 201
     assert {"action": "added", "what": "automations", "path": "$.automations"} in \
         loaded.json()["plan"]["changes"]
+
+
+HOSTILE = [None, True, 1.5, 10**400, "", "\x00", "x" * 100_000, [], ["x"], {}, {"a": [1]},
+           [[[[]]]]]
+
+
+def _places(value, path=()):
+    """Every place in a rule, as a path of keys."""
+    yield path
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _places(inner, (*path, key))
+
+
+def _put(value, path, hostile):
+    if not path:
+        return hostile
+    found = copy.deepcopy(value)
+    inner = found
+    for key in path[:-1]:
+        inner = inner[key]
+    inner[path[-1]] = hostile
+    return found
+
+
+@pytest.mark.parametrize("base", [*GOOD, {"when": {"missed": "pay", "service": "annual-return"},
+                                          "do": {"email": {"to": "owner", "subject": "x"}}},
+                                  {"when": {"ask_expired": "organizer"},
+                                   "do": {"task": "prepare"}}])
+def test_any_json_anywhere_in_a_rule_is_a_problem_never_an_exception(base):
+    document = copy.deepcopy(VENUE)
+    document["services"] = TAX["services"]
+    for path in _places(base):
+        for hostile in HOSTILE:
+            found = manifests.check(with_rules(document, [_put(base, path, hostile)]))
+            assert found or (path[-1:] == ("body",) and hostile == ""), (path, hostile)
+            assert all(p.path.startswith("$.automations") for p in found), (path, hostile)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_a_broken_tables_section_under_the_rules_is_the_tables_problem(hostile):
+    for place in ("initial", "moves", "timed", "effects"):
+        document = with_rules(VENUE, GOOD)
+        states = document["tables"]["order_lines"]["states"]
+        states[place] = hostile if place == "initial" else (
+            {"open": [hostile, {"to": hostile}]} if place == "moves" else
+            [hostile, {"from": hostile, "to": hostile, "when": hostile, "table": hostile}])
+        found = manifests.check(document)  # never raises
+        assert found, (place, hostile)
+
+
+def test_a_plan_says_the_rules_were_added_changed_or_removed(brand):
+    rules = [{"when": {"missed": "pay", "service": "annual-return"}, "do": {"task": "prepare"}}]
+    manifests.load(brand, with_rules(TAX, rules))
+    changed = manifests.plan(brand, with_rules(TAX, [*rules, *rules]))
+    assert [str(c) for c in changed.changes] == ["changed automations $.automations"]
+    removed = manifests.plan(brand, copy.deepcopy(TAX))
+    assert [str(c) for c in removed.changes] == ["removed automations $.automations: not in use"]
+    assert removed.problems == []

@@ -7,9 +7,11 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from django.test import Client
 
 from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
+from timekeeping.clocks import history
 from timekeeping.console import why
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Brand, Delivery, Record, Subject, Task
@@ -55,7 +57,13 @@ def test_a_missed_date_opens_the_task_of_the_same_job(brand):
     assert ran.job == job.pk and ran.data["rule"] == 1
     assert ran.data["did"] == "opened the task to prepare the return"
     assert Record.objects.get(pk=ran.data["heard"]).kind == "clock.lapsed"
-    assert "Heard by rule 1: opened the task to prepare the return." in why.why(brand, job.pk)
+    said = "Heard by rule 1: opened the task to prepare the return."
+    assert said in why.why(brand, job.pk)
+    owner = Client()
+    owner.force_login(brand.owner)
+    page = owner.get(f"/console/{brand.pk}/subjects/{job.subject_id}/")
+    assert page.status_code == 200 and said in page.content.decode()
+    assert said not in [line.text for line in history.history(job.subject, customer=True)]
 
 
 @pytest.mark.django_db

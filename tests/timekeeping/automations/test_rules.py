@@ -19,7 +19,7 @@ from tests.timekeeping.moves.test_moves import HOURS, VENUE
 from timekeeping import manifests
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Connection, Delivery, Record, RowAudit
-from timekeeping.moves import rehearse
+from timekeeping.moves import rehearse, samples
 from timekeeping.moves.rows import Venue, move
 from timekeeping.tick import phases, test_clocks
 from timekeeping.timers import outbox
@@ -150,7 +150,8 @@ def test_a_linked_row_with_no_such_move_from_its_state_is_left_as_it_is(brand):
                                                      status="open")
     move(venue, "order_lines", line.pk, "served", who="staff", at=FRIDAY)
     assert venue.model("orders").objects.get(pk=placed.pk).status == "placed"
-    assert "moved 0 rows of orders to ready (1 left" in runs(brand)[0].data["did"]
+    assert runs(brand)[0].data["did"] == ("moved 0 rows of orders to ready; left 1 row as "
+                                          "it was: no such move from its state")
 
 
 CHAIN = {"calendar": {"zone": "Europe/London"}, "tables": {
@@ -205,7 +206,7 @@ def test_the_why_page_says_which_rule_heard_the_row(brand, actors):
                         ).status_code == 404
 
 
-def test_moves_preview_lists_the_rules_a_timed_move_would_set_off(brand):
+def test_moves_preview_lists_the_rules_a_timed_move_would_set_off(brand, actors):
     venue = venue_for(brand, [EMAIL, {"when": {"row": "orders", "enters": "cancelled"},
                                       "do": {"move": {"table": "order_lines",
                                                       "link": "order_id", "to": "void"}}}])
@@ -213,10 +214,16 @@ def test_moves_preview_lists_the_rules_a_timed_move_would_set_off(brand):
     out = StringIO()
     with wallclock.fixed(datetime(2026, 10, 23, 12, tzinfo=UTC)):
         call_command("moves", "preview", "--brand", brand.slug, "--hours", "12", stdout=out)
-    lines = out.getvalue().splitlines()
-    assert "orders #1  placed → cancelled" in lines[0]
-    assert lines[1:] == ["    heard by rule 1: would email the guest",
-                         "    heard by rule 2: would move its rows of order_lines to void"]
+    [line] = out.getvalue().splitlines()  # one line per row that moves
+    assert "orders #1  placed → cancelled" in line
+    assert line.endswith("; heard by rule 1: would email the guest; heard by rule 2: would "
+                         "move its rows of order_lines to void")
+    client = Client()
+    client.force_login(actors["owner"])
+    with wallclock.fixed(datetime(2026, 10, 23, 12, tzinfo=UTC)):
+        page = client.get(f"/console/{brand.pk}/moves/").content.decode()
+    assert "1 row moves in the next" in page
+    assert "heard by rule 1: would email the guest" in page
 
 
 def test_a_rehearsed_timed_move_sets_the_rule_off_in_its_world_only(brand, actors):
@@ -235,3 +242,38 @@ def test_a_rehearsed_timed_move_sets_the_rule_off_in_its_world_only(brand, actor
     assert [(d.payload["to"], d.payload["subject"]) for d in mails("Practice run: About")] == [
         (["owner@corner.test"], "Practice run: About your order, Ines")]
     assert mails("About your order") == []  # no real guest hears a rehearsal
+
+
+def test_an_endpoint_that_hears_the_event_anyway_is_sent_it_once(brand, settings):
+    settings.WEBHOOK_ALLOW_HOSTS = ["127.0.0.1"]
+    settings.WEBHOOK_ALLOW_HTTP = True
+    hears_all = endpoints.make(brand, url="http://127.0.0.1:9/hooks",
+                               description="Everything").endpoint
+    off = endpoints.make(brand, url="http://127.0.0.1:9/off", description="Off").endpoint
+    endpoints.change(off, enabled=False)
+    venue = venue_for(brand, [{"when": {"row": "orders", "enters": "confirmed"},
+                               "do": {"webhook": "Everything"}},
+                              {"when": {"row": "orders", "enters": "confirmed"},
+                               "do": {"webhook": "Off"}}])
+    move(venue, "orders", order(venue).pk, "confirmed", who="staff", at=FRIDAY)
+    moved = Record.objects.get(brand=brand, kind="row.moved")
+    sent = Delivery.objects.filter(channel=Delivery.Channel.WEBHOOK)
+    assert [(d.endpoint_id, d.event) for d in sent] == [(hears_all.pk, moved.pk)]
+    assert sorted(r.data["did"] for r in runs(brand)) == [
+        "sent nothing: the endpoint Off is turned off", "sent the event to Everything"]
+
+
+def test_a_sample_rows_rule_emails_nobody_and_moves_no_real_row(brand):
+    venue = venue_for(brand, [EMAIL, {"when": {"row": "orders", "enters": "cancelled"},
+                                      "do": {"move": {"table": "order_lines",
+                                                      "link": "order_id", "to": "served"}}}])
+    [pk] = samples.add(venue, "orders", [{"customer": "Sample", "email": "s@example.test",
+                                          "pickup_at": FRIDAY.isoformat()}], now=FRIDAY)
+    real_line = venue.model("order_lines").objects.create(order_id=pk, item="tea",
+                                                          status="open")
+    move(venue, "orders", pk, "cancelled", who="staff", at=FRIDAY)
+    assert mails("About your order") == []
+    assert venue.model("order_lines").objects.get(pk=real_line.pk).status == "void"  # effect
+    said = sorted(r.data["did"] for r in runs(brand))
+    assert said[0] == "emailed nobody: a sample row sends no email"
+    assert said[1] == "moved 0 rows of order_lines to served; left alone 1 row that is no sample"
