@@ -19,7 +19,8 @@ evenly over the brands, so `--events` events make as many deliveries. Measured:
 - post_p50_ms, post_p95_ms: how long a post took, from connecting to the receiver's answer
   (`WebhookAttempt.duration_ms`, the transport's own measure).
 
-With `--profile`, the sweeps' busiest functions (cProfile, by own time) are printed too.
+With `--profile`, the busiest functions (cProfile, by own time) of the firing with endpoints on
+and of the sweeps are printed too, and the time spent in each kind of SQL statement.
 Ends with one line: events=… tick_off_per_s=… tick_on_per_s=… on_off_ratio=… events_per_s=…
 post_p50_ms=… post_p95_ms=…
 """
@@ -146,6 +147,47 @@ def arm(made: list, events: int, *, first: int) -> None:
                          at=NOW - timedelta(seconds=1 + n % 50), key=f"bench:{n}")
 
 
+class Statements:
+    """The time spent in each kind of SQL statement (its first words), while it is entered."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, list[float]] = {}
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            kind = " ".join(sql.split()[:6])[:90]
+            self.spent.setdefault(kind, []).append(time.perf_counter() - started)
+
+    def print(self, title: str) -> None:
+        print(f"SQL of {title}: seconds, statements, kind", flush=True)
+        for kind, times in sorted(self.spent.items(), key=lambda item: -sum(item[1]))[:8]:
+            print(f"  {sum(times):7.2f} {len(times):6d}  {kind}", flush=True)
+
+
+@contextmanager
+def profiled(title: str, profile: bool) -> Iterator[None]:
+    """With `profile`, cProfile's busiest functions and the SQL by kind, printed after."""
+    if not profile:
+        yield
+        return
+    from django.db import connection
+
+    profiler, statements = cProfile.Profile(), Statements()
+    with connection.execute_wrapper(statements):
+        profiler.enable()
+        try:
+            yield
+        finally:
+            profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(14)
+    print(f"profile of {title}:\n{out.getvalue()}", flush=True)
+    statements.print(title)
+
+
 def fire() -> float:
     """The timers phase alone, tick after tick until nothing is owed: fired a second."""
     from timekeeping.tick import phases
@@ -159,27 +201,18 @@ def fire() -> float:
     return fired / (time.perf_counter() - started)
 
 
-def sweep_all(profile: bool) -> tuple[int, float]:
+def sweep_all() -> tuple[int, float]:
     """The outbox's sweeps until no webhook is left to send: (sent, seconds)."""
     from timekeeping.models import Delivery
     from timekeeping.timers import outbox
 
-    profiler = cProfile.Profile() if profile else None
     sent, started = 0, time.perf_counter()
-    if profiler:
-        profiler.enable()
     while Delivery.objects.filter(channel="webhook", state="pending").exists():
         result = outbox.sweep(now=datetime.now(UTC), deadline=time.monotonic() + 60)  # noqa: DTZ005
         sent += result.sent
         if not (result.sent or result.retried or result.failed):
             break
-    seconds = time.perf_counter() - started
-    if profiler:
-        profiler.disable()
-        out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(18)
-        print(out.getvalue(), flush=True)
-    return sent, seconds
+    return sent, time.perf_counter() - started
 
 
 def latencies() -> tuple[float, float]:
@@ -204,10 +237,12 @@ def run(events: int, profile: bool) -> None:
         for brand in made:
             endpoints.make(brand, url=url, description="bench")
         arm(made, events, first=events)
-        on = fire()
+        with profiled("the firing, endpoints on", profile):
+            on = fire()
         written = Delivery.objects.filter(channel="webhook").count()
         print(f"tick, endpoints on: {on:.0f} fired/s, {written} deliveries written", flush=True)
-        sent, seconds = sweep_all(profile)
+        with profiled("the sweeps", profile):
+            sent, seconds = sweep_all()
     failed = WebhookAttempt.objects.exclude(status=200).count()
     p50, p95 = latencies()
     print(f"outbox: {sent} sent in {seconds:.1f}s ({sent / seconds:.0f}/s), {failed} attempts "
