@@ -14,11 +14,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The demo writes a .env (DEBUG on, a random SECRET_KEY) once, so every manage.py command
-# run by hand afterwards sees the same settings.
+# run by hand afterwards sees the same settings. Its webhooks go to the receiver the demo
+# serves on this machine over plain http, which the two WEBHOOK_ settings allow (a .env
+# written before they were is given them).
 .env:
 	$(PY) -c "import secrets; print('DEBUG=true'); print('SECRET_KEY=' + secrets.token_urlsafe(50))" > .env
 
 demo: $(STAMP) .env
+	grep -q '^WEBHOOK_ALLOW_HTTP=' .env || echo 'WEBHOOK_ALLOW_HTTP=true' >> .env
+	grep -q '^WEBHOOK_ALLOW_HOSTS=' .env || echo 'WEBHOOK_ALLOW_HOSTS=127.0.0.1' >> .env
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo
 	$(PY) manage.py rundemo 127.0.0.1:8000

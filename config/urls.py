@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from timekeeping import demo_receiver
 from timekeeping.api.docs import RedocPage
 from timekeeping.api.subjects import SubjectFeed
 from timekeeping.console.digest import unsubscribe
@@ -30,4 +31,7 @@ urlpatterns = [
     path("health/", health_view, name="health"),
     path("health/tick", tick_health_view, name="health-tick"),
     path("metrics", metrics_view, name="metrics"),
+    # The demo's own webhook receiver: 404 unless DEBUG is on.
+    path("demo/receiver/", demo_receiver.arrived, name="demo-receiver"),
+    path("demo/receiver/<pid:endpoint_id>/", demo_receiver.receive, name="demo-receiver-post"),
 ]

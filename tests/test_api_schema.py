@@ -16,7 +16,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
 )
 
-from tests.world import NOW, failed_delivery, webhook_endpoint
+from tests.world import NOW, failed_delivery, webhook
 from timekeeping.models import Schedule
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
@@ -58,7 +58,7 @@ def _real_ids(case, world) -> None:
            "schedule_id": _schedule(world).pk, "task_id": world.task.pk, "token": world.link,
            "subscription_id": world.subscription.pk,
            "delivery_id": failed_delivery(world).pk,
-           "endpoint_id": webhook_endpoint(world).pk}
+           "endpoint_id": webhook(world).pk}
     if tested.endswith("/links/{code}/move"):
         ids["table"] = "tickets"
     if case.path_parameters:

@@ -14,8 +14,8 @@ import pytest
 from django.test import Client
 
 from tests.csrf import unmasked
-from tests.doors import Endpoint, api, console, delivery, portal, reading
-from tests.world import ACTORS, NOW, World, failed_delivery, webhook_endpoint
+from tests.doors import Endpoint, api, console, delivery, demo, portal, reading
+from tests.world import ACTORS, NOW, World, failed_delivery, webhook
 from timekeeping.access import keys
 from timekeeping.models import Record, Subject
 
@@ -30,7 +30,8 @@ MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
            "record": "rec_Missing0000000000", "delivery": "dlv_Missing0000000000",
            "webhook": "whe_Missing0000000000"}
 # The delivery doors come last: their "date done" settles A's refund-window date.
-ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *delivery.DOORS]
+ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *demo.DOORS,
+             *delivery.DOORS]
 
 
 
@@ -41,7 +42,7 @@ def _fill(text: str, world: World, n: int, missing: bool = False) -> str:
            "task": world.task.pk, "date": world.date.pk, "ending": world.endings[n].pk,
            "subscription": world.subscription.pk, "outcome": world.outcome.pk,
            "ask": world.ask, "record": _opened(world), "delivery": failed_delivery(world).pk,
-           "webhook": webhook_endpoint(world).pk}
+           "webhook": webhook(world).pk}
     if missing:
         ids = MISSING
     token = Subject.objects.get(pk=world.subject.pk).feed_token  # doors rotate it
@@ -77,7 +78,7 @@ def _shape(answer, world: World) -> tuple[int, str]:
                   world.clock.pk, world.test_clock.pk, world.spare_key.pk,
                   world.buyer_clock.pk, world.task.pk, world.subscription.pk,
                   world.outcome.pk, world.ask, _opened(world), failed_delivery(world).pk,
-                  webhook_endpoint(world).pk,
+                  webhook(world).pk,
                   *(job.pk for job in world.endings)]:
         text = text.replace(value, "<id>")
     return answer.status_code, unmasked(text)
@@ -91,6 +92,15 @@ def test_every_door_answers_each_caller_exactly_as_expected(world):
             if answer.status_code != endpoint.expect[actor]:
                 wrong.append(f"{endpoint.name} as {actor}: {answer.status_code}, expected "
                              f"{endpoint.expect[actor]}: {answer.content[:200]!r}")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_the_demo_receivers_doors_with_debug_on_answer_each_caller_as_expected(world,
+                                                                             settings):
+    settings.DEBUG = True  # the demo: with it off (the suite, production) they are 404
+    wrong = [f"{endpoint.name} as {actor}: {answer.status_code}"
+             for endpoint in demo.WITH_DEBUG for actor in ACTORS
+             if (answer := _ask(world, endpoint, actor)).status_code != endpoint.expect[actor]]
     assert wrong == [], "\n".join(wrong)
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.test_authorization import ENDPOINTS, _fill
-from tests.world import DOORS_HOOK, webhook_endpoint
+from tests.world import DOORS_HOOK, webhook
 from timekeeping.models import WebhookEndpoint
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
@@ -114,7 +114,7 @@ def test_the_webhook_doors_refuse_hostile_input_with_400(world):
     client = world.clients["owner_a"]
     client.raise_request_exception = False
     base = f"/api/brands/{world.brand.pk}"
-    hook = webhook_endpoint(world)
+    hook = webhook(world)
     wrong = []
     tries = [("post", f"{base}/webhooks", body) for body in WEBHOOK_BODIES]
     tries += [("patch", f"{base}/webhooks/{hook.pk}", body) for body in WEBHOOK_BODIES]

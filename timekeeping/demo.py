@@ -9,6 +9,9 @@ load the console shows a priced date at risk (a test clock advanced to a week be
 date), a timer that fired late (a note owed an hour before the load, fired by the first tick)
 and a set-aside row (a locker whose timed release a setting refuses); a third taxpayer's
 missed filing date is open again, reopened by a relief notice after the fact (`demo_relief`).
+Each demo brand has a webhook endpoint pointed at the receiver the demo serves
+(`demo_receiver_endpoints`), so the events it sends can be watched arriving at
+/demo/receiver/.
 """
 
 import json
@@ -20,6 +23,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.urls import reverse
 
 from calendars.models import Postponement
 from timekeeping import clocks, manifests
@@ -37,10 +41,12 @@ from timekeeping.models import (
     Subscription,
     Task,
     TestClock,
+    WebhookEndpoint,
 )
 from timekeeping.recurring import plans
 from timekeeping.tick import test_clocks
 from timekeeping.timers import delays
+from timekeeping.webhooks import endpoints
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "keeping-time-demo"
@@ -66,6 +72,7 @@ class DemoLogin:
     password: str
     brand: Brand
     sign_ins: tuple[SignIn, ...] = ()
+    receiver: str = ""  # where the demo's events arrive, or why they do not
 
 
 def demo_load() -> DemoLogin:
@@ -90,7 +97,9 @@ def demo_load() -> DemoLogin:
     demo_member(subject.brand)
     demo_late(subject.brand)
     demo_relief(subject.brand)
-    return DemoLogin(login.username, login.password, login.brand, sign_ins=(
+    receiver = demo_receiver_endpoints([login.brand, subject.brand,
+                                        Brand.objects.get(slug="demo-venue")])
+    return DemoLogin(login.username, login.password, login.brand, receiver=receiver, sign_ins=(
         SignIn(DEMO_USERNAME, DEMO_PASSWORD, "the owner of Demo brand and Demo tax practice: "
                                              "the console (a superuser: the admin too)"),
         SignIn(CUSTOMER_USERNAME, DEMO_PASSWORD, f"a customer of Harbor Robotics ({TAX_SUBJECT})"
@@ -435,6 +444,37 @@ def demo_venue(user) -> None:
                                     "valid_to": {"@in": "P2DT4H"}}], now=now)
     samples.add(venue, "stays", [{"guest": "Ola (sample)", "arrive": (now - timedelta(
         days=2)).date()}], now=now)
+
+
+# Where `make demo` serves the product (`rundemo 127.0.0.1:8000`): the demo's endpoints post
+# to the receiver it serves there, which WEBHOOK_ALLOW_HTTP and WEBHOOK_ALLOW_HOSTS (the .env
+# `make demo` writes) let through.
+RECEIVER_AT = "http://127.0.0.1:8000"
+RECEIVER_SAYS = "Events the demo sends to its own receiver"
+
+
+def demo_receiver_endpoints(brands: list[Brand]) -> str:
+    """Each demo brand's endpoint, pointed at the receiver the demo serves
+    (`timekeeping.demo_receiver`), hearing every event of the real clock and the test worlds,
+    with a test event sent when it is made. Once per brand. Returns what the command says:
+    where to watch, or, when the settings refuse a plain-http address on this machine, which
+    settings would let it through (nothing is made then)."""
+    for brand in brands:
+        if WebhookEndpoint.objects.filter(brand=brand, url__startswith=RECEIVER_AT + reverse(
+                "demo-receiver")).exists():
+            continue
+        try:
+            made = endpoints.make(brand, url=RECEIVER_AT + reverse("demo-receiver"),
+                                  description=RECEIVER_SAYS, test_clocks=True)
+        except endpoints.Invalid as refused:
+            return (f"No webhook endpoint for the demo ({refused.message}): set "
+                    "WEBHOOK_ALLOW_HTTP=true and WEBHOOK_ALLOW_HOSTS=127.0.0.1 to see events "
+                    "arrive.")
+        endpoints.change(made.endpoint, url=RECEIVER_AT + reverse(
+            "demo-receiver-post", args=[made.endpoint.pk]))
+        endpoints.send_test(made.endpoint)
+    return f"Events the demo sends to its own receiver arrive at {RECEIVER_AT}" \
+           f"{reverse('demo-receiver')}"
 
 
 VENUE_REHEARSAL = "The venue's next week"

@@ -18,6 +18,7 @@ CONTROL = _page(302, 404, viewer_a=403)  # sent back with a message
 FORM = _page(400, 404, viewer_a=403)  # the page again, with the error
 OWNER_READ = _page(403, 404, owner_a=200)
 OWNER_FORM = _page(403, 404, owner_a=400)
+OWNER_CONTROL = _page(403, 404, owner_a=302)
 
 DOORS: list[Endpoint] = [
     Endpoint("console at risk", "get", "/console/{brand}/", READ),
@@ -84,6 +85,34 @@ DOORS: list[Endpoint] = [
     Endpoint("console manifests", "get", "/console/{brand}/manifests/", READ),
     Endpoint("console manifest check", "post", "/console/{brand}/manifests/check", FORM),
     Endpoint("console manifest load", "post", "/console/{brand}/manifests/load", OWNER_FORM),
+    # Webhooks (issue 30): the owner's alone, as the API keys. The world's endpoint is off:
+    # "on" comes before "off", which leaves it off for the doors after.
+    Endpoint("console webhooks", "get", "/console/{brand}/webhooks/", OWNER_READ),
+    Endpoint("console webhook add (the form)", "get", "/console/{brand}/webhooks/add",
+             OWNER_READ),
+    Endpoint("console webhook add", "post", "/console/{brand}/webhooks/add", OWNER_FORM),
+    Endpoint("console webhook", "get", "/console/{brand}/webhooks/{webhook}/", OWNER_READ,
+             query="page=1"),
+    Endpoint("console webhook change", "post", "/console/{brand}/webhooks/{webhook}/change",
+             OWNER_FORM),
+    Endpoint("console webhook test event", "post", "/console/{brand}/webhooks/{webhook}/test",
+             OWNER_CONTROL),
+    # No event named: sent back with why.
+    Endpoint("console webhook resend", "post", "/console/{brand}/webhooks/{webhook}/resend",
+             OWNER_CONTROL),
+    # The new secret is on the answer's page.
+    Endpoint("console webhook new secret", "post",
+             "/console/{brand}/webhooks/{webhook}/rotate", _page(403, 404, owner_a=200)),
+    Endpoint("console webhook on", "post", "/console/{brand}/webhooks/{webhook}/on",
+             OWNER_CONTROL),
+    Endpoint("console webhook off", "post", "/console/{brand}/webhooks/{webhook}/off",
+             OWNER_CONTROL),
+    Endpoint("console webhook replay", "post", "/console/{brand}/webhooks/{webhook}/replay",
+             OWNER_FORM),
+    # Asked first: the page that asks (the matrix's JSON body says no yes).
+    Endpoint("console webhook remove", "post", "/console/{brand}/webhooks/{webhook}/remove",
+             _page(403, 404, owner_a=200)),
+    Endpoint("console how webhooks work", "get", "/console/{brand}/help/webhooks", READ),
     # The API's door to the console's assign control (one function behind both).
     Endpoint("clock assign", "post", "/api/clocks/{clock}/assign", _writes(200, 404),
              body=lambda w, n: {"item": "US", "member": Member.objects.get(

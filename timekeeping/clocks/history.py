@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from timekeeping.basics import shown
+from timekeeping.basics import refusals, shown
 from timekeeping.clocks import emails, exposure, lapses
 from timekeeping.models import Member, Record, Subject, Subscription
 
@@ -140,6 +140,72 @@ def _keeper(data: dict) -> str:
     who = _member(data) if data.get("member") else "the brand's owner"
     return f"The date '{title}' passed to {shown.service(str(data.get('service', '')))}: " \
            f"{who} keeps it now."
+
+
+def _seconds(data: dict, field: str) -> str:
+    """A length of time the record keeps in seconds, as people say it ("40 minutes")."""
+    value = data.get(field)
+    return shown.span(timedelta(seconds=value)) if isinstance(value, int | float) else "a while"
+
+
+def _row_moved(data: dict) -> str:
+    """A row of a brand's table that changed state (A7): by a timed move, or by whom."""
+    how = data.get("by")
+    by = (" by a timed move" if how == "timed move"
+          else f" by {person(data['who'])}" if data.get("who") else "")
+    return (f"Row {data.get('row')} of {data.get('table')} moved from {data.get('from')} to "
+            f"{data.get('to')}{by}.")
+
+
+def _row_refused(data: dict) -> str:
+    """A timed move that was refused: the row waits an hour and is tried again."""
+    said = refusals.set_aside(str(data.get("table")), data.get("row"), "",
+                              str(data.get("code") or ""))
+    return f"{said.rstrip('.')}; it is tried again in an hour."
+
+
+def _late(data: dict) -> str:
+    count = data.get("timers") or 1
+    what = "A scheduled action" if count == 1 else f"{count} scheduled actions"
+    return (f"{what} ran late, the latest by {_seconds(data, 'latest_by_s')}: no tick ran "
+            f"while {'it was' if count == 1 else 'they were'} due.")
+
+
+def _between(data: dict) -> str:
+    """ " on Sun 14 Mar 2027", or " from Sat 13 Mar 2027 to Sun 14 Mar 2027"."""
+    since, until = shown.day_of(data.get("since")), shown.day_of(data.get("until"))
+    return f" on {since}" if since == until else f" from {since} to {until}"
+
+
+def _reason(data: dict) -> str:
+    reason = str(data.get("reason") or "").strip().rstrip(".")
+    return f": {reason}." if reason else "."
+
+
+# The events no page told before webhooks carried them (issue 30): each says, in the reader's
+# words, what happened; an event's `summary` is its record's sentence.
+EVENT_SENTENCES: dict[str, Callable[[dict], str]] = {
+    "job.accepted": lambda d: "The work was accepted: it was not sent back before the time "
+                              "for that closed, so its charge is earned.",
+    "ask.lapsed": lambda d: "A party's link expired a second time without an answer, so the "
+                            "work stopped.",
+    "deadline.held": lambda d: f"The deadline on {_work(d)} is on hold while an answer is "
+                               f"awaited, with {d.get('work_left')} of work time left.",
+    "deadline.released": lambda d: f"The deadline on {_work(d)} runs again, with "
+                                   f"{d.get('work_left')} of work time left: the work is due "
+                                   f"{shown.day_of(d.get('ends'))}.",
+    "subscription.ended": lambda d: f"The {_plan(d)} ended after cycle {d.get('after_cycle')}, "
+                                    "as it was cancelled.",
+    "schedule.failed": lambda d: f"The schedule '{d.get('schedule')}' did not run"
+                                 + _reason(d),
+    "schedule.recovered": lambda d: f"The schedule '{d.get('schedule')}' ran again and worked, "
+                                    "after failing before.",
+    "row.moved": _row_moved,
+    "row.set_aside": _row_refused,
+    "timer.late": _late,
+    "tick.stopped": lambda d: f"Nothing ran for {_seconds(d, 'stopped_s')}{_between(d)}: the "
+                              "tick had stopped. It ran again and caught up.",
+}
 
 
 SENTENCES: dict[str, Callable[[dict], str]] = {
@@ -284,6 +350,7 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "calendar.postponed": lambda d: f"Notice {d.get('notice')} postponed dates from "
                                     f"{d.get('from')} through {d.get('through')} to "
                                     f"{d.get('to')}.",
+    **EVENT_SENTENCES,
 }
 
 

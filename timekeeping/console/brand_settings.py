@@ -63,6 +63,9 @@ def settings_of(request, brand) -> list[Setting]:
     if may(request, "owner"):
         found.append(Setting("API keys", reverse("console:keys", args=[brand.pk]),
                              "Keys that let a program use the brand's API."))
+        found.append(Setting("Webhooks", reverse("console:webhooks", args=[brand.pk]),
+                             "Tell your own systems what happens here as it happens, and see "
+                             "what each was sent."))
     return found
 
 

@@ -12,6 +12,7 @@ from timekeeping.console import (
     settle,
     subjects,
     views,
+    webhooks,
 )
 
 app_name = "console"
@@ -64,4 +65,11 @@ urlpatterns = [
     path("<pid:brand_id>/manifests/", owner.manifest_list, name="manifests"),
     path("<pid:brand_id>/manifests/check", owner.manifest_check, name="manifest-check"),
     path("<pid:brand_id>/manifests/load", owner.manifest_load, name="manifest-load"),
+    path("<pid:brand_id>/webhooks/", webhooks.webhook_list, name="webhooks"),
+    path("<pid:brand_id>/webhooks/add", webhooks.webhook_add, name="webhook-add"),
+    path("<pid:brand_id>/webhooks/<pid:endpoint_id>/", webhooks.webhook_page, name="webhook"),
+    *[path(f"<pid:brand_id>/webhooks/<pid:endpoint_id>/{verb}",
+           getattr(webhooks, f"webhook_{verb}"), name=f"webhook-{verb}")
+      for verb in ("change", "test", "resend", "rotate", "off", "on", "replay", "remove")],
+    path("<pid:brand_id>/help/webhooks", webhooks.help_webhooks, name="help-webhooks"),
 ]

@@ -19,7 +19,7 @@ from timekeeping.models.recurring import Allowance, Outcome, Subscription
 from timekeeping.models.schedule import Heartbeat, Schedule, ScheduleRun
 from timekeeping.models.service import Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.models.timer import TickRun, Timer
-from timekeeping.models.webhooks import WebhookAttempt, WebhookEndpoint
+from timekeeping.models.webhooks import ReceivedWebhook, WebhookAttempt, WebhookEndpoint
 from timekeeping.models.work import Ask, Deadline, Grant, Standby, Task
 
 __all__ = [
@@ -29,7 +29,8 @@ __all__ = [
     "Job", "Manifest",
     "SpentToken",
     "Member", "Occurrence", "Outcome", "Record", "Rehearsal", "RowAudit", "SampleRow", "Schedule",
-    "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task", "TestClock",
+    "ReceivedWebhook", "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task",
+    "TestClock",
     "TickRun", "Timer", "Walk", "WalkLine", "WebhookAttempt", "WebhookEndpoint",
     "brands_kept_by",
 ]

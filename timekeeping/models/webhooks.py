@@ -72,3 +72,29 @@ class WebhookAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.delivery_id} at {self.at:%Y-%m-%d %H:%M:%SZ}: {self.status}"
+
+
+class ReceivedWebhook(models.Model):
+    """What the demo's own receiver was sent (`timekeeping.demo_receiver`, DEBUG only): a
+    delivery whose signature it checked, so a newcomer sees events arrive. The newest
+    `KEPT` of a brand are kept."""
+
+    KEPT = 500
+
+    id = PublicIdField(prefix="whr")
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+")
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE,
+                                 related_name="received")
+    webhook_id = models.CharField(max_length=100)  # the `webhook-id` header: the event's id
+    type = models.CharField(max_length=100)
+    summary = models.TextField(blank=True, default="")
+    body = models.TextField()
+    received = models.DateTimeField()
+    again = models.BooleanField(default=False)  # its webhook-id had arrived before
+
+    class Meta:
+        ordering = ["-received", "-id"]
+        indexes = [models.Index(fields=["brand", "-received"], name="webhook_received")]
+
+    def __str__(self) -> str:
+        return f"{self.type} at {self.received:%Y-%m-%d %H:%M:%SZ}"

@@ -18,5 +18,6 @@ class Command(BaseCommand):
         width = max(len(f"{each.username} / {each.password}") for each in login.sign_ins)
         for each in login.sign_ins:
             self.stdout.write(f"  {f'{each.username} / {each.password}':<{width}}  {each.who}")
+        self.stdout.write(login.receiver)
         self.stdout.write(f"Operators: the admin at {settings.SITE_URL}/admin/ "
                           f"({login.username}).")
