@@ -74,7 +74,10 @@ class WebhookDeliveries(Listing):
     def scoped(self) -> QuerySet:
         endpoint = endpoint_of(owned(self.request, self.kwargs["brand_id"]),
                                self.kwargs["endpoint_id"])
-        kind = Record.objects.filter(pk=OuterRef("event")).values("kind")[:1]
-        tries = Prefetch("tries", WebhookAttempt.objects.order_by("-at", "-id"))
-        return (Delivery.objects.filter(endpoint=endpoint).annotate(event_kind=Subquery(kind))
-                .prefetch_related(tries).order_by("-created", "-id"))
+        brand = endpoint.brand_id  # every table read by its brand (tests/test_tenancy.py)
+        kind = Record.objects.filter(brand_id=brand, pk=OuterRef("event")).values("kind")[:1]
+        tries = Prefetch("tries", WebhookAttempt.objects.filter(brand_id=brand)
+                         .order_by("-at", "-id"))
+        return (Delivery.objects.filter(brand_id=brand, endpoint=endpoint)
+                .annotate(event_kind=Subquery(kind)).prefetch_related(tries)
+                .order_by("-created", "-id"))

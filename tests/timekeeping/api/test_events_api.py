@@ -7,6 +7,7 @@ Times are Tokyo's, fixed; each event's `written` is set, as one transaction woul
 import copy
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -191,3 +192,12 @@ def test_the_schema_lists_each_event_type_as_a_webhook_and_real_events_match(bra
     with pytest.raises(ValidationError):
         Draft202012Validator({"$ref": "urn:api#/components/schemas/Event_date_missed"},
                              registry=registry).validate(wrong)
+
+
+def test_the_docs_name_every_event_type_and_the_record_kinds_it_holds():
+    written = (Path(__file__).resolve().parents[3] / "docs" / "events.md").read_text()
+    for event in catalogue.TYPES:
+        row = next((line for line in written.splitlines()
+                    if line.startswith(f"| `{event.name}` |")), None)
+        assert row is not None, event.name
+        assert all(f"`{kind}`" in row for kind in event.kinds), event.name

@@ -11,7 +11,9 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from standardwebhooks.webhooks import Webhook
 
 from timekeeping.access import keys
@@ -229,3 +231,24 @@ def test_only_the_owner_reaches_them_and_a_stranger_hears_404(brand, owner, acto
     assert Client().get(_base(brand), HTTP_AUTHORIZATION=f"Bearer {other_key}"
                         ).status_code == 404
     assert WebhookEndpoint.objects.get().secret == made["secret"]  # nothing rotated
+
+
+def test_a_page_of_the_log_costs_the_same_queries_whatever_its_length(brand, owner,
+                                                                       receiver):
+    receiver.statuses = [500]
+    made = _make(owner, brand, url=receiver.url)
+    endpoint = WebhookEndpoint.objects.get()
+    for n in range(12):
+        with wallclock.fixed(NOW + timedelta(seconds=n)):
+            endpoints.send_test(endpoint)
+    outbox.sweep(now=NOW + timedelta(minutes=1))
+    path = f"{_base(brand)}/{made['id']}/deliveries"
+    owner.get(path)  # the session read once before counting
+    counts = []
+    for limit in (1, 12):
+        with CaptureQueriesContext(connection) as captured:
+            answer = owner.get(path, {"limit": limit})
+        assert len(answer.json()["results"]) == limit
+        assert all(entry["attempts"] for entry in answer.json()["results"])
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
