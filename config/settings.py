@@ -181,6 +181,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Timers, clocks, test clocks and the records they leave.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # OpenAPI 3.1, for its `webhooks`: the event catalogue's payloads, one per event type, added
+    # after drf-spectacular's own enum hook (timekeeping/api/event_schema.py).
+    "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "timekeeping.api.event_schema.webhooks"],
     # Operations are named and grouped after what follows /api/ (subjects_list, tag subjects),
     # not after /api/ itself, which every operation shares.
     "SCHEMA_PATH_PREFIX": "/api/",
@@ -193,7 +198,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"JobStateEnum": "timekeeping.models.service.Job.State",
                             "TimerStateEnum": "timekeeping.models.timer.Timer.State",
                             "TestClockStatusEnum": "timekeeping.models.brand.TestClock.Status",
-                            "PlanEnum": "timekeeping.specs.tiers.PLANS"},
+                            "PlanEnum": "timekeeping.specs.tiers.PLANS",
+                            "DeliveryStateEnum": "timekeeping.models.outbox.Delivery.State",
+                            "EventTypeEnum": "timekeeping.api.events.EVENT_TYPES"},
 }
 
 # Secure defaults whenever DEBUG is off. Each can be turned off on its own, for a

@@ -7,6 +7,8 @@ import json
 import pytest
 
 from tests.test_authorization import ENDPOINTS, _fill
+from tests.world import DOORS_HOOK, webhook
+from timekeeping.models import WebhookEndpoint
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
@@ -37,7 +39,7 @@ def _paths(path: str) -> list[str]:
     found = []
     for swap in PATH_SWAPS:
         for part in ("{brand}", "{subject}", "{job}", "{clock}", "{test_clock}", "{key}",
-                     "{order}", "{code}", "{delivery}"):
+                     "{order}", "{code}", "{delivery}", "{webhook}"):
             if part in path:
                 found.append(path.replace(part, swap, 1))
     return found
@@ -72,3 +74,62 @@ def test_no_hostile_request_gets_a_server_error(world, capsys):
     with capsys.disabled():
         print(f"\nhostile requests: {asked} asked, {len(errors)} server errors")
     assert errors == [], "\n".join(errors)
+
+
+HOOK = "https://hooks.example.test/in"
+# Each answered 400 naming what is wrong, never a server error, and nothing made.
+WEBHOOK_BODIES = [
+    json.dumps({"url": HOOK, "types": ["job.opened"] * 10_000}),
+    json.dumps({"url": HOOK, "types": ["x" * 100_000]}),
+    json.dumps({"url": HOOK + "a" * 3000}),
+    json.dumps({"url": HOOK, "description": MEGA}),
+    '{"url": "https://hooks.example.test/\\ud800"}',
+    '{"url": "' + HOOK + '", "description": "half \\udfff a pair"}',
+    '{"url": "' + HOOK + '", "types": ["job.opened\\ud83d"]}',
+    '{"url": NaN}', '{"url": "' + HOOK + '", "enabled": Infinity}',
+    '{"url": "' + HOOK + '", "enabled": 1e400}', '{"url": "' + HOOK + '", "types": [-Infinity]}',
+    json.dumps({"url": HOOK, "types": "job.opened"}), json.dumps({"url": [HOOK]}),
+    json.dumps({"url": "https://" + "a" * 300 + ".test/"}),
+    json.dumps({"url": "https://[::ffff:169.254.169.254]/"}),
+    json.dumps({"url": "https://xn--/"}), json.dumps({"url": "https://\u00e9\ud7ff.test:99999/"}),
+]
+REPLAY_BODIES = [
+    '{"since": NaN, "until": "2026-12-02T00:00:00Z"}',
+    '{"since": 1e400, "until": "2026-12-02T00:00:00Z"}',
+    json.dumps({"since": "2026-12-01T00:00:00Z", "until": "9" * 100_000}),
+    '{"since": "2026-12-01T00:00:00\\ud800", "until": "2026-12-02T00:00:00Z"}',
+    json.dumps({"since": "0001-01-01T00:00:00+14:00", "until": "9999-12-31T23:59:59-14:00"}),
+    json.dumps({"since": ["2026-12-01T00:00:00Z"], "until": "2026-12-02T00:00:00Z"}),
+]
+RESEND_BODIES = ['{"event": NaN}', json.dumps({"event": "rec_" + "a" * 100_000}),
+                 '{"event": "rec_\\ud800"}', json.dumps({"event": ["rec_A"] * 10_000})]
+EVENT_QUERIES = ["type=" + "&type=".join(["date.kept"] * 1000), "type=" + "t" * 100_000,
+                 "limit=NaN", "limit=Infinity", "limit=1e400", "limit=-1", "from=" + "9" * 5000,
+                 "from=0001-01-01T00:00:00%2B14:00", "to=9999-12-31T23:59:59-14:00",
+                 "cursor=" + "A" * 100_000, "cursor=eyJ3IjogMX0", "order=%ED%A0%80",
+                 "subject=sbj_%ED%A0%80", "test_clock=tc_" + "a" * 5000]
+
+
+def test_the_webhook_doors_refuse_hostile_input_with_400(world):
+    client = world.clients["owner_a"]
+    client.raise_request_exception = False
+    base = f"/api/brands/{world.brand.pk}"
+    hook = webhook(world)
+    wrong = []
+    tries = [("post", f"{base}/webhooks", body) for body in WEBHOOK_BODIES]
+    tries += [("patch", f"{base}/webhooks/{hook.pk}", body) for body in WEBHOOK_BODIES]
+    tries += [("post", f"{base}/webhooks/{hook.pk}/replay", body) for body in REPLAY_BODIES]
+    tries += [("post", f"{base}/webhooks/{hook.pk}/resend", body) for body in RESEND_BODIES]
+    for method, path, body in tries:
+        answer = getattr(client, method)(path, body, content_type="application/json")
+        if answer.status_code != 400:
+            wrong.append(f"{method} {path} {body[:80]!r}: {answer.status_code}")
+    for query in EVENT_QUERIES:
+        answer = client.get(f"{base}/events?{query}")
+        if answer.status_code != 400:
+            wrong.append(f"events ?{query[:80]}: {answer.status_code}")
+    assert wrong == [], "\n".join(wrong)
+    hook.refresh_from_db()
+    assert (hook.url, hook.types) == (DOORS_HOOK, [])
+    assert WebhookEndpoint.objects.filter(brand=world.brand).count() == 1
+    assert not world.brand.deliveries.filter(channel="webhook").exists()

@@ -95,13 +95,16 @@ def failed_delivery(world: World) -> Delivery:
     return found
 
 
+DOORS_HOOK = "https://hooks.example.test/in"
+
+
 def webhook(world: World) -> WebhookEndpoint:
     """A webhook endpoint of A's (the webhook doors' `{webhook}`), made when a door first asks
     for it, so the world's outbox and records stay as the other tests expect them. Made
     directly: its address is never sent to (nothing sweeps the doors' outbox)."""
     found, _ = WebhookEndpoint.objects.get_or_create(
         brand=world.brand, description="doors", defaults={
-            "url": "https://hooks.example.test/in", "secret": "whsec_doors", "created": NOW,
+            "url": DOORS_HOOK, "secret": "whsec_doors", "created": NOW,
             # Off, so the records other doors write make no deliveries to it; its "on" door
             # comes before its "off" door, which leaves it off again.
             "enabled": False, "disabled": WebhookEndpoint.Disabled.BY_OWNER,

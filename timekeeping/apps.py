@@ -13,12 +13,23 @@ class TimekeepingConfig(AppConfig):
         from django.core import checks as django_checks
         from django.utils.module_loading import autodiscover_modules
 
-        from timekeeping import checks, clocks, jobs, moves, recurring, schedules, timers, webhooks
+        from timekeeping import (
+            automations,
+            checks,
+            clocks,
+            jobs,
+            moves,
+            recurring,
+            schedules,
+            timers,
+            webhooks,
+        )
         from timekeeping.web import strict
 
         django_checks.register(checks.schedule_store)
         strict.register_converters()
-        for package in (timers, clocks, jobs, recurring, schedules, moves, webhooks):
+        # Automations after webhooks: a record's own deliveries are queued before a rule's.
+        for package in (timers, clocks, jobs, recurring, schedules, moves, webhooks, automations):
             package.register()
         # A developer's own operations, due rules and actions: each installed app's
         # `operations`, `dues` and `actions` module, as docs/timers.md says.

@@ -407,6 +407,15 @@ VENUE_HOURS = [("mon", "11:00", "21:00", False), ("tue", "11:00", "21:00", True)
                ("fri", "11:00", "22:00", True), ("sat", "18:00", "02:00", True),
                ("sun", "12:00", "20:00", True)]
 
+# The demo venue's rule (issue 30, A7): an order that becomes ready tells its customer, whoever
+# moved it; the Why page says "Heard by rule 1: emailed the customer" under the order.
+VENUE_AUTOMATIONS = [
+    {"when": {"row": "orders", "enters": "ready"},
+     "do": {"email": {"to": {"column": "email"}, "who": "the customer",
+                      "subject": "Your order is ready, {customer}",
+                      "body": "Order {id} is ready: come and pick it up when it suits you."}}},
+]
+
 
 def demo_venue(user) -> None:
     """A venue on London's clock with the three timed moves: orders still placed at closing
@@ -421,7 +430,8 @@ def demo_venue(user) -> None:
     if brand.owner_id != user.pk:  # a demo loaded before the venue had its own owner
         brand.owner = user
         brand.save(update_fields=["owner"])
-    manifests.load(brand, json.loads(VENUE_MANIFEST.read_text()))
+    manifests.load(brand, {**json.loads(VENUE_MANIFEST.read_text()),
+                           "automations": VENUE_AUTOMATIONS})
     venue = Venue.of(Connection.objects.select_related("brand").get(brand=brand))
     if not venue.model("settings").objects.exists():
         venue.model("settings").objects.create(no_show_at="10:00", offer_hours=24,

@@ -2,13 +2,18 @@
 
 from tests.doors import EVERYONE_200, Endpoint, _as, _writes
 from tests.world import ACTORS, manifest
-from timekeeping.models import Member
+from timekeeping.models import Member, Record
 from timekeeping.recurring import plans
 from timekeeping.tick import test_clocks
 
 
 def _manager(world) -> str:
     return Member.objects.get(brand=world.brand, user__username="staff_a").pk
+
+def _event(world) -> str:
+    """An event of A's: its job's opening."""
+    return Record.objects.get(kind="job.opened", job=world.job.pk).pk
+
 
 def _walked(world, body: dict) -> dict:
     """Each caller finds the test clock ready: the advance the last one asked for is walked
@@ -166,6 +171,37 @@ DOORS = [
                                 "input": {"reply_by": "2031-03-14"}}),
     Endpoint("link, wrong key", "get", "/api/links/Wrong0000000000000000", dict.fromkeys(
         ACTORS, 404)),
+    # Webhooks (issue 30): a brand's endpoints are its owner's (a key owns nothing: 403);
+    # its events are read by everyone who keeps it. {webhook} is the doors' endpoint of A's
+    # (tests/world.py), found by its description (so no door here changes that), turned on by
+    # "enable" and made again, off, after the owner removes it (last of these doors).
+    Endpoint("events list", "get", "/api/brands/{brand}/events", _as(200, 404)),
+    Endpoint("webhooks list", "get", "/api/brands/{brand}/webhooks", _as(403, 404, owner=200)),
+    Endpoint("webhook create", "post", "/api/brands/{brand}/webhooks",
+             _writes(403, 404, owner=201),
+             body=lambda w, n: {"url": f"https://hooks.example.test/{n}", "types": ["job.opened"],
+                                "description": "our ledger"}),
+    Endpoint("webhook read", "get", "/api/brands/{brand}/webhooks/{webhook}",
+             _as(403, 404, owner=200)),
+    Endpoint("webhook change", "patch", "/api/brands/{brand}/webhooks/{webhook}",
+             _writes(403, 404, owner=200), body={"types": ["date.missed", "date.at_risk"]}),
+    Endpoint("webhook log", "get", "/api/brands/{brand}/webhooks/{webhook}/deliveries",
+             _as(403, 404, owner=200)),
+    Endpoint("webhook rotate", "post", "/api/brands/{brand}/webhooks/{webhook}/rotate",
+             _writes(403, 404, owner=200)),
+    Endpoint("webhook disable", "post", "/api/brands/{brand}/webhooks/{webhook}/disable",
+             _writes(403, 404, owner=200)),
+    Endpoint("webhook enable", "post", "/api/brands/{brand}/webhooks/{webhook}/enable",
+             _writes(403, 404, owner=200)),
+    Endpoint("webhook test", "post", "/api/brands/{brand}/webhooks/{webhook}/test",
+             _writes(403, 404, owner=202)),
+    Endpoint("webhook replay", "post", "/api/brands/{brand}/webhooks/{webhook}/replay",
+             _writes(403, 404, owner=200), body={"since": "2026-11-30T00:00:00+01:00",
+                                                 "until": "2026-12-02T00:00:00+01:00"}),
+    Endpoint("webhook resend", "post", "/api/brands/{brand}/webhooks/{webhook}/resend",
+             _writes(403, 404, owner=202), body=lambda w, n: {"event": _event(w)}),
+    Endpoint("webhook remove", "delete", "/api/brands/{brand}/webhooks/{webhook}",
+             _writes(403, 404, owner=204)),
     # Undo (issue 27): the world's record is its job's opening, which is no action: A's
     # people who may act hear 409 (undo_not_undoable), a viewer 403, strangers 404.
     Endpoint("record undo", "post", "/api/records/{record}/undo", _writes(409, 404)),

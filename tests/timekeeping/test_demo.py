@@ -182,3 +182,25 @@ def test_it_shows_a_missed_filing_date_reopened_by_a_relief_notice():
     assert withdrawn.data["notice"] == RELIEF_NOTICE and withdrawn.data["who"] == "the demo"
     pay = Occurrence.objects.get(clock__subject_id=RELIEF_SUBJECT, clock__name="pay")
     assert pay.status == "lapsed"  # April's miss: outside the notice, it stands
+
+
+def test_its_venue_has_a_rule_that_tells_a_customer_their_order_is_ready():
+    from datetime import timedelta
+
+    from timekeeping.basics import wallclock
+    from timekeeping.models import Connection, Delivery
+    from timekeeping.moves.rows import Venue, create, move
+
+    call_command("demo")
+    venue = Venue.of(Connection.objects.select_related("brand").get(brand__slug="demo-venue"))
+    at = wallclock.wall_now()
+    order = create(venue, "orders", {"customer": "Mira", "email": "mira@example.test",
+                                     "pickup_at": at + timedelta(hours=2)}, who="staff", at=at)
+    for state in ("confirmed", "preparing", "ready"):
+        move(venue, "orders", order.pk, state, who="staff", at=at)
+    (mail,) = Delivery.objects.filter(brand=venue.link.brand,
+                                      payload__subject="Your order is ready, Mira")
+    assert mail.payload["to"] == ["mira@example.test"]
+    ran = Record.objects.get(brand=venue.link.brand, kind="automation.ran")
+    assert (ran.data["rule"], ran.data["did"], ran.data["row"]) == (1, "emailed the customer",
+                                                                   order.pk)

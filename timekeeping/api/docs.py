@@ -40,6 +40,9 @@ PER_BRAND = {
     "manifests": ("brands/{brand}/manifests", "A brand's manifest versions: list (GET), load "
                                               "(POST); one at …/manifests/{version}."),
     "keys": ("brands/{brand}/keys", "A brand's API keys (its owner only)."),
+    "events": ("brands/{brand}/events", "A brand's events, by cursor (docs/events.md)."),
+    "webhooks": ("brands/{brand}/webhooks", "A brand's webhook endpoints (its owner only): "
+                                            "list (GET), add (POST); one at …/webhooks/{id}."),
 }
 
 

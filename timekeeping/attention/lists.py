@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
+from django.urls import reverse
 
 from timekeeping import clocks
 from timekeeping.attention import settling
@@ -51,7 +52,9 @@ from timekeeping.models import (
     TestClock,
     TickRun,
     Timer,
+    WebhookEndpoint,
 )
+from timekeeping.webhooks import telling
 
 SHOWN = 10  # per source
 RECENT = timedelta(days=7)
@@ -73,6 +76,7 @@ class Item:
     test_clock: str | None = None  # the test world it happened in: `at` is of its time
     row: str = ""  # the row the item's actions act on (settling.ACTIONS), or ""
     subject: str = ""  # the subject whose page settles it, or ""
+    page: str = ""  # another page that shows it (an endpoint's log), or ""
 
     @property
     def actions(self) -> tuple[tuple[str, str], ...]:
@@ -80,6 +84,11 @@ class Item:
         dismissed with a reason; none for an item its subject's page settles."""
         actions = settling.ACTIONS.get(self.kind, ()) if self.row else ()
         return tuple(each for each in actions if each[0] != "retry" or self.failure)
+
+    @property
+    def owner_only(self) -> bool:
+        """Only the brand's owner may take its actions (`settling.OWNER_ONLY`)."""
+        return self.kind in settling.OWNER_ONLY
 
     @property
     def said(self) -> str:
@@ -91,7 +100,8 @@ KINDS_SAID = {"fault": "failed", "failed timer": "failed", "runaway": "stopped",
               "failed run": "failed", "skipped run": "skipped", "undelivered": "not sent",
               "late": "late", "set aside": "held back", "lapse": "missed",
               "not opened": "not opened", "catch-up": "skipped", "seat": "no one named",
-              "dunning": "unpaid", "deadline": "deadline", "link": "link", "hold": "hold"}
+              "dunning": "unpaid", "deadline": "deadline", "link": "link", "hold": "hold",
+              "webhook off": "stopped"}
 
 
 @dataclass
@@ -187,6 +197,10 @@ def _live(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..., 
             | Q(state=Delivery.State.PENDING, created__lt=now - STUCK))
          .exclude(pk__in=settling.dismissed(brand, "undelivered"))
          .order_by("state", "-created"), _delivery),
+        # An endpoint the sender turned off (a 410, five days failing); not one its owner did.
+        ("webhooks off", WebhookEndpoint.objects.filter(
+            brand=brand, enabled=False, disabled__in=OFF_BY_SENDER).order_by("-disabled_at"),
+         _webhook_off),
         ("set-aside rows", SetAside.objects.filter(brand=brand, test_clock__isnull=True,
                                                    until__gt=now)
          .order_by("-created"), _set_aside),
@@ -475,6 +489,18 @@ def _late(timer: Timer) -> Item:
                 f"{span_text(timer.late_by)} late: no tick ran in the meantime", ref=timer.id,
                 row=timer.pk,
                 details=f"{_on(timer)} fired {span_text(timer.late_by)} late")
+
+
+OFF_BY_SENDER = (WebhookEndpoint.Disabled.GONE, WebhookEndpoint.Disabled.FAILING)
+
+
+def _webhook_off(endpoint: WebhookEndpoint) -> Item:
+    return Item("webhook off", True, endpoint.disabled_at or endpoint.created,
+                f"Events no longer go to {endpoint}: we turned it off because "
+                f"{telling.WHY[endpoint.disabled]}. Events are still kept: turn it on again "
+                "and it is sent what it missed", row=endpoint.pk,
+                page=reverse("console:webhook", args=[endpoint.brand_id, endpoint.pk]),
+                details=f"endpoint {endpoint.pk} · {endpoint.url} · disabled {endpoint.disabled}")
 
 
 def _set_aside(row: SetAside) -> Item:

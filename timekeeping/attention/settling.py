@@ -16,7 +16,9 @@ dismissed is deleted with its dismissal by the tick's housekeeping `DISMISSED_DE
 after, J9; one already sent is refused), `resolve` a
 fault (it is closed; it opens again if the work fails again), `retry` a delivery that failed
 (sent again at the next tick), `release` a row held back from a timed move (tried again at the
-next tick), `run` a schedule that failed (run now, as the schedules page does). Items about a
+next tick), `run` a schedule that failed (run now, as the schedules page does), `enable` a
+webhook endpoint its sender turned off (on again, and what it missed sent: its owner's alone,
+`OWNER_ONLY`). Items about a
 job open its subject's page instead. Each action is written on the brand's record. A dismissal
 is undone (`undismiss`: the item is back on the list) within UNDO_WINDOW of it, as a date's
 action is (`clocks.undo`).
@@ -39,9 +41,11 @@ from timekeeping.models import (
     SetAside,
     TickRun,
     Timer,
+    WebhookEndpoint,
 )
 from timekeeping.schedules import operate as schedules
 from timekeeping.timers import outbox, records
+from timekeeping.webhooks import endpoints as webhook_endpoints
 
 REASON_LONGEST = 300
 DISMISSED_DELIVERY_KEPT = timedelta(days=30)
@@ -54,7 +58,10 @@ ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "late": (DISMISS,),
     "runaway": (DISMISS,),
     "set aside": (("release", "Try it again now"),),
+    "webhook off": (("enable", "Turn on and send what it missed"),),
 }
+# Kinds whose actions only the brand's owner takes (a webhook endpoint is the owner's).
+OWNER_ONLY = frozenset({"webhook off"})
 # The rows an item of each kind stands for, scoped to the brand.
 ROWS = {
     "fault": lambda brand: Fault.objects.filter(brand=brand),
@@ -65,6 +72,7 @@ ROWS = {
     "late": lambda brand: Timer.objects.filter(brand=brand),
     "runaway": lambda brand: TickRun.objects.filter(brand=brand),
     "set aside": lambda brand: SetAside.objects.filter(brand=brand, test_clock__isnull=True),
+    "webhook off": lambda brand: WebhookEndpoint.objects.filter(brand=brand),
 }
 
 
@@ -89,7 +97,8 @@ def act(brand: Brand, kind: str, row: str, do: str, *, reason: str = "", by: str
         return _dismiss(brand, kind, row, reason=reason, by=by, now=now)
     if do == "run":
         return _run(brand, found, by=by, now=now)
-    said = {"resolve": _resolve, "retry": _retry, "release": _release}[do](brand, found, now)
+    said = {"resolve": _resolve, "retry": _retry, "release": _release,
+            "enable": _enable}[do](brand, found, now)
     records.write(f"attention.{do}", brand=brand, instant=now,
                   data={"kind": kind, "row": row, "by": by})
     return said
@@ -161,6 +170,20 @@ def _retry(brand: Brand, delivery: Delivery, now: datetime) -> str:
 def _release(brand: Brand, row: SetAside, now: datetime) -> str:
     SetAside.objects.filter(pk=row.pk, until__gt=now).update(until=now)
     return "It is tried again at the next tick."
+
+
+def _enable(brand: Brand, endpoint: WebhookEndpoint, now: datetime) -> str:
+    """On again, and what it missed sent (`webhooks.endpoints.enable`, as its page does)."""
+    if endpoint.enabled:
+        return "It is on already."
+    return turned_on(endpoint, webhook_endpoints.enable(endpoint))
+
+
+def turned_on(endpoint: WebhookEndpoint, sent: int) -> str:
+    """An endpoint turned on again, and how many events it missed were sent, in words."""
+    missed = ("It had missed nothing." if not sent else "1 event it missed is on the way."
+              if sent == 1 else f"{sent} events it missed are on the way.")
+    return f"Turned on: new events go to {endpoint} again. {missed}"
 
 
 def dismissed(brand: Brand, kind: str, *, since: datetime | None = None):

@@ -107,6 +107,7 @@ SECTIONS = {
     "late": "when a table's row turns late", "hours": "opening hours",
     "on": "what a table's rule follows", "setting": "a setting of a table",
     "schedule": "the schedules section", "notice": "a postponement notice",
+    "automation": "a rule of the automations section",
 }
 
 

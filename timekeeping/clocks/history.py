@@ -350,6 +350,12 @@ SENTENCES: dict[str, Callable[[dict], str]] = {
     "calendar.postponed": lambda d: f"Notice {d.get('notice')} postponed dates from "
                                     f"{d.get('from')} through {d.get('through')} to "
                                     f"{d.get('to')}.",
+    # A manifest's automations (timekeeping.automations): the brand's own rules at work.
+    "automation.ran": lambda d: f"Heard by rule {d['rule']}: "
+                                f"{str(d.get('did', '')).rstrip('.')}.",
+    "automation.stopped": lambda d: f"Rule {d['rule']} heard it and did not run: "
+                                    f"{d.get('depth', 0) - 1} rules in a row had already set "
+                                    "each other off.",
     **EVENT_SENTENCES,
 }
 
@@ -384,8 +390,9 @@ def say(record: Record) -> str | None:
 
 
 # The brand's own lapses (S23): what its plan or its people did not open, for the brand to
-# settle or tell; the customer's portal does not show them.
-BRANDS_OWN = ("schedule.mint_refused", "schedule.catch_up_skipped")
+# settle or tell; and what its own rules did. The customer's portal does not show them.
+BRANDS_OWN = ("schedule.mint_refused", "schedule.catch_up_skipped", "automation.ran",
+              "automation.stopped")
 
 
 def history(subject: Subject, *, limit: int = 50, before: datetime | None = None,

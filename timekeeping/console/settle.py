@@ -25,8 +25,9 @@ FIELDS_SAID = {"do": "What to do", "row": "The item", "reason": "The reason"}
 @login_required
 @require_POST
 def settle(request, brand_id: str):
-    brand = brand_of(request, brand_id, at_least="manager")
     kind, row = request.POST.get("kind", "")[:20], request.POST.get("row", "")[:64]
+    brand = brand_of(request, brand_id, at_least="owner" if kind in settling.OWNER_ONLY
+                     else "manager")
     do, now = request.POST.get("do", "")[:20], wallclock.wall_now()
     try:
         said = settling.act(brand, kind, row, do,

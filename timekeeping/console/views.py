@@ -53,7 +53,7 @@ def home(request, brand_id: str):
     everything = dates.AtRisk(brand, world=world)
     return render(request, "console/home.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"),
-        "stopped": operate.ticks_stopped(now),
+        "can_own": may(request, "owner"), "stopped": operate.ticks_stopped(now),
         "at_risk": listed.page(_number(request.GET.get("risk")), AT_RISK_PAGE),
         "totals": listed.totals(),
         "states": [(each, dates.STATES_SAID[each]) for each in STATES],

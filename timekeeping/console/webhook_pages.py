@@ -64,7 +64,7 @@ class EndpointForm(forms.Form):
                                             "system”.")
     types = forms.MultipleChoiceField(
         label="Events to send", required=False, widget=forms.CheckboxSelectMultiple,
-        choices=[(each.name, TITLES[each.name]) for each in catalogue.TYPES],
+        choices=[(each.name, title(each.name)) for each in catalogue.TYPES],
         help_text="Pick none to be sent every kind of event, including kinds added later.")
     test_clocks = forms.BooleanField(label="Also send what happens in test worlds",
                                      required=False)
@@ -126,7 +126,7 @@ def glances(brand, face: Face) -> list[Glance]:
 def _last_said(endpoint) -> str:
     if endpoint.last_at is None:
         return "Nothing sent yet"
-    return "Last sent: " + answered(endpoint.last_status, endpoint.last_refused)
+    return answered(endpoint.last_status, endpoint.last_refused)
 
 
 def off_said(endpoint: WebhookEndpoint) -> str:
@@ -136,17 +136,18 @@ def off_said(endpoint: WebhookEndpoint) -> str:
 
 
 def answered(status: int | None, refused: bool = False) -> str:
-    """An attempt's answer in words: "answered 200 OK", "no answer", "the address was refused"."""
+    """An attempt in words: "Delivered: answered 200 OK", "Failed: no answer", "Not sent: the
+    address is not allowed"."""
     if refused:
-        return "not sent: the address is not allowed"
+        return "Not sent: the address is not allowed"
     if status is None:
-        return "no answer"
+        return "Failed: no answer"
     try:
         phrase = HTTPStatus(status).phrase
     except ValueError:
         phrase = ""
-    ok = "delivered, " if 200 <= status < 300 else ""
-    return f"{ok}answered {status} {phrase}".rstrip()
+    verdict = "Delivered" if 200 <= status < 300 else "Failed"
+    return f"{verdict}: answered {status} {phrase}".rstrip()
 
 
 # -- the log ---------------------------------------------------------------------------------
@@ -189,8 +190,11 @@ def log(brand, deliveries: list[Delivery], face: Face) -> list[Logged]:
 
 def _try(attempt: WebhookAttempt, face: Face) -> Try:
     ok = attempt.status is not None and 200 <= attempt.status < 300
-    return Try(face.at(attempt.at), answered(attempt.status, attempt.refused), ok,
-               attempt.duration_ms, attempt.response, attempt.error)
+    said = answered(attempt.status, attempt.refused)
+    if attempt.refused and attempt.error:  # the guard's refusal is in words: shown as it is
+        said = f"Not sent: {attempt.error.rstrip('.')}"
+    return Try(face.at(attempt.at), said, ok, attempt.duration_ms, attempt.response,
+               "" if attempt.refused else attempt.error)
 
 
 def _logged(delivery: Delivery, record: Record | None, tries: list[Try],

@@ -18,9 +18,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from timekeeping.attention import settling
 from timekeeping.basics import wallclock
 from timekeeping.console import webhook_pages as pages
-from timekeeping.console.access import brand_of
+from timekeeping.console.access import brand_of, may
 from timekeeping.console.shown import face_of
 from timekeeping.models import Brand, Delivery, WebhookEndpoint
 from timekeeping.webhooks import endpoints
@@ -150,8 +151,8 @@ def webhook_resend(request, brand_id: str, endpoint_id: str):
 def _said(request, endpoint: WebhookEndpoint, said: str, *, ok: bool = True):
     """With htmx, the sentence in place of the button; without, the page again with it."""
     if request.htmx:
-        return render(request, "console/_webhook_said.html", {"said": said, "ok": ok},
-                      status=200 if ok else 400)
+        # 200 even when refused: htmx swaps in only a success's answer.
+        return render(request, "console/_webhook_said.html", {"said": said, "ok": ok})
     (messages.success if ok else messages.error)(request, said)
     return _back(endpoint)
 
@@ -177,15 +178,8 @@ def webhook_off(request, brand_id: str, endpoint_id: str):
 @require_POST
 def webhook_on(request, brand_id: str, endpoint_id: str):
     _, endpoint = _endpoint(request, brand_id, endpoint_id)
-    messages.success(request, on_said(endpoints.enable(endpoint)))
+    messages.success(request, settling.turned_on(endpoint, endpoints.enable(endpoint)))
     return _back(endpoint)
-
-
-def on_said(sent: int) -> str:
-    if not sent:
-        return "Turned on: new events go to it again. It had missed nothing."
-    events = "1 event it missed is" if sent == 1 else f"{sent} events it missed are"
-    return f"Turned on: new events go to it again, and {events} on the way."
 
 
 @login_required
@@ -233,4 +227,6 @@ def webhook_remove(request, brand_id: str, endpoint_id: str):
 @login_required
 def help_webhooks(request, brand_id: str):
     """What a webhook is and how a receiver checks one, in plain words."""
-    return render(request, "console/help_webhooks.html", {"brand": brand_of(request, brand_id)})
+    brand = brand_of(request, brand_id)
+    return render(request, "console/help_webhooks.html", {"brand": brand,
+                                                          "can_own": may(request, "owner")})

@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import F
 
 from calendars.moments import zone_of
+from timekeeping.automations import words
 from timekeeping.basics import shown, wallclock
 from timekeeping.models import (
     Brand,
@@ -31,6 +32,7 @@ from timekeeping.models import (
     Connection,
     Job,
     Occurrence,
+    Record,
     Schedule,
     SetAside,
     Subscription,
@@ -47,6 +49,7 @@ OCCURRENCE = re.compile(r"(?P<clock>clk_[A-Za-z0-9]{1,40})(?:(?:#|\s+)(?P<item>[
                         r"(?:@(?P<seq>\d{1,6}))?")
 NAME = re.compile(r"[a-z][a-z0-9_.-]{0,199}")
 SHOWN = 20  # dates of one clock, schedules of one name
+RUNS = ("automation.ran", "automation.stopped")
 HELP = ("Ask about a timer (tmr_…), a schedule (sch_… or its name), a job's own time "
         "(job_…), a plan's subscription (sbn_…), a clock's dates (clk_…, with an item: "
         "clk_… US-CA) or a table row (table:id, such as orders:12).")
@@ -104,7 +107,8 @@ def _job(brand: Brand, job_id: str, zone: ZoneInfo, now: datetime) -> list[str]:
             brand=brand, owner_id=job.pk, state__in=["armed", "held"]).order_by(
             "owed")[:SHOWN]:
         lines.append(arming.explain(timer))
-    return lines
+    runs = Record.objects.filter(brand=brand, job=job.pk, kind__in=RUNS).order_by("-instant")
+    return lines + [words.ran(record) for record in runs[:SHOWN]]
 
 
 def _subscription(brand: Brand, subscription_id: str) -> list[str]:
@@ -221,6 +225,18 @@ def _row(brand: Brand, table: str, pk: int, now: datetime, zone: ZoneInfo) -> li
     row = spec and venue.model(table).objects.using(link.database).filter(pk=pk).first()
     if not row:
         return _missing(f"table row {name}")
+    return _row_state(venue, spec, row, name, now, zone) + _heard(brand, table, pk)
+
+
+def _heard(brand: Brand, table: str, pk: int) -> list[str]:
+    """What the brand's automations did when the row changed, newest first (issue 30)."""
+    runs = Record.objects.filter(brand=brand, kind__in=RUNS, data__table=table, data__row=pk,
+                                 test_clock__isnull=True).order_by("-instant", "-written")
+    return [words.ran(record) for record in runs[:SHOWN]]
+
+
+def _row_state(venue: Venue, spec, row, name: str, now: datetime, zone: ZoneInfo) -> list[str]:
+    link, table, pk = venue.link, spec.name, row.pk
     if spec.states is None:
         return [f"{name} has no states: nothing moves it on its own."]
     state = getattr(row, spec.states.column)

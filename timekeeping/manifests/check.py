@@ -2,7 +2,8 @@
 naming the rule (DESIGN decision 7). A manifest with any problem is never used.
 
 Sections: `calendar` and `services` (this module), `schedules` (timekeeping.schedules),
-`tables` (timekeeping.moves.check); `settings` is accepted and not yet read.
+`tables` (timekeeping.moves.check), `automations` (timekeeping.automations.check, which reads
+the brand's webhook endpoints when a brand is given); `settings` is accepted and not yet read.
 
 The check reads any JSON value at any place and answers with problems, never an exception.
 What passes is compiled and kept: its tables become DDL, its names and numbers land in columns
@@ -18,11 +19,13 @@ from datetime import date
 
 from calendars import rules
 from calendars.moments import is_zone, parse_time_of_day
+from timekeeping.automations.check import check_section as check_automations
 from timekeeping.basics.instants import parse_date
 from timekeeping.clocks import dues
 from timekeeping.clocks.exposure import FORMS as EXPOSURE_FORMS
 from timekeeping.jobs.check import check_work, deliver_steps
 from timekeeping.manifests.stewards import check_stewards
+from timekeeping.models import Brand
 from timekeeping.moves.check import check_section as check_tables
 from timekeeping.recurring.check import check_guarantees, check_plan
 from timekeeping.specs.rules import is_whole, shown
@@ -35,7 +38,8 @@ from timekeeping.specs.services import (
     parse_rung,
 )
 
-SECTIONS = ("calendar", "services", "tables", "schedules", "settings", "removes")
+SECTIONS = ("calendar", "services", "tables", "schedules", "settings", "removes",
+            "automations")
 CALENDAR_KEYS = ("zone", "weekends", "holidays", "closed", "closes", "rings_at", "roll",
                  "postpone")
 SERVICE_KEYS = ("subject", "steps", "clocks", "deliver", "price", "scope", "signals", "on",
@@ -92,9 +96,10 @@ class Checker:
                          f"'{key}' is not a key here; the keys are: {', '.join(allowed)}")
 
 
-def check(document: object) -> list[Problem]:
+def check(document: object, *, brand: Brand | None = None) -> list[Problem]:
     """Every problem in the document, or [] when it may be used. Reads any JSON value at any
-    place and answers with problems, never an exception."""
+    place and answers with problems, never an exception. With `brand` (a plan or a load), the
+    names that are the brand's rows (an automation's webhook endpoint) are checked too."""
     checker = Checker()
     if not isinstance(document, dict):
         checker.add("manifest.not_object", "$", "a manifest is a JSON object of sections")
@@ -105,6 +110,8 @@ def check(document: object) -> list[Problem]:
         _calendar(checker, calendar, "$.calendar")
     if "tables" in document:
         check_tables(document["tables"], checker.add)
+    if "automations" in document:
+        check_automations(document, checker.add, brand=brand)
     if "schedules" in document:
         from timekeeping.schedules.declare import calendar_zone, check_section
 

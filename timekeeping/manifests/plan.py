@@ -46,7 +46,7 @@ from timekeeping.moves.tables import safe
 @dataclass(frozen=True)
 class Change:
     action: str  # added, changed, renamed, removed
-    what: str  # service, step, clock, table, column, schedule, calendar, settings
+    what: str  # service, step, clock, table, column, schedule, calendar, settings, automations
     path: str  # $.services.tax.clocks.file
     uses: tuple[str, ...] = ()  # what still uses a removal here
     stated: bool = False  # a removal the document names in `removes`
@@ -119,7 +119,7 @@ def plan(brand: Brand, document: object, *, current: Manifest | None = None) -> 
     from timekeeping.specs.current import current as current_of
 
     current = current if current is not None else current_of(brand)
-    problems = check(document)
+    problems = check(document, brand=brand)
     if problems:
         return Plan(current=current, problems=problems)
     old = current.document if current else {}
@@ -129,10 +129,12 @@ def plan(brand: Brand, document: object, *, current: Manifest | None = None) -> 
     changes += _services(brand, old.get("services") or {}, document.get("services") or {})
     changes += _schedules(brand, old, document)
     changes += _tables(brand, old.get("tables") or {}, document.get("tables") or {})
-    for section in ("calendar", "settings"):
+    for section in ("calendar", "settings", "automations"):
         if section in document and old.get(section) != document[section]:
             changes.append(Change("added" if section not in old else "changed", section,
                                   f"$.{section}"))
+    if old.get("automations") and "automations" not in document:  # the rules stop hearing
+        changes.append(Change("removed", "automations", "$.automations"))
     found.changes = [
         Change(c.action, c.what, c.path, c.uses, stated=c.path[2:] in stated, was=c.was)
         for c in changes

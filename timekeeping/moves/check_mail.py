@@ -85,12 +85,12 @@ def _check_text(scope: Scope, label: str, spec: dict, path: str, code: str) -> N
     for key, shortest in (("subject", 1), ("body", 0)):
         if key == "body" and key not in spec:
             continue
-        wrong = _template_rule(spec.get(key), shortest)
+        wrong = template_rule(spec.get(key), shortest)
         if wrong:
             scope.add(code, f"{path}.{key}", f"{label}: the {key} {wrong}")
 
 
-def _template_rule(text: object, shortest: int) -> str | None:
+def template_rule(text: object, shortest: int) -> str | None:
     """Why `text` is no template of the row's columns, or None. The text is filled by
     `str.format_map`: an attribute, an index, a conversion or a format spec inside the braces
     would reach past the row's values or raise when the message is sent."""

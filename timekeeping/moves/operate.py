@@ -3,14 +3,27 @@ preview of what will move in the next hours and why (A6-A8)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from timekeeping.models import Connection, SetAside
+from timekeeping.models import Brand, Connection, SetAside
 from timekeeping.moves import job
 from timekeeping.moves.rows import Venue
 
 SCAN = 100_000
+
+# What else a preview says a row's move would set off: the wiring adds each teller (the
+# brand's automations, `timekeeping.automations.words.previewed`). A teller gets the brand,
+# the table and the state the row would enter, and answers sentences.
+Teller = Callable[[Brand, str, str], list[str]]
+_tellers: list[Teller] = []
+
+
+def tell_with(teller: Teller) -> None:
+    """Add a teller of what a previewed move sets off (once: adding one twice is a no-op)."""
+    if teller not in _tellers:
+        _tellers.append(teller)
 
 
 @dataclass(frozen=True)
@@ -44,18 +57,23 @@ def set_aside(link: Connection, *, now: datetime) -> list[SetAside]:
 
 def preview(link: Connection, *, now: datetime, hours: int,
             venue: Venue | None = None) -> list[str]:
-    """What will move in the next `hours`, in order, each with its rule and its moment; of
-    `venue` when given, as `backlog`."""
+    """What will move in the next `hours`, in order, one line per row: its rule, its moment,
+    and what the move would set off (the tellers'); of `venue` when given, as `backlog`."""
     venue = venue or Venue.of(link)
     until = now + timedelta(hours=hours)
-    lines = []
+    lines: list[str] = []
+    told: dict[tuple[str, str], list[str]] = {}  # asked once per table and state
     for due in job.candidates(venue, until, SCAN):
         if due.moment <= now:
             continue
         at = due.rule.at
+        entered = (due.table, due.rule.to)
+        if entered not in told:
+            told[entered] = [said for teller in _tellers
+                             for said in teller(link.brand, *entered)]
         lines.append(f"{due.moment:%Y-%m-%d %H:%M}Z  {due.table} #{due.pk}  "
                      f"{due.rule.from_state} → {due.rule.to}  (timed move {due.rule.number}: "
-                     f"{_said(at)})")
+                     f"{_said(at)})" + "".join(f"; {said}" for said in told[entered]))
     return lines
 
 

@@ -1,8 +1,9 @@
 """Strict input for the API (docs/security.md): what a request may carry, checked before any
 view reads it. Bad input answers 400 naming the field and the rule, and changes nothing.
 
-- a body is one JSON object, at most 2 MiB, nested at most 32 deep, with no NUL character in
-  any key or text (PostgreSQL keeps none);
+- a body is one JSON object, at most 2 MiB, nested at most 32 deep, with no NUL character and
+  no lone surrogate (`"\ud800"`, which no UTF-8 holds) in any key or text: PostgreSQL keeps
+  neither;
 - an input serializer accepts its declared fields only: an unknown field is named;
 - paths and query strings carry no NUL; ids, table names and link codes in paths match their
   patterns, so anything else is simply not found.
@@ -11,6 +12,7 @@ view reads it. Bad input answers 400 naming the field and the rule, and changes 
 from __future__ import annotations
 
 import json
+import math
 
 from django.http import JsonResponse
 from django.urls import register_converter
@@ -36,7 +38,8 @@ class StrictJSONParser(JSONParser):
         if len(raw) > MAX_BODY:
             raise BodyTooLarge()
         try:
-            value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+            value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant,
+                               parse_float=_finite)
         except (ValueError, UnicodeDecodeError) as error:
             raise ParseError(f"the body is not JSON: {error}") from None
         except RecursionError:
@@ -53,6 +56,15 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    """A JSON number as a float; one too large for a float (1e400) is refused, not read as
+    infinity, which JSON cannot write."""
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"{text[:40]} is too large a number")
+    return number
+
+
 def _walk(value) -> tuple[str, str] | None:
     """The first place too deep or holding a NUL character, or None: iteratively, so no
     document can exhaust the stack."""
@@ -61,16 +73,27 @@ def _walk(value) -> tuple[str, str] | None:
         path, item, depth = stack.pop()
         if depth > MAX_DEPTH:
             return path or "body", f"nested deeper than {MAX_DEPTH} levels"
-        if isinstance(item, str) and "\x00" in item:
-            return path or "body", "text may not hold a NUL character"
+        if isinstance(item, str) and (problem := _unkept(item)):
+            return path or "body", f"text may not hold {problem}"
         if isinstance(item, dict):
             for key, child in item.items():
-                if "\x00" in key:
-                    return path or "body", "a key may not hold a NUL character"
+                if problem := _unkept(key):
+                    return path or "body", f"a key may not hold {problem}"
                 stack.append((f"{path}.{key}" if path else key, child, depth + 1))
         elif isinstance(item, list):
             stack.extend((f"{path}[{n}]", child, depth + 1) for n, child in enumerate(item))
     return None
+
+
+def _unkept(text: str) -> str:
+    """What in `text` no database keeps, in words, or empty."""
+    if "\x00" in text:
+        return "a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "a lone surrogate (half of a UTF-16 pair)"
+    return ""
 
 
 class StrictSerializer(serializers.Serializer):

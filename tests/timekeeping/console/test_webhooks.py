@@ -5,16 +5,22 @@ it after being asked; every delivery shows in its log. The receiver is on loopba
 outbox's sweep runs as the tick's would. Events are written by the database's clock, so the
 tests that replay by time read it as the sweeps do (as tests/timekeeping/webhooks does)."""
 
+import functools
+import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from tests.words import engine_words, visible_text
 from timekeeping.basics import wallclock
+from timekeeping.console import webhook_pages
 from timekeeping.models import Delivery, Record, WebhookAttempt, WebhookEndpoint
 from timekeeping.timers import outbox, records
-from timekeeping.webhooks import endpoints, sending
+from timekeeping.webhooks import catalogue, endpoints, sending
 
 NOW = datetime(2028, 4, 10, 14, tzinfo=UTC)  # 10:00 in New York
 NEW_YORK = ZoneInfo("America/New_York")
@@ -45,6 +51,11 @@ def typed(instant: datetime) -> str:
     return instant.astimezone(NEW_YORK).strftime("%Y-%m-%dT%H:%M")
 
 
+def test_every_event_type_of_the_catalogue_has_a_name_in_words():
+    assert set(webhook_pages.TITLES) == {*catalogue.NAMES, catalogue.TEST_TYPE}
+    assert engine_words(" ".join(webhook_pages.TITLES.values())) == []
+
+
 def test_a_refused_address_names_the_field_in_words_and_adds_nothing(desk, owner, receiver):
     answer = owner.post(desk.url("webhooks/add"), {"url": "http://10.0.0.1/",
                                                    "description": "Billing"})
@@ -73,6 +84,7 @@ def test_the_secret_is_shown_once_and_never_again(desk, owner, receiver):
         assert endpoint.secret not in seen
     listed = owner.get(desk.url("webhooks/")).content.decode()
     assert "Billing system" in listed and "Nothing sent yet" in listed
+    assert engine_words(visible_text(listed)) == []
 
 
 def test_none_picked_hears_every_event_and_the_types_change(desk, owner, receiver):
@@ -132,11 +144,14 @@ def test_a_test_event_and_a_resend_are_deliveries_in_the_log(desk, owner, receiv
     seen = visible_text(html)
     assert html.count("<strong>Schedule failed</strong>") == 2
     assert "<strong>Test event</strong>" in html
-    assert "sent again" in seen and seen.count("delivered, answered 204 No Content") == 3
+    assert "sent again" in seen and seen.count("Delivered: answered 204 No Content") == 3
     assert engine_words(seen) == []
     # A stranger's event, or none, is not sent.
     answer = owner.post(page_of(desk, endpoint, "resend"), {"event": "rec_Missing0000000000"})
     assert answer.status_code == 302
+    answer = owner.post(page_of(desk, endpoint, "resend"), {"event": "rec_Missing0000000000"},
+                        HTTP_HX_REQUEST="true")
+    assert "Nothing was sent. No such event of this brand." in answer.content.decode()
     assert Delivery.objects.filter(endpoint=endpoint).count() == 3
 
 
@@ -149,11 +164,37 @@ def test_a_failing_delivery_shows_its_tries_and_the_next_ones(desk, owner, recei
         delivery = Delivery.objects.get(endpoint=endpoint)
         html = owner.get(page_of(desk, endpoint)).content.decode()
     seen = visible_text(html)
-    assert "answered 500 Internal Server Error" in seen and "Waiting to be sent." in seen
-    assert len(sending.planned(delivery)) == 7 and "Next tries:" in seen
-    assert "then we stop" in seen
+    assert "Failed: answered 500 Internal Server Error" in seen and "Waiting to be sent." in seen
+    assert len(sending.planned(delivery)) == 7
+    plain = re.sub(r"<[^>]+>", "", html)
+    assert "Next try now; if it keeps failing, then in 5 minutes, in 35 minutes" in plain
+    assert "in 27 hours, and after that we stop trying." in plain
     assert "ok" in html  # the first 2 KB of the answer, inside its Details
     assert "Every attempt has failed since" in seen
+
+
+def test_an_address_refused_at_send_time_is_said_in_words(desk, owner, settings,
+                                                          monkeypatch):
+    settings.WEBHOOK_ALLOW_HOSTS = []
+    endpoint = endpoints.make(desk.brand, url="https://hooks.example.test/in").endpoint
+
+    def resolver(host, port, *args, **kwargs):  # the name now points into a private network
+        return [(2, 1, 6, "", ("10.1.2.3", port))]
+
+    monkeypatch.setattr(sending.transport, "post",
+                        functools.partial(sending.transport.post, resolver=resolver))
+
+    def no_connection(*args, **kwargs):
+        raise AssertionError("a refused address was connected to")
+
+    monkeypatch.setattr("socket.create_connection", no_connection)
+    failed_schedule(desk)
+    outbox.sweep()
+    assert WebhookAttempt.objects.get(endpoint=endpoint).refused
+    seen = visible_text(owner.get(page_of(desk, endpoint)).content.decode())
+    assert "Not sent: The name hooks.example.test leads to the address 10.1.2.3, which is on " \
+           "a private network; webhooks may not reach it." in seen
+    assert engine_words(seen) == []
 
 
 def test_turned_on_again_it_is_sent_what_it_missed_and_says_how_many(desk, owner, receiver):
@@ -236,23 +277,100 @@ def test_only_the_owner_reaches_them_and_strangers_hear_404(desk, receiver):
     assert not Delivery.objects.filter(endpoint=endpoint).exists()
 
 
+def _queries(client, path: str) -> int:
+    with CaptureQueriesContext(connection) as asked:
+        assert client.get(path).status_code == 200
+    return len(asked)
+
+
 def test_the_log_asks_a_fixed_number_of_queries(desk, owner, receiver,
                                                 django_assert_max_num_queries):
-    receiver.statuses = [500] * 30 + [204]
+    receiver.statuses = [500] * 31 + [204]
     endpoint = made(desk, receiver)
+    made(desk, receiver, types=["date.kept"])
+    failed_schedule(desk, "first")
+    outbox.sweep(now=datetime.now(UTC))
+    pages = (page_of(desk, endpoint), desk.url("webhooks/"))
+    for path in pages:  # warm: templates compiled
+        _queries(owner, path)
+    one = {path: _queries(owner, path) for path in pages}
     for n in range(30):
         failed_schedule(desk, f"run {n}")
     outbox.sweep(now=datetime.now(UTC))
     outbox.sweep(now=datetime.now(UTC) + timedelta(minutes=1))
-    assert WebhookAttempt.objects.filter(endpoint=endpoint).count() == 60
-    with django_assert_max_num_queries(14):
-        answer = owner.get(page_of(desk, endpoint))
-    assert answer.status_code == 200
-    with django_assert_max_num_queries(10):
-        assert owner.get(desk.url("webhooks/")).status_code == 200
+    assert WebhookAttempt.objects.filter(endpoint=endpoint).count() == 62
+    for path in pages:  # a full page of the log (25 events, 2 tries each) asks no more
+        with django_assert_max_num_queries(one[path]):
+            _queries(owner, path)
 
 
-def test_the_help_page_speaks_plainly(desk, owner):
+def test_the_help_page_speaks_plainly_to_each_of_the_brands_people(desk, owner):
     answer = owner.get(desk.url("help/webhooks"))
     assert answer.status_code == 200
     assert engine_words(visible_text(answer.content.decode())) == []
+    viewer = desk.clients["viewer"].get(desk.url("help/webhooks")).content.decode()
+    assert "The brand's owner adds and looks after its webhooks." in viewer
+    assert desk.url("webhooks/") not in viewer
+
+
+def needs_attention(client, desk) -> str:
+    html = client.get(desk.url() + "?test=off").content.decode()
+    return html.split('id="attention"')[1].split('id="ahead"')[0]
+
+
+def test_an_endpoint_turned_off_by_its_receiver_needs_the_owner(desk, owner, receiver):
+    receiver.statuses = [410]
+    endpoint = made(desk, receiver, description="Billing system", types=["schedule.failed"])
+    failed_schedule(desk, "nightly")
+    outbox.sweep()
+    endpoint.refresh_from_db()
+    assert not endpoint.enabled and endpoint.disabled == "gone"
+    listed = needs_attention(owner, desk)
+    assert "Events no longer go to Billing system" in listed
+    assert "its receiver answered that it is gone (410)" in listed
+    assert f'href="{page_of(desk, endpoint)}"' in listed
+    assert "Turn on and send what it missed" in listed
+    assert engine_words(visible_text(listed)) == []
+    # A manager reads it, but turning it on is the owner's.
+    manager = desk.clients["manager"]
+    assert "Events no longer go to Billing system" in needs_attention(manager, desk)
+    assert "Turn on and send what it missed" not in needs_attention(manager, desk)
+    fields = {"kind": "webhook off", "row": endpoint.pk, "do": "enable"}
+    assert manager.post(desk.url("attention/settle"), fields).status_code == 403
+    endpoint.refresh_from_db()
+    assert not endpoint.enabled
+    # The owner turns it on: what it missed goes, and the item leaves the list.
+    receiver.statuses = [204]
+    answer = owner.post(desk.url("attention/settle"), fields, HTTP_HX_REQUEST="true")
+    assert "Turned on: new events go to Billing system again. 1 event it missed is on the " \
+           "way." in answer.content.decode()
+    endpoint.refresh_from_db()
+    assert endpoint.enabled
+    assert "Billing system" not in needs_attention(owner, desk)
+    outbox.sweep()
+    assert len(receiver.requests) == 2  # the 410's try, and the event again
+    assert Record.objects.filter(kind="attention.enable").exists()
+
+
+def test_an_endpoint_its_owner_turned_off_needs_no_one(desk, owner, receiver):
+    endpoint = made(desk, receiver, description="Billing system")
+    owner.post(page_of(desk, endpoint, "off"))
+    assert "Billing system" not in needs_attention(owner, desk)
+
+
+def test_a_post_without_its_csrf_token_changes_nothing(desk, actors, receiver):
+    endpoint = made(desk, receiver)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(actors["owner"])
+    for verb in ("off", "rotate", "test", "remove"):
+        assert client.post(page_of(desk, endpoint, verb), {"confirmed": "yes"}).status_code == 403
+    endpoint.refresh_from_db()
+    assert endpoint.enabled and not endpoint.previous_secret
+    assert not Delivery.objects.filter(endpoint=endpoint).exists()
+    token = client.get(page_of(desk, endpoint)).cookies["csrftoken"].value
+    assert client.post(page_of(desk, endpoint, "test"), HTTP_X_CSRFTOKEN=token,
+                       HTTP_HX_REQUEST="true").status_code == 200
+    assert client.post(page_of(desk, endpoint, "off"),
+                       {"csrfmiddlewaretoken": token}).status_code == 302
+    endpoint.refresh_from_db()
+    assert not endpoint.enabled
