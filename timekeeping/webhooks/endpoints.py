@@ -33,6 +33,7 @@ MOST_ENDPOINTS = 20  # per brand
 DESCRIPTION_LONGEST = 200
 URL_LONGEST = 2000
 REPLAY_MOST = 10_000  # events one replay sends again
+REPLAY_SPAN = timedelta(days=31)  # the longest time one replay covers
 MISSED_REACH = timedelta(days=1)  # how far before a failing spell `enable` looks
 
 
@@ -143,6 +144,9 @@ def replay(endpoint: WebhookEndpoint, *, since: datetime, until: datetime) -> in
     never made) sent again, at most REPLAY_MOST, the oldest first. Returns how many."""
     if until <= since:
         raise Invalid("until", "replay.order", "The end of a replay must come after its start.")
+    if until - since > REPLAY_SPAN:
+        raise Invalid("until", "replay.span", f"A replay covers at most {REPLAY_SPAN.days} "
+                                              "days; replay a longer time in parts.")
     with transaction.atomic():
         return _send_again(endpoint, _events(endpoint, since, until))
 
