@@ -7,6 +7,8 @@ behind a proxy that does the same job.
 """
 
 import os
+import re
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -40,6 +42,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    # Failed sign-ins counted per username and per address, and the lockouts shown in the
+    # admin (issue 31; its own migrations make its tables).
+    "axes",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -60,6 +65,15 @@ MIDDLEWARE = [
     "timekeeping.console.test_mode.KeepTestMode",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Turns a sign-in refused for too many failures into the "paused" page (last, as axes asks).
+    "axes.middleware.AxesMiddleware",
+]
+
+# The sign-in guard first: it refuses a locked-out username or address before any password is
+# checked, then Django's own backend checks the password (timekeeping/web/signin.py).
+AUTHENTICATION_BACKENDS = [
+    "timekeeping.web.signin.Guard",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -160,6 +174,48 @@ if not 0 <= RECORDS_KEEP_MONTHS <= 1200:
     raise ImproperlyConfigured("RECORDS_KEEP_MONTHS: a whole number of months from 0 (keep "
                                f"every month) to 1200, not {RECORDS_KEEP_MONTHS}")
 
+# Throttling and lockout (docs/security.md#throttling-and-lockout). How many proxies in front
+# append to X-Forwarded-For: 0 reads the address from the connection, and a client's own
+# X-Forwarded-For is never believed beyond that many hops.
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+if not 0 <= NUM_PROXIES <= 10:
+    raise ImproperlyConfigured(f"NUM_PROXIES: a whole number from 0 to 10, not {NUM_PROXIES}")
+# Sign-in: after AXES_FAILURE_LIMIT failures for one username, or from one address, signing in
+# there pauses for AXES_COOLOFF_MINUTES; the same for a username that exists and one that
+# does not, so the pause tells nobody which accounts exist.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+_cooloff_minutes = env.int("AXES_COOLOFF_MINUTES", default=15)
+if AXES_FAILURE_LIMIT < 1 or not 1 <= _cooloff_minutes <= 7 * 24 * 60:
+    raise ImproperlyConfigured("AXES_FAILURE_LIMIT: at least 1; AXES_COOLOFF_MINUTES: from 1 "
+                               "to 10080 (a week)")
+AXES_COOLOFF_TIME = timedelta(minutes=_cooloff_minutes)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# Tries made while paused are refused without being counted, so the pause ends when it said
+# and an attacker's flood adds no rows.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_CLIENT_IP_CALLABLE = "timekeeping.web.throttle.address_of"
+AXES_LOCKOUT_CALLABLE = "timekeeping.web.signin.paused"
+# No row per successful sign-in: the failures are what the lockout needs.
+AXES_DISABLE_ACCESS_LOG = True
+# Requests per address, key or person: "N/s", "N/min", "N/hour" or "N/day". The API's are DRF
+# throttles (timekeeping/api/throttles.py); link pages and the password reset count the same
+# way (timekeeping/web/throttle.py), in the cache below.
+THROTTLE_RATES = {
+    "key": env.str("API_RATE_PER_KEY", default="1200/min"),
+    "user": env.str("API_RATE_PER_PERSON", default="1200/min"),
+    "anon": env.str("API_RATE_PER_ADDRESS", default="120/min"),
+    "link": env.str("LINK_RATE_PER_ADDRESS", default="30/min"),
+    "reset": env.str("RESET_RATE_PER_ADDRESS", default="5/min"),
+}
+for _scope, _rate in THROTTLE_RATES.items():
+    if not re.fullmatch(r"[1-9][0-9]{0,6}/(s|sec|m|min|h|hour|d|day)", _rate):
+        raise ImproperlyConfigured(f"the {_scope} rate: write requests per period, e.g. "
+                                   f"120/min (s, min, hour or day), not {_rate!r}")
+# Where the counts are kept: each process's memory unless set (with several workers each counts
+# on its own), e.g. dbcache://keeping_time_cache after `manage.py createcachetable`.
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -174,6 +230,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": ["timekeeping.web.strict.StrictJSONParser"],
+    # Per key, per signed-in person, per address for the rest: 429 with Retry-After.
+    "DEFAULT_THROTTLE_CLASSES": ["timekeeping.api.throttles.PerCaller"],
+    "NUM_PROXIES": NUM_PROXIES,
 }
 
 SPECTACULAR_SETTINGS = {

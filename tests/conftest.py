@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 
 from tests.receiver import receiver  # noqa: F401 - a webhook receiver on loopback
 from tests.world import world  # noqa: F401 - the doors' world, for every test that asks
@@ -14,6 +15,17 @@ from timekeeping.models import Brand, TestClock
 def fast_password_hashing(settings):
     # The named actors each hash a password; the real hasher would dominate the suite's time.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def unthrottled(settings):
+    """The suite sends many requests from one address: its rates are raised out of reach, and
+    the tests of throttling set their own low ones. The counts live in each process's own
+    memory, emptied for each test."""
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                   "LOCATION": "tests"}}
+    settings.THROTTLE_RATES = dict.fromkeys(settings.THROTTLE_RATES, "1000000/min")
+    cache.clear()
 
 
 @pytest.fixture

@@ -16,3 +16,19 @@ def test_it_serves_the_sign_in_page_and_the_api_schema(client, db):
     schema = client.get("/api/schema/")
     assert schema.status_code == 200
     assert b"Keeping Time API" in schema.content
+
+
+def test_the_pages_past_a_limit_say_what_happened_and_when_to_try_again(client, db, settings):
+    """Issue 31's two pages: signing in paused, and too many tries of a link page."""
+    from tests.words import engine_words, visible_text
+
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "link": "1/min"}
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        paused = client.post("/accounts/login/", {"username": "someone", "password": "wrong"})
+    client.get("/accounts/invitations/NoSuchInvitation000000000000/")
+    too_many = client.get("/accounts/invitations/NoSuchInvitation000000000000/")
+    for answer, title in ((paused, "Signing in is paused"), (too_many, "Too many tries")):
+        text = visible_text(answer.content.decode())
+        assert answer.status_code == 429 and int(answer["Retry-After"]) > 0
+        assert title in text and "then try again." in text
+        assert engine_words(text) == []

@@ -14,6 +14,7 @@ from rest_framework.exceptions import (
     AuthenticationFailed,
     NotFound,
     PermissionDenied,
+    Throttled,
     ValidationError,
 )
 from rest_framework.permissions import SAFE_METHODS
@@ -22,6 +23,7 @@ from timekeeping.access import keys
 from timekeeping.basics import wallclock
 from timekeeping.models import ApiKey, Brand, brands_kept_by
 from timekeeping.timers import records
+from timekeeping.web.throttle import Rate
 
 
 class KeyHolder:
@@ -45,7 +47,8 @@ class KeyHolder:
 
 
 class ApiKeyAuthentication(BaseAuthentication):
-    """`Authorization: Bearer kt_…`. A wrong, revoked or malformed key answers 401."""
+    """`Authorization: Bearer kt_…`. A wrong, revoked or malformed key answers 401, and counts
+    against its address's anonymous rate: past it, 429 (no guessing keys at full speed)."""
 
     def authenticate(self, request):
         words = get_authorization_header(request).split()
@@ -57,6 +60,9 @@ class ApiKeyAuthentication(BaseAuthentication):
             secret = ""
         key = keys.find(secret, now=wallclock.wall_now()) if secret else None
         if key is None:
+            wait = Rate("anon").allowed(request)
+            if wait is not None:
+                raise Throttled(wait)
             raise AuthenticationFailed("the API key is wrong or revoked")
         return KeyHolder(key), key
 

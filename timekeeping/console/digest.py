@@ -18,6 +18,7 @@ from timekeeping.basics import shown, wallclock
 from timekeeping.console.access import brand_of
 from timekeeping.digests import choose, tokens
 from timekeeping.models import Brand, Digest
+from timekeeping.web.throttle import per_address
 
 PERIODS = [("off", "Off"), ("daily", "Every day"), ("weekly", "Every week")]
 HOURS = [(hour, f"{hour:02d}:00") for hour in range(24)]
@@ -99,6 +100,7 @@ def _digest_of(token: str) -> Digest:
 # can do is turn one digest off.
 @csrf_exempt
 @require_http_methods(["GET", "POST"])
+@per_address("link")  # guessing links at full speed: issue 31
 def unsubscribe(request, token: str):
     digest = _digest_of(token)
     if request.method == "POST":

@@ -18,8 +18,11 @@ from timekeeping.jobs import asks
 from timekeeping.jobs.common import now_of
 from timekeeping.models import Ask
 from timekeeping.portals.access import subjects_of, who
+from timekeeping.web.throttle import per_address
 
 
+# A link is its own key: counted per address, so none is guessed at full speed (issue 31).
+@per_address("link")
 def ask(request, token: str):
     found = asks.by_token(token)
     if found is None:

@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from timekeeping.access import invitations
 from timekeeping.basics import wallclock
 from timekeeping.models import Invitation
+from timekeeping.web.throttle import per_address
 
 
 class PasswordForm(forms.Form):
@@ -29,6 +30,7 @@ class PasswordForm(forms.Form):
         return given
 
 
+@per_address("link")  # guessing links at full speed: issue 31
 def invitation(request, token: str):
     found = invitations.find(token, now=wallclock.wall_now())
     if found is None:

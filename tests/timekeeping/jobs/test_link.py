@@ -80,3 +80,21 @@ def test_an_answer_commits_the_step_and_the_deadline_runs_again(asked):
 
 def test_an_unknown_link_is_not_found(db):
     assert Client().get("/ask/NoSuchLink0000000000000000000000/").status_code == 404
+
+
+def test_guessing_links_from_one_address_is_slowed_to_the_link_rate(asked, settings):
+    # An ask link answered 20,582 requests in a row (issue 31): now each address has its rate.
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "link": "3/min"}
+    job, token = asked
+    guesser = Client(REMOTE_ADDR="203.0.113.5")
+    with wallclock.fixed(START + timedelta(days=1)):
+        tries = [guesser.get(f"/ask/guess{n:012d}/").status_code for n in range(3)]
+        refused = guesser.get(f"/ask/{token}/")  # even the right link, from that address
+        party = Client(REMOTE_ADDR="192.0.2.5").post(f"/ask/{token}/")
+    assert tries == [404, 404, 404]
+    assert refused.status_code == 429 and refused["Retry-After"] == "60"
+    assert "Too many tries" in _text(refused) and "Wait 1 minute, then try again." in _text(refused)
+    assert party.status_code == 200  # the party, elsewhere, answers
+    assert Ask.objects.get(job=job).state == "answered"
+    with wallclock.fixed(START + timedelta(days=1, minutes=1)):
+        assert guesser.get(f"/ask/{token}/").status_code == 200

@@ -1,0 +1,29 @@
+"""The API's throttle (issue 31, docs/api.md#throttling): requests counted per API key, per
+signed-in person (the browser's calls) and per address for callers with neither, each at its
+rate of THROTTLE_RATES (`key`, `user`, `anon`). Past it DRF answers 429 with Retry-After.
+
+A wrong API key counts against its address's anonymous rate too (`ApiKeyAuthentication`), so
+keys cannot be guessed at full speed."""
+
+from __future__ import annotations
+
+from timekeeping.api.access import key_of
+from timekeeping.web.throttle import Rate, address_of
+
+
+class PerCaller(Rate):
+    """One count per caller: its key, else its person, else its address (`Rate` counts
+    `ident`)."""
+
+    def allow_request(self, request, view) -> bool:
+        self.scope, self.ident = _caller(request)
+        return super().allow_request(request, view)
+
+
+def _caller(request) -> tuple[str, str]:
+    key = key_of(request)
+    if key is not None:
+        return "key", str(key.pk)
+    if request.user.is_authenticated:
+        return "user", str(request.user.pk)
+    return "anon", address_of(request)
