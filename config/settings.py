@@ -184,10 +184,12 @@ if not 0 <= NUM_PROXIES <= 10:
 # there pauses for AXES_COOLOFF_MINUTES; the same for a username that exists and one that
 # does not, so the pause tells nobody which accounts exist.
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+if AXES_FAILURE_LIMIT < 1:
+    raise ImproperlyConfigured(f"AXES_FAILURE_LIMIT: at least 1, not {AXES_FAILURE_LIMIT}")
 _cooloff_minutes = env.int("AXES_COOLOFF_MINUTES", default=15)
-if AXES_FAILURE_LIMIT < 1 or not 1 <= _cooloff_minutes <= 7 * 24 * 60:
-    raise ImproperlyConfigured("AXES_FAILURE_LIMIT: at least 1; AXES_COOLOFF_MINUTES: from 1 "
-                               "to 10080 (a week)")
+if not 1 <= _cooloff_minutes <= 7 * 24 * 60:
+    raise ImproperlyConfigured("AXES_COOLOFF_MINUTES: minutes from 1 to 10080 (a week), not "
+                               f"{_cooloff_minutes}")
 AXES_COOLOFF_TIME = timedelta(minutes=_cooloff_minutes)
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
@@ -201,17 +203,17 @@ AXES_DISABLE_ACCESS_LOG = True
 # Requests per address, key or person: "N/s", "N/min", "N/hour" or "N/day". The API's are DRF
 # throttles (timekeeping/api/throttles.py); link pages and the password reset count the same
 # way (timekeeping/web/throttle.py), in the cache below.
-THROTTLE_RATES = {
-    "key": env.str("API_RATE_PER_KEY", default="1200/min"),
-    "user": env.str("API_RATE_PER_PERSON", default="1200/min"),
-    "anon": env.str("API_RATE_PER_ADDRESS", default="120/min"),
-    "link": env.str("LINK_RATE_PER_ADDRESS", default="30/min"),
-    "reset": env.str("RESET_RATE_PER_ADDRESS", default="5/min"),
-}
-for _scope, _rate in THROTTLE_RATES.items():
-    if not re.fullmatch(r"[1-9][0-9]{0,6}/(s|sec|m|min|h|hour|d|day)", _rate):
-        raise ImproperlyConfigured(f"the {_scope} rate: write requests per period, e.g. "
-                                   f"120/min (s, min, hour or day), not {_rate!r}")
+_RATE_VARIABLES = {"key": ("API_RATE_PER_KEY", "1200/min"),
+                   "user": ("API_RATE_PER_PERSON", "1200/min"),
+                   "anon": ("API_RATE_PER_ADDRESS", "120/min"),
+                   "link": ("LINK_RATE_PER_ADDRESS", "30/min"),
+                   "reset": ("RESET_RATE_PER_ADDRESS", "5/min")}
+THROTTLE_RATES = {scope: env.str(name, default=default)
+                  for scope, (name, default) in _RATE_VARIABLES.items()}
+for _scope, (_name, _) in _RATE_VARIABLES.items():
+    if not re.fullmatch(r"[1-9][0-9]{0,6}/(s|sec|m|min|h|hour|d|day)", THROTTLE_RATES[_scope]):
+        raise ImproperlyConfigured(f"{_name}: write requests per period, e.g. 120/min (s, min, "
+                                   f"hour or day), not {THROTTLE_RATES[_scope]!r}")
 # Where the counts are kept: each process's memory unless set (with several workers each counts
 # on its own), e.g. dbcache://keeping_time_cache after `manage.py createcachetable`.
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}

@@ -77,3 +77,16 @@ def test_postgresql_connections_run_without_jit_unless_asked():
     assert _database_options({**PRODUCTION, "DATABASE_URL": own}) == "'-c jit=on -c work_mem=8MB'"
     sqlite = _database_options(PRODUCTION)
     assert sqlite == "None"
+
+
+def test_it_reads_the_throttles_from_the_environment_and_names_a_bad_one():
+    said = manage("shell", "-c", "from django.conf import settings as s; print("
+                  "s.AXES_FAILURE_LIMIT, s.AXES_COOLOFF_TIME, s.THROTTLE_RATES['key'], "
+                  "s.THROTTLE_RATES['anon'])",
+                  env={**PRODUCTION, "AXES_FAILURE_LIMIT": "7", "AXES_COOLOFF_MINUTES": "30",
+                       "API_RATE_PER_KEY": "50/s"})
+    assert said.stdout.splitlines()[-1].split() == ["7", "0:30:00", "50/s", "120/min"], said.stderr
+    for name, value in (("API_RATE_PER_ADDRESS", "lots"), ("AXES_COOLOFF_MINUTES", "0"),
+                        ("AXES_FAILURE_LIMIT", "0")):
+        done = manage("check", env={**PRODUCTION, name: value})
+        assert done.returncode != 0 and f"{name}: " in done.stderr
