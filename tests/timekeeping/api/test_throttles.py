@@ -81,3 +81,21 @@ def test_the_feed_counts_per_address(brand, low):
     feeds = Client(REMOTE_ADDR="192.0.2.200")
     path = "/subjects/sbj_00000000000000000000/calendar.ics?token=x"
     assert [_get(feeds, path).status_code for _ in range(3)] == [404, 404, 429]
+
+
+@pytest.mark.parametrize(("remote", "forwarded", "proxies", "counted"), [
+    ("192.0.2.1", "10.0.0.9", 0, "192.0.2.1"),  # no proxy: the header is the caller's word
+    ("10.0.0.1", "6.6.6.6, 192.0.2.1", 1, "192.0.2.1"),  # what the one proxy saw
+    ("2001:db8:1:2:aaaa::1", None, 0, "2001:db8:1:2::"),  # one /64, one machine
+    ("::ffff:192.0.2.7", None, 0, "192.0.2.7"),
+    ("", None, 0, "0.0.0.0"),
+])
+def test_an_address_is_read_as_the_proxies_in_front_vouch(settings, remote, forwarded, proxies,
+                                                          counted):
+    from django.test import RequestFactory
+
+    from timekeeping.web.throttle import address_of
+
+    settings.NUM_PROXIES = proxies
+    extra = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded else {}
+    assert address_of(RequestFactory().get("/", REMOTE_ADDR=remote, **extra)) == counted
