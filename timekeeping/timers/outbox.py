@@ -27,7 +27,7 @@ from email.utils import make_msgid
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
-from django.db.models import Case, F, IntegerField, Q, Subquery, Value, When, Window
+from django.db.models import Case, F, IntegerField, Q, Value, When, Window
 from django.db.models.functions import RowNumber
 from django.template.loader import render_to_string
 
@@ -38,6 +38,9 @@ from timekeeping.timers import firing
 SWEEP_LIMIT = 100
 LEASE = timedelta(minutes=5)
 MAX_ATTEMPTS = 10
+# A claim ranks this many times its limit, so a sweep beside another that holds the first of
+# the rank still finds its own (`_claim`).
+CANDIDATES = 4
 
 
 class Later(Exception):
@@ -189,19 +192,26 @@ def _claim(now: datetime, limit: int) -> list[Delivery]:
     """At most `limit` due deliveries, brands in turn: ranked within their brand and world
     (live or a test clock's) oldest first, the claim takes live mail before practice, then
     the lowest ranks (each brand's first, then each brand's second…), oldest first among
-    equals. One statement: the ranking is a subquery (PostgreSQL refuses FOR UPDATE beside a
-    window function), and the rows it names are locked SKIP LOCKED with `due` asked again,
-    so a row another sweep took since the ranking is skipped, never sent twice."""
+    equals.
+
+    In one transaction: the ranking reads the first CANDIDATES times `limit` in that order
+    (PostgreSQL refuses FOR UPDATE beside a window function), then locks those of them still
+    due, SKIP LOCKED, and keeps the first `limit` of the rank. Two sweeps at once rank the same
+    rows (neither sees the other's claim before it commits): the second skips what the first
+    holds and takes the next in turn, so it neither waits nor sends a delivery twice, and a
+    row claimed and settled since the ranking is no longer due and is left."""
     due = Q(state=Delivery.State.PENDING, next_attempt__lte=now) | sending_past_lease(now)
     practice = Case(When(payload__has_key=WORLD_KEY, then=Value(1)), default=Value(0),
                     output_field=IntegerField())
-    ranked = (Delivery.objects.filter(due).alias(practice=practice).annotate(
-        turn=Window(RowNumber(), partition_by=[F("brand_id"), practice],
-                    order_by=[F("created").asc(), F("id").asc()]))
-        .order_by("practice", "turn", "created", "id").values("id")[:limit])
     with transaction.atomic():
-        claimed = list(Delivery.objects.select_for_update(skip_locked=True)
-                       .filter(due, id__in=Subquery(ranked)).order_by("created", "id"))
+        ranked = list(Delivery.objects.filter(due).alias(practice=practice).annotate(
+            turn=Window(RowNumber(), partition_by=[F("brand_id"), practice],
+                        order_by=[F("created").asc(), F("id").asc()]))
+            .order_by("practice", "turn", "created", "id")
+            .values_list("id", flat=True)[:limit * CANDIDATES])
+        free = Delivery.objects.select_for_update(skip_locked=True).filter(due, id__in=ranked)
+        found = {delivery.pk: delivery for delivery in free}
+        claimed = [found[pk] for pk in ranked if pk in found][:limit]
         Delivery.objects.filter(pk__in=[d.pk for d in claimed]).update(
             state=Delivery.State.RUNNING, lease_until=now + LEASE, attempts=F("attempts") + 1
         )
