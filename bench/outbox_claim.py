@@ -72,6 +72,47 @@ def claim_before(now: datetime, limit: int) -> list:
                 .order_by("created")[:limit])
 
 
+def explain() -> None:
+    """The plan of the ranking `_claim` reads, with its timings."""
+    from django.db import connection, transaction
+    from django.db.models import Case, F, IntegerField, Q, Value, When, Window
+    from django.db.models.functions import RowNumber
+
+    from timekeeping.models import Delivery
+    from timekeeping.timers import outbox
+
+    due = Q(state="pending", next_attempt__lte=NOW) | outbox.sending_past_lease(NOW)
+    practice = Case(When(payload__has_key=outbox.WORLD_KEY, then=Value(1)), default=Value(0),
+                    output_field=IntegerField())
+    ranked = (Delivery.objects.filter(due).alias(practice=practice).annotate(
+        turn=Window(RowNumber(), partition_by=[F("brand_id"), practice],
+                    order_by=[F("created").asc(), F("id").asc()]))
+        .order_by("practice", "turn", "created", "id").values_list("id", flat=True)[:400])
+    sql, params = ranked.query.sql_with_params()
+    with transaction.atomic(), connection.cursor() as cursor:
+        outbox._sort_in_memory()
+        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}", params)
+        print("\n".join(row[0] for row in cursor.fetchall()))
+
+
+def statements() -> None:
+    """How long each statement of one claim takes (the claim rolled back)."""
+    from django.db import connection, transaction
+
+    from timekeeping.timers import outbox
+
+    def timing(execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            print(f"  {(time.perf_counter() - started) * 1000:7.1f} ms  {sql[:70]}")
+
+    with connection.execute_wrapper(timing), transaction.atomic():
+        outbox._claim(NOW, LIMIT)
+        transaction.set_rollback(True)
+
+
 def timed(claim, repeats: int) -> list[float]:
     from django.db import transaction
 
@@ -105,6 +146,8 @@ def claims_to(quiet: str, claim) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--explain", action="store_true",
+                        help="print PostgreSQL's plan of the claim's ranking too")
     args = parser.parse_args()
     from tick import postgres_base, scratch_database, setup_django
 
@@ -115,6 +158,9 @@ def main() -> None:
 
         quiet = fill()
         before, after = timed(claim_before, args.repeats), timed(outbox._claim, args.repeats)
+        if args.explain:
+            explain()
+            statements()
         print(f"claim of {LIMIT} with {Delivery.objects.count():,} due, "
               f"{args.repeats} repeats (median / slowest):")
         print(f"  before (oldest first):   {statistics.median(before):7.1f} ms / "
