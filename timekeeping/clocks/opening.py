@@ -18,7 +18,7 @@ from timekeeping.clocks.basis import OrderRefused, PeriodTaken, calendar_for, no
 from timekeeping.clocks.rungs import arm
 from timekeeping.clocks.telling import record_line
 from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject
-from timekeeping.specs import tiers
+from timekeeping.specs import limits, tiers
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec, ServiceSpec, parse_every
 from timekeeping.timers import records
@@ -37,6 +37,7 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
     version, spec = offered(brand, service, subject)
     plan = check_live(brand, subject, spec, kept_plan=kept_plan)
     input = input or {}
+    _check_size(spec, {**subject.input, **input})
     _check_order(spec, period, {**subject.input, **input})
     now = now_for(brand, test_clock)
     # Whole or absent: the job, its record, its clocks and their timers commit together.
@@ -108,6 +109,26 @@ def check_live(brand: Brand, subject: Subject, spec: ServiceSpec, *, kept_plan: 
                            said=f"your plan ({lacking.plan.title()}) does not include it: it "
                                 f"needs the {lacking.needs.title()} plan") from None
     return plan
+
+
+def _check_size(spec: ServiceSpec, given: dict) -> None:
+    """Refuse, naming the field and the limit, an order larger than one request's work
+    (`timekeeping.specs.limits`): more items than ITEMS_PER_JOB in a list a clock opens a date
+    for each of, or more dates and reminders than WORK_MAX in all."""
+    work, largest = 0, "service"
+    for clock_spec in spec.clocks.values():
+        items = given.get(clock_spec.each, []) if clock_spec.each else [""]
+        count = len(items) if isinstance(items, list | dict | str) else 1
+        if clock_spec.each and count > limits.ITEMS_PER_JOB:
+            raise OrderRefused(f"input.{clock_spec.each}",
+                               f"at most {limits.ITEMS_PER_JOB} items; this has {count:,}")
+        work += count * (1 + len(clock_spec.rungs))
+        if clock_spec.each and count > 1:
+            largest = f"input.{clock_spec.each}"
+    if work > limits.WORK_MAX:
+        raise OrderRefused(largest, f"an order opens at most {limits.WORK_MAX} dates and "
+                                    f"reminders (items times one more than each date's "
+                                    f"reminders); this one would open {work:,}")
 
 
 def _check_order(spec: ServiceSpec, period: str, given: dict) -> None:

@@ -24,6 +24,7 @@ from timekeeping.basics.instants import parse_date
 from timekeeping.clocks import dues
 from timekeeping.clocks.exposure import FORMS as EXPOSURE_FORMS
 from timekeeping.jobs.check import check_work, deliver_steps
+from timekeeping.manifests.bounds import check_bounds
 from timekeeping.manifests.stewards import check_stewards
 from timekeeping.models import Brand
 from timekeeping.moves.check import check_section as check_tables
@@ -128,6 +129,7 @@ def check(document: object, *, brand: Brand | None = None) -> list[Problem]:
                 check_plan(checker.add, service, services, f"$.services.{name}")
                 check_guarantees(checker.add, service, services, f"$.services.{name}")
         check_stewards(checker.add, services)
+    check_bounds(document, checker.add, plan=brand.plan if brand is not None else None)
     return checker.problems
 
 

@@ -108,7 +108,8 @@ def fire_owed(faults: Faults, result: TickResult, *, instant: datetime, deadline
               holder: str, brand_ids: list[str] | None, batch_size: int,
               trace: Tracer | None) -> None:
     """The timers phase: every real brand clock with timers owed, a page of CLOCK_PAGE brands
-    at a time, the small ones in groups (`Group`), then the large ones one by one."""
+    at a time, the small ones in groups (`Group`), then the large ones one by one, each until
+    its fair share of the time left (docs/scale.md, "Fair shares")."""
     after = ""
     while True:
         page = owed_clocks(instant, brand_ids, after=after, limit=CLOCK_PAGE)
@@ -119,12 +120,17 @@ def fire_owed(faults: Faults, result: TickResult, *, instant: datetime, deadline
                 continue
             Group(group, instant=instant, deadline=deadline, holder=holder, faults=faults,
                   result=result, batch_size=batch_size, trace=trace).tick()
-        for brand in large:
-            if time.monotonic() > deadline:
+        for index, brand in enumerate(large):
+            now = time.monotonic()
+            if now > deadline:
                 result.unreached.add(brand.pk)
                 continue
+            # Brands in turn (issue 31): each large clock fires until its fair share of the
+            # time left, so one brand's backlog cannot take the whole budget from the large
+            # clocks after it; what a clock leaves of its share goes to those after it.
+            share = now + (deadline - now) / (len(large) - index)
             guarded_clock(faults, result, brand, tick_clock, brand, instant=instant,
-                          deadline=deadline, holder=holder, batch_size=batch_size, trace=trace)
+                          deadline=share, holder=holder, batch_size=batch_size, trace=trace)
         if len(page) < CLOCK_PAGE:
             break
         after = page[-1].pk

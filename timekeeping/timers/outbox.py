@@ -1,13 +1,15 @@
 """The outbox (DESIGN decision 6, J9): deliveries written with what caused them, sent by the
 tick's sweep at least once, each with an idempotency key the receiver can dedupe on.
 
-The sweep takes up to 100 of the oldest deliveries that are pending past their next attempt
-or running past their lease, claims them (FOR UPDATE SKIP LOCKED, so two sweeps never take
-one), sends them outside any transaction, and writes the outcome; given a deadline it goes on
-claiming while deliveries are due and time is left. A failure backs off (1, 2, 4 … minutes, at
-most 6 hours); after 10 attempts the delivery is failed and stays for an operator. A sweep
-that dies after sending leaves the delivery running; when its lease ends it is sent again: at
-least once.
+The sweep takes up to 100 of the deliveries that are pending past their next attempt or running
+past their lease, brands in turn (issue 31, "Fair shares"): each brand's oldest, then each
+brand's second oldest, and so on, live mail before a test clock's (`practice`), so one brand's
+burst delays only that brand and a rehearsal never delays real mail. It claims them (FOR UPDATE
+SKIP LOCKED, so two sweeps never take one), sends them outside any transaction, and writes the
+outcome; given a deadline it goes on claiming while deliveries are due and time is left. A
+failure backs off (1, 2, 4 … minutes, at most 6 hours); after 10 attempts the delivery is
+failed and stays for an operator. A sweep that dies after sending leaves the delivery running;
+when its lease ends it is sent again: at least once.
 
 Each channel has its sender (`send_with`, from the wiring): emails are sent here, one by one;
 webhooks by `timekeeping.webhooks.sending`, many at once, which answers a failure with `Later`:
@@ -24,8 +26,9 @@ from email.utils import make_msgid
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import connection, transaction
+from django.db.models import Case, F, IntegerField, Q, Value, When, Window
+from django.db.models.functions import RowNumber
 from django.template.loader import render_to_string
 
 from timekeeping.basics import wallclock
@@ -35,6 +38,9 @@ from timekeeping.timers import firing
 SWEEP_LIMIT = 100
 LEASE = timedelta(minutes=5)
 MAX_ATTEMPTS = 10
+# A claim ranks this many times its limit, so a sweep beside another that holds the first of
+# the rank still finds its own (`_claim`).
+CANDIDATES = 4
 
 
 class Later(Exception):
@@ -63,6 +69,9 @@ def enqueue_email(*, brand: Brand, to: list[str], subject: str, body: str, key: 
 
 
 PRACTICE = "Practice run: "  # a test clock's email, in the reader's words (WORDS.md)
+# A delivery a test clock's world caused carries its test clock's id under this payload key:
+# the sweep takes live mail first (`_claim`). Senders read only their own keys.
+WORLD_KEY = "test_clock"
 
 
 def practice(subject: str, test_clock_id: str | None) -> str:
@@ -79,7 +88,8 @@ def tell(*, brand: Brand, test_clock_id: str | None, to: list[str], subject: str
         subject = practice(subject, test_clock_id)
     to = sorted({address for address in to if address})
     if to:
-        enqueue_email(brand=brand, to=to, subject=subject, body=body, key=key)
+        payload = {"to": to, "subject": subject, "body": body}
+        _enqueue(brand, Delivery.Channel.EMAIL, payload, key, world=test_clock_id)
 
 
 def enqueue_event(*, brand: Brand, endpoint_id: str, event: str, key: str,
@@ -91,9 +101,12 @@ def enqueue_event(*, brand: Brand, endpoint_id: str, event: str, key: str,
 
 
 def _enqueue(brand: Brand, channel: str, payload: dict, key: str, *,
-             endpoint_id: str | None = None, event: str = "") -> None:
+             endpoint_id: str | None = None, event: str = "", world: str | None = None) -> None:
     batch = firing.current()
     at = batch.instant if batch else wallclock.wall_now()
+    world = world or (batch.test_clock.pk if batch and batch.test_clock is not None else None)
+    if world:
+        payload = {**payload, WORLD_KEY: world}
     # Due at once on the real clock: a delivery is real even when a test clock caused it.
     delivery = Delivery(brand=brand, channel=channel, payload=payload, idempotency_key=key,
                         next_attempt=min(at, wallclock.wall_now()), created=wallclock.wall_now(),
@@ -176,19 +189,44 @@ def sending_past_lease(now: datetime) -> Q:
 
 
 def _claim(now: datetime, limit: int) -> list[Delivery]:
+    """At most `limit` due deliveries, brands in turn: ranked within their brand and world
+    (live or a test clock's) oldest first, the claim takes live mail before practice, then
+    the lowest ranks (each brand's first, then each brand's second…), oldest first among
+    equals.
+
+    In one transaction: the ranking reads the first CANDIDATES times `limit` in that order
+    (PostgreSQL refuses FOR UPDATE beside a window function), then locks those of them still
+    due, SKIP LOCKED, and keeps the first `limit` of the rank. Two sweeps at once rank the same
+    rows (neither sees the other's claim before it commits): the second skips what the first
+    holds and takes the next in turn, so it neither waits nor sends a delivery twice, and a
+    row claimed and settled since the ranking is no longer due and is left."""
     due = Q(state=Delivery.State.PENDING, next_attempt__lte=now) | sending_past_lease(now)
+    practice = Case(When(payload__has_key=WORLD_KEY, then=Value(1)), default=Value(0),
+                    output_field=IntegerField())
     with transaction.atomic():
-        claimed = list(
-            Delivery.objects.select_for_update(skip_locked=True).filter(due).order_by("created")[
-                :limit
-            ]
-        )
-        Delivery.objects.filter(pk__in=[d.pk for d in claimed]).update(
+        _sort_in_memory()
+        ranked = list(Delivery.objects.filter(due).alias(practice=practice).annotate(
+            turn=Window(RowNumber(), partition_by=[F("brand_id"), practice],
+                        order_by=[F("created").asc(), F("id").asc()]))
+            .order_by("practice", "turn", "created", "id")
+            .values_list("id", flat=True)[:limit * CANDIDATES])
+        free = set(Delivery.objects.select_for_update(skip_locked=True)
+                   .filter(due, id__in=ranked).values_list("id", flat=True))
+        chosen = [pk for pk in ranked if pk in free][:limit]
+        Delivery.objects.filter(pk__in=chosen).update(
             state=Delivery.State.RUNNING, lease_until=now + LEASE, attempts=F("attempts") + 1
         )
-    for delivery in claimed:
-        delivery.attempts += 1
-    return claimed
+        # Read whole once claimed (locked by this transaction): only the ids of the rest.
+        found = Delivery.objects.in_bulk(chosen)
+    return [found[pk] for pk in chosen]
+
+
+def _sort_in_memory() -> None:
+    """On PostgreSQL, room for the ranking's sort in memory for this transaction: with tens of
+    thousands due, the default 4 MB spills it to disk (bench/outbox_claim.py)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL work_mem = '32MB'")
 
 
 def message(delivery: Delivery) -> EmailMultiAlternatives:

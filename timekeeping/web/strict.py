@@ -20,7 +20,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
-MAX_BODY = 2 * 1024 * 1024
+from timekeeping.specs.limits import BODY_MAX as MAX_BODY
+
 MAX_DEPTH = 32
 
 
