@@ -21,9 +21,12 @@ class PerCaller(Rate):
 
 
 def _caller(request) -> tuple[str, str]:
+    """(scope, ident): the scope names the rate, "key", "user" or "anon"."""
     key = key_of(request)
     if key is not None:
-        return "key", str(key.pk)
-    if request.user.is_authenticated:
-        return "user", str(request.user.pk)
-    return "anon", address_of(request)
+        scope, ident = "key", str(key.pk)
+    elif request.user.is_authenticated:
+        scope, ident = "user", str(request.user.pk)
+    else:
+        scope, ident = "anon", address_of(request)
+    return scope, ident
