@@ -31,3 +31,29 @@ def test_it_refuses_an_order_whose_items_repeat_or_run_long(world, items, said):
     assert answer.status_code == 400, answer.content[:300]
     assert said in answer.json()["input.jurisdictions"][0]
     assert Job.objects.count() == before
+
+
+def _postponement(world, where: str) -> str:
+    return ('{"brand": "' + world.brand.pk + '", "from": "2031-01-01", "through": "2031-01-02",'
+            ' "to": "2031-01-05", "notice": "n", "where": ' + where + "}")
+
+
+@pytest.mark.parametrize("value", ["1e400", "-1e400", "[1, {\"b\": 1e999}]"])
+def test_a_number_too_large_for_a_float_is_refused_naming_its_field(world, value):
+    client = world.clients["owner_a"]
+    job = world.endings[0].pk
+    asked = {
+        "input.x": ("/api/jobs", '{"service": "annual-return", "subject": "' + world.subject.pk
+                    + '", "period": "2050", "input": {"x": ' + value + "}}"),
+        "facts.a": (f"/api/jobs/{job}/end", '{"facts": {"a": ' + value + "}}"),
+        "where.a": ("/api/owner/calendar/postponements",
+                    _postponement(world, '{"a": ' + value + "}")),
+    }
+    for field, (path, body) in asked.items():
+        answer = _asked(client, path, body)
+        assert answer.status_code == 400, (path, answer.content[:300])
+        named = next(iter(answer.json()))
+        assert named.startswith(field), answer.json()
+        assert "too large" in str(answer.json()[named])
+    assert not Job.objects.filter(period="2050").exists()
+    assert Job.objects.get(pk=job).state == "open"

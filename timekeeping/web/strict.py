@@ -3,7 +3,8 @@ view reads it. Bad input answers 400 naming the field and the rule, and changes 
 
 - a body is one JSON object, at most 2 MiB, nested at most 32 deep, with no NUL character and
   no lone surrogate (`"\ud800"`, which no UTF-8 holds) in any key or text: PostgreSQL keeps
-  neither;
+  neither; and no number too large for a float (`1e400`), which JSON cannot write back: each
+  refusal names the field it found;
 - an input serializer accepts its declared fields only: an unknown field is named;
 - paths and query strings carry no NUL; ids, table names and link codes in paths match their
   patterns, so anything else is simply not found.
@@ -38,8 +39,7 @@ class StrictJSONParser(JSONParser):
         if len(raw) > MAX_BODY:
             raise BodyTooLarge()
         try:
-            value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant,
-                               parse_float=_finite)
+            value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
         except (ValueError, UnicodeDecodeError) as error:
             raise ParseError(f"the body is not JSON: {error}") from None
         except RecursionError:
@@ -56,18 +56,9 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
-def _finite(text: str) -> float:
-    """A JSON number as a float; one too large for a float (1e400) is refused, not read as
-    infinity, which JSON cannot write."""
-    number = float(text)
-    if math.isinf(number):
-        raise ValueError(f"{text[:40]} is too large a number")
-    return number
-
-
 def _walk(value) -> tuple[str, str] | None:
-    """The first place too deep or holding a NUL character, or None: iteratively, so no
-    document can exhaust the stack."""
+    """The first place too deep, holding a NUL character or a number too large, or None:
+    iteratively, so no document can exhaust the stack."""
     stack = [("", value, 1)]
     while stack:
         path, item, depth = stack.pop()
@@ -75,6 +66,9 @@ def _walk(value) -> tuple[str, str] | None:
             return path or "body", f"nested deeper than {MAX_DEPTH} levels"
         if isinstance(item, str) and (problem := _unkept(item)):
             return path or "body", f"text may not hold {problem}"
+        if isinstance(item, float) and math.isinf(item):
+            # 1e400 reads as infinity, which JSON cannot write back nor a database keep.
+            return path or "body", "the number is too large (at most about 1.8e308)"
         if isinstance(item, dict):
             for key, child in item.items():
                 if problem := _unkept(key):
