@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from timekeeping.models import Job
+from tests.test_authorization import _fill
+from timekeeping.models import Job, Record
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
@@ -57,3 +58,25 @@ def test_a_number_too_large_for_a_float_is_refused_naming_its_field(world, value
         assert "too large" in str(answer.json()[named])
     assert not Job.objects.filter(period="2050").exists()
     assert Job.objects.get(pk=job).state == "open"
+
+
+@pytest.mark.parametrize(("actor", "path", "form", "field"), [
+    ("customer_a", "/portal/clocks/{buyer_clock}/acknowledge", {"item": "U\x00S"}, "item"),
+    ("customer_a", "/portal/clocks/{buyer_clock}/done", {"item": "\x00"}, "item"),
+    ("customer_a", "/portal/clocks/{buyer_clock}/choose", {"item": "", "choice": "a\x00"},
+     "choice"),
+    ("staff_a", "/delivery/withdraw", {"subject": "sbj_\x00", "successor": "none"}, "subject"),
+    ("staff_a", "/delivery/withdraw", {"subject": "{subject}", "successor": "\x00"},
+     "successor"),
+])
+def test_a_form_holding_a_nul_character_is_refused_naming_the_field(world, actor, path, form,
+                                                                    field):
+    client = world.clients[actor]
+    client.raise_request_exception = False
+    records = Record.objects.count()
+    form = {key: _fill(value, world, 0) for key, value in form.items()}
+    answer = client.post(_fill(path, world, 0), form)
+    assert answer.status_code == 400, answer.content[:300]
+    said = answer.content.decode()
+    assert field in said and "NUL character" in said
+    assert Record.objects.count() == records

@@ -16,6 +16,7 @@ import json
 import math
 
 from django.http import JsonResponse
+from django.shortcuts import render
 from django.urls import register_converter
 from rest_framework import serializers
 from rest_framework.exceptions import APIException, ParseError
@@ -106,7 +107,10 @@ class StrictSerializer(serializers.Serializer):
 
 
 class RefuseNul:
-    """Middleware: a path or query string holding a NUL character answers 400 at once."""
+    """Middleware: a path or query string holding a NUL character answers 400 at once, and so
+    does a form (a page's post) holding one in any field's name or value, naming the field:
+    PostgreSQL cannot compare or keep such text, so a view reading it would fail. A form
+    cannot carry a lone surrogate: its bytes that are no UTF-8 read as "\ufffd"."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -115,7 +119,24 @@ class RefuseNul:
         query = request.META.get("QUERY_STRING", "")
         if "\x00" in request.path or "%00" in query or "\x00" in query:
             return JsonResponse({"detail": "the address holds a NUL character"}, status=400)
+        if request.method == "POST" and (field := _nul_field(request)) is not None:
+            return render(request, "400.html", {"field": field, "rule": NUL_IN_WORDS},
+                          status=400)
         return self.get_response(request)
+
+
+NUL_IN_WORDS = "a NUL character (an invisible control character)"
+
+
+def _nul_field(request) -> str | None:
+    """The first form field whose name or value holds a NUL character, or None. A JSON body
+    is not read here (its parser refuses NUL, naming the place)."""
+    if request.content_type not in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        return None
+    for name, values in request.POST.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            return name.replace("\x00", "\\0")[:64]
+    return None
 
 
 class _Pattern:
