@@ -80,3 +80,33 @@ def test_a_form_holding_a_nul_character_is_refused_naming_the_field(world, actor
     said = answer.content.decode()
     assert field in said and "NUL character" in said
     assert Record.objects.count() == records
+
+
+DEEP = "[" * 2000 + "]" * 2000
+
+
+@pytest.mark.parametrize(("where", "said"), [
+    ('{"state": ' + "9" * 5000 + "}", "more than"),
+    ('{"state": ' + DEEP + "}", "deeper than"),
+    (DEEP, "deeper than"),
+    ('{"state": ' + "[" * 40 + "]" * 40 + "}", "deeper than"),
+    ('{"state": "NY\\ud800"}', "lone surrogate"),
+    ('{"state\\udfff": "NY"}', "lone surrogate"),
+    ('{"state": 1e400}', "too large"),
+    ('{"state": NaN}', "not JSON"),
+    ('["NY"]', "JSON object"),
+    ('{"state": "' + "x" * 20_000 + '"}', "at most"),
+])
+def test_the_console_postponement_form_shows_a_hostile_where_by_its_field(world, where, said):
+    from calendars.models import Postponement
+
+    client = world.clients["owner_a"]
+    client.raise_request_exception = False
+    before = Postponement.objects.count()
+    answer = client.post(f"/console/{world.brand.pk}/postponements/add", {
+        "from_date": "2031-01-01", "through": "2031-01-02", "to": "2031-01-05",
+        "notice": "storm", "where": where})
+    assert answer.status_code == 400, answer.content[:300]
+    assert said in answer.context["form"].errors["where"][0]
+    assert said in answer.content.decode()
+    assert Postponement.objects.count() == before

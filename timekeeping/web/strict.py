@@ -53,6 +53,36 @@ class StrictJSONParser(JSONParser):
         return value
 
 
+MAX_DIGITS = 30  # an integer longer is no quantity this product keeps
+
+
+def json_text(text: str) -> object:
+    """JSON typed into a page's form field, read as strictly as an API body: its value, or
+    ValueError saying in words what is wrong (not JSON, nested too deep, an integer too long,
+    a number too large, a NUL character or a lone surrogate, naming the place)."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON: {error.msg} at line {error.lineno}, column "
+                         f"{error.colno}") from None
+    except ValueError as error:  # NaN, Infinity, an integer too long (the hooks' words)
+        raise ValueError(str(error)) from None
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    problem = _walk(value)
+    if problem is not None:
+        place, rule = problem
+        raise ValueError(rule if place == "body" else f"{place}: {rule}")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"an integer may have at most {MAX_DIGITS} digits; one has more than "
+                         f"{MAX_DIGITS}")
+    return int(text)
+
+
 def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
