@@ -110,3 +110,23 @@ def test_the_console_postponement_form_shows_a_hostile_where_by_its_field(world,
     assert said in answer.context["form"].errors["where"][0]
     assert said in answer.content.decode()
     assert Postponement.objects.count() == before
+
+
+@pytest.mark.parametrize("name", ["Ana\nSilva", "Ana\rSilva", "Ana\r\nBEGIN:VEVENT"])
+def test_a_subjects_feed_holds_whatever_its_name_holds(world, name):
+    import icalendar
+
+    from timekeeping.models import Subject
+
+    Subject.objects.filter(pk=world.subject.pk).update(name=name)
+    client = world.clients["anonymous"]
+    client.raise_request_exception = False
+    answer = client.get(_fill("/subjects/{subject}/calendar.ics", world, 0),
+                        {"token": Subject.objects.get(pk=world.subject.pk).feed_token})
+    assert answer.status_code == 200, answer.content[:300]
+    body = answer.content
+    assert all(b"\r" not in line and b"\n" not in line for line in body.split(b"\r\n"))
+    feed = icalendar.Calendar.from_ical(body)
+    said = str(feed["x-wr-calname"]).replace("\\n", "\n")
+    assert said == name.replace("\r\n", "\n").replace("\r", "\n") + ": dates kept"
+    assert [c.name for c in feed.subcomponents] == ["VEVENT"] * len(feed.walk("VEVENT"))
