@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping import manifests
-from timekeeping.api.access import kept_brand, who
+from timekeeping.api.access import kept_brand, owned, who
 from timekeeping.api.queries import Listing
 from timekeeping.models import Manifest
 
@@ -71,7 +71,9 @@ class ManifestOut(serializers.Serializer):
 class ManifestList(APIView):
     @extend_schema(request=dict, responses={201: ManifestOut, 400: ProblemsOut})
     def post(self, request, brand_id: str):
-        brand = kept_brand(request, brand_id)
+        # One rule with the console (docs/security.md): only the brand's owner loads a
+        # manifest, which changes every date the brand keeps; a manager or a key plans one.
+        brand = owned(request, brand_id)
         try:
             applied = manifests.apply(brand, _document(request), by=who(request))
         except manifests.ManifestInvalid as invalid:
