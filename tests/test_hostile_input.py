@@ -130,3 +130,16 @@ def test_a_subjects_feed_holds_whatever_its_name_holds(world, name):
     said = str(feed["x-wr-calname"]).replace("\\n", "\n")
     assert said == name.replace("\r\n", "\n").replace("\r", "\n") + ": dates kept"
     assert [c.name for c in feed.subcomponents] == ["VEVENT"] * len(feed.walk("VEVENT"))
+
+
+@pytest.mark.parametrize("back", ["x", "portal", "javascript:alert(1)", "//elsewhere.test/x",
+                                  "/console/", "é"])
+@pytest.mark.parametrize("path", ["/portal/plans/{subscription}/resume",
+                                  "/portal/clocks/{buyer_clock}/acknowledge"])
+def test_a_portal_control_sent_back_to_no_portal_page_goes_to_the_subjects_page(world, path,
+                                                                               back):
+    client = world.clients["customer_a"]
+    client.raise_request_exception = False
+    answer = client.post(_fill(path, world, 0), {"item": "", "next": back})
+    assert answer.status_code == 302, answer.content[:300]
+    assert answer["Location"] == f"/portal/subjects/{world.subject.pk}/"
