@@ -143,3 +143,26 @@ def test_a_portal_control_sent_back_to_no_portal_page_goes_to_the_subjects_page(
     answer = client.post(_fill(path, world, 0), {"item": "", "next": back})
     assert answer.status_code == 302, answer.content[:300]
     assert answer["Location"] == f"/portal/subjects/{world.subject.pk}/"
+
+
+@pytest.mark.parametrize("body", ["null", "[]", '"text"', "{", '{"a": "\\ud800"}'])
+def test_the_owners_manifest_load_answers_a_body_that_is_no_manifest_as_its_problems(world,
+                                                                                     body):
+    # Signed in, as a browser: the session's CSRF check reads the body before the view.
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.cookies = world.clients["owner_a"].cookies
+    client.cookies[settings.CSRF_COOKIE_NAME] = token = "t" * 32
+
+    def asked(path: str):
+        return client.post(path, body, content_type="application/json", HTTP_X_CSRFTOKEN=token)
+
+    answer = asked(f"/api/brands/{world.brand.pk}/manifests")
+    assert answer.status_code == 400, answer.content[:300]
+    (problem,) = answer.json()["problems"]
+    assert (problem["code"], problem["path"]) == ("manifest.not_object", "$")
+    planned = asked(f"/api/brands/{world.brand.pk}/manifests/plan")
+    assert planned.status_code == 200
+    assert planned.json()["loadable"] is False
