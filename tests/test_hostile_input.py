@@ -166,3 +166,27 @@ def test_the_owners_manifest_load_answers_a_body_that_is_no_manifest_as_its_prob
     planned = asked(f"/api/brands/{world.brand.pk}/manifests/plan")
     assert planned.status_code == 200
     assert planned.json()["loadable"] is False
+
+
+@pytest.mark.parametrize(("raw", "said"), [
+    ('"title": "reply\\ud800"', "lone surrogate"),
+    ('"weight": 1e400', "too large"),
+    ('"weight": ' + "9" * 5000, "at most 30 digits"),
+])
+def test_the_console_manifest_form_reads_the_document_as_strictly_as_the_api(world, raw, said):
+    from tests.world import manifest
+    from timekeeping.models import Manifest
+
+    document = json.dumps(manifest())
+    # Into the notice-response clock's own object, where a title belongs.
+    document = document.replace('"title": "reply to the notice"', raw, 1)
+    assert raw in document
+    client = world.clients["owner_a"]
+    client.raise_request_exception = False
+    versions = Manifest.objects.count()
+    for step in ("check", "load"):
+        answer = client.post(f"/console/{world.brand.pk}/manifests/{step}",
+                             {"document": document})
+        assert answer.status_code == 400, (step, answer.content[:300])
+        assert said in answer.context["form"].errors["document"][0]
+    assert Manifest.objects.count() == versions

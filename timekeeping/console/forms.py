@@ -3,7 +3,6 @@ functions they feed (the API's own) decide everything else."""
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime
 
 from django import forms
@@ -147,24 +146,20 @@ class KeyForm(forms.Form):
     name = forms.CharField(max_length=200, label="What the key is for")
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 class ManifestForm(forms.Form):
     document = forms.CharField(max_length=MANIFEST_MAX, label="The manifest (JSON)",
                                widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}),
                                strip=False)
 
     def clean_document(self) -> object:
-        text = self.cleaned_data["document"]
+        """Read as strictly as the API reads a manifest (`strict.json_text`): a lone
+        surrogate, a number too large or an integer too long is refused, naming its place."""
         try:
-            return json.loads(text, parse_constant=_no_constant)
-        except json.JSONDecodeError as error:
-            raise forms.ValidationError(f"not JSON: {error.msg} at line {error.lineno}, "
-                                        f"column {error.colno}") from None
-        except (ValueError, RecursionError) as error:
-            raise forms.ValidationError(f"not JSON a manifest can be: {error}") from None
+            return strict.json_text(self.cleaned_data["document"])
+        except ValueError as error:
+            said = str(error)  # "not JSON: … at line 3, column 7", or what JSON holds wrongly
+            raise forms.ValidationError(said if said.startswith("not JSON") else
+                                        f"not JSON a manifest can be: {said}") from None
 
 
 class ScheduleForm(forms.Form):
