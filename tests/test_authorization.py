@@ -104,6 +104,35 @@ def test_the_demo_receivers_doors_with_debug_on_answer_each_caller_as_expected(w
     assert wrong == [], "\n".join(wrong)
 
 
+# One rule per action (issue 31): where the API and the console both do a thing, each of the
+# brand's people hears the same verdict at both doors: allowed (whatever the body then gets),
+# refused (403) or not found (404).
+ONE_RULE = {
+    "load a manifest": ("manifest load", "console manifest load"),
+    "check a manifest": ("manifest plan", "console manifest check"),
+    "change the brand's plan": ("brand plan change", "console plan change"),
+    "make an API key": ("key create", "console key make"),
+    "add a webhook endpoint": ("webhook create", "console webhook add"),
+    "add a postponement": ("postponement", "console postponement add"),
+}
+PEOPLE = ("owner_a", "staff_a", "viewer_a")
+
+
+def _verdict(status: int) -> str:
+    return {403: "refused", 404: "not found"}.get(status, "allowed" if status < 500 else "error")
+
+
+def test_each_action_has_one_rule_at_the_api_and_the_console(world):
+    doors = {endpoint.name: endpoint for endpoint in ENDPOINTS}
+    differ = []
+    for action, names in ONE_RULE.items():
+        for actor in PEOPLE:
+            heard = {name: _ask(world, doors[name], actor).status_code for name in names}
+            if len({_verdict(status) for status in heard.values()}) != 1:
+                differ.append(f"{action} as {actor}: {heard}")
+    assert differ == [], "\n".join(differ)
+
+
 def test_a_stranger_hears_the_same_for_another_brands_id_and_a_missing_one(world):
     differ = []
     for endpoint in ENDPOINTS:

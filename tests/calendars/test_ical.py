@@ -4,7 +4,7 @@ from zoneinfo import ZoneInfo
 import icalendar
 import pytest
 
-from calendars.ical import Entry, render
+from calendars.ical import Alarm, Entry, render
 
 STAMP = datetime(2028, 2, 2, 12, tzinfo=UTC)
 
@@ -73,3 +73,37 @@ def test_it_refuses_an_alarm_at_a_naive_instant():
     naive = Alarm(datetime(2028, 4, 4, 9), "x")  # noqa: DTZ001
     with pytest.raises(ValueError, match="naive"):
         render([Entry(date(2028, 4, 18), "x", "u", alarms=(naive,))], name="A", stamp=STAMP)
+
+
+NAMES = ["Line one\nline two", "Windows\r\nline", "bare\rreturn", "semi; comma, back\\slash",
+         "tab\tand \x0bvertical \x1funit \x7fdel", "é🕰" * 60, "a" * 500, "\n\r\n\r"]
+
+
+def _said(text: str) -> str:
+    """What a calendar app reads back: a line break said once, as LF; other control
+    characters (which TEXT may not hold, RFC 5545 3.3.11) as a space."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return "".join(c if c in "\n\t" or (c >= " " and c != "\x7f") else " " for c in text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_text_value_is_escaped_and_folded_whatever_it_holds(name, monkeypatch):
+    alarm = Alarm(datetime(2028, 4, 1, 9, tzinfo=UTC), name, uid="a1")
+    body = render([Entry(date(2028, 4, 18), name, "u1@keeping-time", name, alarms=(alarm,))],
+                  name=name, stamp=STAMP)
+    lines = body.split(b"\r\n")
+    assert lines[-1] == b""
+    for line in lines[:-1]:  # CRLF ends each line; no bare CR or LF; at most 75 octets
+        assert b"\r" not in line and b"\n" not in line
+        assert len(line) <= 75
+    # Read NAME (RFC 7986) and X-WR-CALNAME back as the TEXT they are (after rendering, which
+    # must not lean on it): icalendar reads properties it does not know raw.
+    for each in ("NAME", "X-WR-CALNAME"):
+        monkeypatch.setitem(icalendar.Calendar.types_factory.types_map, each, "text")
+    feed = icalendar.Calendar.from_ical(body)
+    assert str(feed["x-wr-calname"]) == _said(name)
+    assert str(feed["name"]) == _said(name)
+    event = feed.walk("VEVENT")[0]
+    assert str(event["summary"]) == _said(name)
+    assert str(event["description"]) == _said(name)
+    assert str(feed.walk("VALARM")[0]["description"]) == _said(name)

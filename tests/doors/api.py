@@ -61,8 +61,10 @@ DOORS = [
     Endpoint("test clock moves", "get", "/api/test_clocks/{test_clock}/moves", _as(200, 404)),
     Endpoint("test clock rows remove", "delete", "/api/test_clocks/{test_clock}/rows",
              _writes(200, 404)),
-    Endpoint("manifest load", "post", "/api/brands/{brand}/manifests", _writes(201, 404),
-             body=lambda w, n: manifest()),
+    # The owner's alone, as in the console (one rule: tests/test_authorization.py ONE_RULE);
+    # a manager or a key plans one (the next door).
+    Endpoint("manifest load", "post", "/api/brands/{brand}/manifests",
+             _writes(403, 404, owner=201), body=lambda w, n: manifest()),
     Endpoint("manifest plan", "post", "/api/brands/{brand}/manifests/plan", _writes(200, 404),
              body=lambda w, n: manifest()),
     Endpoint("brand plan read", "get", "/api/brands/{brand}/plan", _as(200, 404),

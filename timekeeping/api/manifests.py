@@ -7,6 +7,8 @@ answers 400 naming the field and the rule, and changes nothing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
@@ -15,9 +17,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping import manifests
-from timekeeping.api.access import kept_brand, who
+from timekeeping.api.access import kept_brand, owned, who
 from timekeeping.api.queries import Listing
 from timekeeping.models import Manifest
+from timekeeping.web.strict import StrictJSONParser
 
 
 class ProblemOut(serializers.Serializer):
@@ -68,10 +71,49 @@ class ManifestOut(serializers.Serializer):
     plan = PlanOut(help_text="The plan the load applied.")
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """A body that is no manifest (not JSON, not one object, a NUL…), in words."""
+
+    detail: str
+
+
+class ManifestParser(StrictJSONParser):
+    """The strict body, but a body it refuses is kept as `Unreadable` instead of raised: a
+    session's CSRF check reads the body before the view, and a refusal raised there would
+    answer in the API's general form, not the manifest's (`{"problems": […]}`)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except ParseError as error:
+            detail = error.detail
+            if isinstance(detail, dict):
+                path, said = next(iter(detail.items()))
+                detail = f"{path}: {said[0] if isinstance(said, list) else said}"
+            return Unreadable(str(detail))
+
+
+def _document(request) -> dict:
+    """The body as a manifest; a body that is no JSON object is the manifest's first
+    problem, answered in the manifest's own form."""
+    data = request.data
+    if isinstance(data, Unreadable):
+        raise manifests.ManifestInvalid([manifests.Problem(
+            "manifest.not_object", "$", f"a manifest is one JSON object: {data.detail}")])
+    return data
+
+
 class ManifestList(APIView):
-    @extend_schema(request=dict, responses={201: ManifestOut, 400: ProblemsOut})
+    parser_classes = [ManifestParser]
+
+    @extend_schema(request=dict, responses={201: ManifestOut, 400: ProblemsOut},
+                   description="Load a manifest: the brand's owner only, signed in (a manager "
+                               "or a key hears 403 and may plan the load).")
     def post(self, request, brand_id: str):
-        brand = kept_brand(request, brand_id)
+        # One rule with the console (docs/security.md): only the brand's owner loads a
+        # manifest, which changes every date the brand keeps; a manager or a key plans one.
+        brand = owned(request, brand_id)
         try:
             applied = manifests.apply(brand, _document(request), by=who(request))
         except manifests.ManifestInvalid as invalid:
@@ -87,6 +129,8 @@ class ManifestPlan(APIView):
     """What loading the body as the brand's manifest would change: changes, the removals in
     use and whether `removes` states them, what stays on older versions. Stores nothing."""
 
+    parser_classes = [ManifestParser]
+
     @extend_schema(request=dict, responses={200: PlanOut})
     def post(self, request, brand_id: str):
         brand = kept_brand(request, brand_id)
@@ -95,20 +139,6 @@ class ManifestPlan(APIView):
         except manifests.ManifestInvalid as invalid:
             return Response(manifests.Plan(current=None, problems=invalid.problems).as_dict())
         return Response(manifests.plan(brand, document).as_dict())
-
-
-def _document(request) -> dict:
-    """The body as a manifest; a body that is no JSON object is the manifest's first
-    problem, answered in the manifest's own form."""
-    try:
-        return request.data
-    except ParseError as error:
-        detail = error.detail
-        if isinstance(detail, dict):
-            path, said = next(iter(detail.items()))
-            detail = f"{path}: {said[0] if isinstance(said, list) else said}"
-        raise manifests.ManifestInvalid([manifests.Problem(
-            "manifest.not_object", "$", f"a manifest is one JSON object: {detail}")]) from None
 
 
 class ManifestVersionRead(serializers.ModelSerializer):

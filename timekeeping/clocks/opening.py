@@ -6,6 +6,7 @@ What else opens and ends with a job registers itself with `on_open` and `on_end`
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime
 
 from django.db import IntegrityError, transaction
@@ -151,6 +152,31 @@ def _check_order(spec: ServiceSpec, period: str, given: dict) -> None:
             except ValueError as error:
                 raise OrderRefused(f"input.{field}",
                                    str(error).removeprefix(f"input.{field}: ")) from None
+    for field in sorted({spec.each for spec in spec.clocks.values() if spec.each}):
+        if (problem := _items_problem(given.get(field, []))) is not None:
+            raise OrderRefused(f"input.{field}", problem)
+
+
+ITEM_LENGTH = 64  # Occurrence.item
+
+
+def _items_problem(items) -> str | None:
+    """What is wrong, in words, with the items a clock opens a date for each of (an item
+    names one date of the clock, so it is short text and said once), or None."""
+    if not isinstance(items, list):
+        return "the items are a list of text, such as [\"US\", \"US-CA\"]"
+    seen: set[str] = set()
+    for item in items:
+        if not isinstance(item, (str, int)) or isinstance(item, bool):
+            return f"each item is text; {json.dumps(item)[:40]} is not"
+        text = str(item)
+        if len(text) > ITEM_LENGTH:
+            return f"an item is at most {ITEM_LENGTH} characters; {text[:20]!r}… is longer than " \
+                   f"{ITEM_LENGTH} characters"
+        if text in seen:
+            return f"each item is named once; the list names {text!r} twice"
+        seen.add(text)
+    return None
 
 
 def _input_dates(spec: ServiceSpec) -> set[str]:

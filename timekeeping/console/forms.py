@@ -3,7 +3,6 @@ functions they feed (the API's own) decide everything else."""
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime
 
 from django import forms
@@ -13,8 +12,10 @@ from timekeeping.basics import instants, shown
 from timekeeping.clocks.exposure import minor_units
 from timekeeping.models import Brand, Member, TestClock
 from timekeeping.specs.jobs import parse_span
+from timekeeping.web import strict
 
 MANIFEST_MAX = 2 * 1024 * 1024  # as the API's body limit
+WHERE_MAX = 10_000  # a postponement's `where`: a few input fields and their values
 
 
 class DateForm(forms.Form):
@@ -85,13 +86,6 @@ class AdvanceForm(forms.Form):
             zone=zone, label=f"Move it on to ({shown.zone_name(zone)})")
 
 
-class _OptionalJSON(forms.JSONField):
-    """JSON that may be left out: an empty box, not the word `null`, when there is none."""
-
-    def prepare_value(self, value):
-        return "" if value is None or value == {} else super().prepare_value(value)
-
-
 def _world_field() -> forms.ModelChoiceField:
     """Which world a change happens in: a test clock's of the brand, or the live one."""
     return forms.ModelChoiceField(queryset=TestClock.objects.none(), required=False,
@@ -118,16 +112,29 @@ class PostponementForm(forms.Form):
     through = forms.DateField(label="through", widget=forms.DateInput(attrs={"type": "date"}))
     to = forms.DateField(label="move to", widget=forms.DateInput(attrs={"type": "date"}))
     notice = forms.CharField(max_length=500, label="The notice that moves them")
-    where = _OptionalJSON(required=False, label="Only subjects where (JSON, optional)",
-                          widget=forms.Textarea(attrs={"rows": 2, "cols": 40}))
+    where = forms.CharField(required=False, max_length=WHERE_MAX, strip=False,
+                            label="Only subjects where (JSON, optional)",
+                            widget=forms.Textarea(attrs={"rows": 2, "cols": 40}))
     test_clock = _world_field()
 
     def __init__(self, *args, brand: Brand, **kwargs):
         super().__init__(*args, **kwargs)
         _offer_worlds(self, brand)
 
-    def clean_where(self):
-        return self.cleaned_data.get("where") or {}
+    def clean_where(self) -> dict:
+        """Read as strictly as the API's body (`strict.json_text`): a JSON object of input
+        fields and the values a subject's must equal, or nothing."""
+        text = self.cleaned_data.get("where") or ""
+        if not text.strip():
+            return {}
+        try:
+            where = strict.json_text(text)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
+        if not isinstance(where, dict):
+            raise forms.ValidationError('a JSON object of input fields and their values, '
+                                        'such as {"state": "NY"}')
+        return where
 
     def clean(self):
         cleaned = super().clean()
@@ -139,24 +146,20 @@ class KeyForm(forms.Form):
     name = forms.CharField(max_length=200, label="What the key is for")
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 class ManifestForm(forms.Form):
     document = forms.CharField(max_length=MANIFEST_MAX, label="The manifest (JSON)",
                                widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}),
                                strip=False)
 
     def clean_document(self) -> object:
-        text = self.cleaned_data["document"]
+        """Read as strictly as the API reads a manifest (`strict.json_text`): a lone
+        surrogate, a number too large or an integer too long is refused, naming its place."""
         try:
-            return json.loads(text, parse_constant=_no_constant)
-        except json.JSONDecodeError as error:
-            raise forms.ValidationError(f"not JSON: {error.msg} at line {error.lineno}, "
-                                        f"column {error.colno}") from None
-        except (ValueError, RecursionError) as error:
-            raise forms.ValidationError(f"not JSON a manifest can be: {error}") from None
+            return strict.json_text(self.cleaned_data["document"])
+        except ValueError as error:
+            said = str(error)  # "not JSON: … at line 3, column 7", or what JSON holds wrongly
+            raise forms.ValidationError(said if said.startswith("not JSON") else
+                                        f"not JSON a manifest can be: {said}") from None
 
 
 class ScheduleForm(forms.Form):

@@ -165,10 +165,12 @@ def _plan_answer(request, plan: Subscription, said: controls.Said):
 
 
 def _back(request, default: str) -> str:
-    """The page a form came from (`next`), when it is this site's; else `default`."""
+    """The portal page a form came from (`next`), when it is one; else `default`. Only a
+    portal path: any other text ("x") would be read by `redirect` as a view's name, and a
+    page elsewhere is none of a customer's."""
     back = request.POST.get("next", "")
-    if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
-                                       require_https=request.is_secure()):
+    if back.startswith("/portal/") and url_has_allowed_host_and_scheme(
+            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         return back
     return default
 
