@@ -3,15 +3,23 @@ minutes (at most 6 hours, each wait moved by up to ±10%), and parked after the 
 `park_after` failures: no more tries until someone retries it or gives it up
 (timekeeping.timers.parking, the tick through `phases.run_once`)."""
 
+import json
+import tracemalloc
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.db import connection
+from django.test import Client
 
 from tests import faulty  # noqa: F401 - registers faulty.boom
+from timekeeping.access import keys
+from timekeeping.basics import wallclock
 from timekeeping.models import Record, Timer
 from timekeeping.tick import phases
-from timekeeping.timers import delays, parking
+from timekeeping.tick.engine import Engine
+from timekeeping.timers import delays, outbox, parking
+from timekeeping.webhooks import endpoints
 
 AUCKLAND = ZoneInfo("Pacific/Auckland")
 T0 = datetime(2027, 3, 14, 9, 30, tzinfo=AUCKLAND)
@@ -132,7 +140,7 @@ def test_give_up_ends_the_timer_on_the_record(brand):
     assert (timer.state, timer.ended_by, timer.parked) == ("cancelled", "given up by owner",
                                                             None)
     given_up = Record.objects.get(kind="timer.given_up", timer=boom)
-    assert given_up.data == {"by": "owner", "attempts": 1, "kind": "delay", "key": "boom"}
+    assert given_up.data == {"by": "owner", "attempts": 1, "timer_kind": "delay", "key": "boom"}
     assert tick(T0 + timedelta(days=1)).total("failed") == 0
     # Only a parked timer can be retried or given up.
     with pytest.raises(parking.NotParked):
@@ -141,3 +149,84 @@ def test_give_up_ends_the_timer_on_the_record(brand):
         parking.retry_now(boom, by="owner", now=T0 + MINUTE)
     with pytest.raises(parking.NotParked):
         parking.retry_now(note(brand, T0, "fine"), by="owner", now=T0)
+
+
+def backing_off(brand, template: Timer, count: int, *, next_attempt: datetime) -> None:
+    """`count` copies of `template` that failed 3 times and wait for `next_attempt`, written
+    in one INSERT … SELECT (a Python loop of 100,000 models takes most of a minute)."""
+    ops = connection.ops
+    values = {"brand_id": "%s", "test_clock_id": "NULL", "kind": "%s", "place": "%s",
+              "owed": "%s", "state": "'armed'", "owner_type": "''", "owner_id": "''",
+              "owner_opened": "%s", "bundle": "''", "payload": "%s", "armed_at": "%s",
+              "armed_by": "''", "ended_by": "''", "attempts": "3", "last_error": "''",
+              "next_attempt": "%s"}
+    params = [brand.pk, template.kind, template.place,
+              ops.adapt_datetimefield_value(template.owed),
+              ops.adapt_datetimefield_value(template.owner_opened),
+              json.dumps(template.payload), ops.adapt_datetimefield_value(template.armed_at),
+              ops.adapt_datetimefield_value(next_attempt)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {count}) "
+            f"INSERT INTO {Timer._meta.db_table} (id, key, {', '.join(values)}) "
+            f"SELECT 'tmr_b' || CAST(1000000000 + i AS TEXT), 'boom:' || CAST(i AS TEXT), "
+            f"{', '.join(values.values())} FROM n", params)
+
+
+def test_the_tick_holds_nothing_of_failures_however_many_timers_back_off(brand):
+    """100,000 failing timers backing off: the tick asks the index for what is due, so it
+    neither takes them nor keeps anything of them; its memory is that of what it fires."""
+    template = Timer.objects.get(pk=failing(brand, key="template"))
+    backing_off(brand, template, 100_000, next_attempt=T0 + timedelta(minutes=4))
+    fresh = [note(brand, T0, f"note:{n}") for n in range(5)]
+    tracemalloc.start()
+    try:
+        result = tick(T0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # The template failed now; the 100,000 wait for their next attempt, untouched.
+    assert (result.total("failed"), result.total("fired")) == (1, 5)
+    assert Timer.objects.filter(attempts=3, next_attempt__gt=T0).count() == 100_000
+    assert set(Timer.objects.filter(pk__in=fresh).values_list("state", flat=True)) == {"fired"}
+    assert peak < 8 * 2**20, f"the tick held {peak / 2**20:.1f} MiB"
+    # Each failure is on its timer's row, none in the engine (what the issue saw grow).
+    assert not hasattr(Engine, "failed_ids")
+
+
+def test_a_parked_timer_is_an_event_a_webhook_hears(brand, receiver):
+    endpoints.make(brand, url=receiver.url, types=["timer.parked"])
+    park(brand)
+    with wallclock.fixed(T0):
+        assert outbox.sweep(now=T0).sent == 1
+    [(_, body)] = receiver.requests
+    event = json.loads(body)
+    assert event["type"] == "timer.parked"
+    assert event["data"]["kind"] == "timer.parked" and event["data"]["attempts"] == 1
+    assert "failed 1 times in a row, so it was parked" in event["summary"]
+
+
+def _api(client, timer_id, verb, **extra):
+    with wallclock.fixed(T0 + MINUTE):
+        return client.post(f"/api/timers/{timer_id}/{verb}", content_type="application/json",
+                           **extra)
+
+
+def test_the_api_retries_a_parked_timer_or_gives_it_up(brand, actors):
+    boom, other = park(brand), park(brand, "boom2")
+    made = keys.make(brand=brand, name="ops", by=None, now=T0)
+    as_key = {"HTTP_AUTHORIZATION": f"Bearer {made.secret}"}
+    answer = _api(Client(), boom, "retry", **as_key)
+    assert answer.status_code == 200
+    assert (answer.json()["state"], answer.json()["parked"]) == ("armed", None)
+    assert Record.objects.get(kind="timer.retried").data["by"].startswith("key ")
+    assert _api(Client(), boom, "retry", **as_key).status_code == 409  # not parked now
+    owner = Client()
+    owner.force_login(actors["owner"])
+    given_up = _api(owner, other, "give-up")
+    assert given_up.status_code == 200 and given_up.json()["state"] == "cancelled"
+    stranger = Client()
+    stranger.force_login(actors["outsider"])
+    assert _api(stranger, boom, "give-up").status_code == 404
+    assert Timer.objects.get(pk=boom).state == "armed"
+    assert tick(T0 + 2 * MINUTE).total("failed") == 1  # retried at the next tick

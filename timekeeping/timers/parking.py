@@ -72,7 +72,7 @@ def failed(timer: Timer, *, error: BaseException, instant: datetime, details: di
     _write("timer.failed", timer, instant, data)
     if park:
         _write("timer.parked", timer, instant,
-               {"kind": timer.kind, "key": timer.key, "owner": timer.owner_id,
+               {"timer_kind": timer.kind, "key": timer.key, "owner": timer.owner_id,
                 "attempts": attempts, "error": message})
     return park
 
@@ -105,7 +105,7 @@ def give_up(timer_id: str, *, by: str, now: datetime) -> Timer:
     Timer.objects.filter(pk=timer.pk).update(state=Timer.State.CANCELLED, parked=None,
                                              ended_by=f"given up by {by}"[:200])
     _write("timer.given_up", timer, now, {"by": by, "attempts": timer.attempts,
-                                          "kind": timer.kind, "key": timer.key})
+                                          "timer_kind": timer.kind, "key": timer.key})
     timer.refresh_from_db()
     return timer
 
