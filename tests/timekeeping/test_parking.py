@@ -16,7 +16,7 @@ from tests import faulty  # noqa: F401 - registers faulty.boom
 from timekeeping.access import keys
 from timekeeping.basics import wallclock
 from timekeeping.models import Record, Timer
-from timekeeping.tick import phases
+from timekeeping.tick import phases, test_clocks
 from timekeeping.tick.engine import Engine
 from timekeeping.timers import delays, outbox, parking
 from timekeeping.webhooks import endpoints
@@ -230,3 +230,19 @@ def test_the_api_retries_a_parked_timer_or_gives_it_up(brand, actors):
     assert _api(stranger, boom, "give-up").status_code == 404
     assert Timer.objects.get(pk=boom).state == "armed"
     assert tick(T0 + 2 * MINUTE).total("failed") == 1  # retried at the next tick
+
+
+def test_a_test_clocks_walk_keeps_the_same_waits_and_parks_after_ten(brand, test_clock):
+    start = test_clock.frozen_time
+    boom = delays.delay("faulty.boom", {}, brand=brand, at=start + MINUTE, key="boom",
+                        test_clock=test_clock)
+    test_clocks.advance(test_clock, to=start + timedelta(days=2))
+    tried = list(Record.objects.filter(kind="timer.failed", timer=boom)
+                 .order_by("instant").values_list("instant", flat=True))
+    # Ten tries (not one a minute for two days), each after the wait its failure set.
+    assert len(tried) == 10 and tried[0] == start + MINUTE
+    for attempt, (before, after) in enumerate(zip(tried, tried[1:], strict=False), start=1):
+        assert after - before == parking.delay(attempt, seed=boom)
+    timer = Timer.objects.get(pk=boom)
+    assert (timer.state, timer.parked) == ("held", tried[-1])
+    assert Record.objects.filter(kind="timer.parked", timer=boom).count() == 1
