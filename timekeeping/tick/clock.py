@@ -132,5 +132,5 @@ def real_owed(instant: datetime, **brand):
     """Armed timers of the real clocks owed by `instant`, of the brand(s) named first (the
     partial index `timer_armed_real` serves the brand, then the owed time), leaving out those
     backing off after a failure until their next attempt (`timers.parking`)."""
-    return Timer.objects.filter(parking.come(instant), **brand, test_clock__isnull=True,
-                                state=Timer.State.ARMED, owed__lte=instant)
+    return Timer.objects.filter(**brand, test_clock__isnull=True, state=Timer.State.ARMED,
+                                owed__lte=instant).filter(parking.come(instant))

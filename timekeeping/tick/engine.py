@@ -73,7 +73,8 @@ class Engine:
 
     def _owed(self, by: datetime):
         """Armed timers owed by `by` whose next attempt (after a failure) has come."""
-        return self._timers().filter(parking.come(by), state=Timer.State.ARMED, owed__lte=by)
+        return self._timers().filter(state=Timer.State.ARMED, owed__lte=by).filter(
+            parking.come(by))
 
     def next_owed(self, by: datetime) -> datetime | None:
         """The first instant by `by` at which a timer is due: owed, or retried after a
