@@ -28,6 +28,7 @@ from timekeeping.models import (
     Subject,
     Task,
     TestClock,
+    Timer,
     WebhookEndpoint,
 )
 from timekeeping.moves.rows import Venue
@@ -92,6 +93,18 @@ def failed_delivery(world: World) -> Delivery:
             "brand": world.brand, "channel": "email", "state": Delivery.State.FAILED,
             "payload": {"subject": "Your reminder"}, "attempts": 5, "next_attempt": NOW,
             "last_error": "550 no such mailbox", "created": NOW})
+    return found
+
+
+def parked_timer(world: World) -> Timer:
+    """A timer of A's parked after its failures (the doors' `{parked}`), parked again each
+    time a door asks for it, so every caller finds it parked."""
+    found, _ = Timer.objects.get_or_create(
+        brand=world.brand, key="doors:parked", test_clock=None, defaults={
+            "kind": "delay", "place": 4, "owed": NOW, "owner_opened": NOW,
+            "payload": {"operation": "timekeeping.note", "input": {}, "overdue_s": None}})
+    Timer.objects.filter(pk=found.pk).update(state=Timer.State.HELD, parked=NOW, attempts=10,
+                                             ended_by="parked", last_error="RuntimeError")
     return found
 
 

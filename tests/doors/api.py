@@ -76,6 +76,9 @@ DOORS = [
              body={"name": "a program"}),
     Endpoint("delivery dismiss", "post", "/api/brands/{brand}/deliveries/{delivery}/dismiss",
              _writes(200, 404), body={"reason": "the address is wrong"}),
+    # A parked timer of A's (issue 31), parked again before each caller asks.
+    Endpoint("timer retry now", "post", "/api/timers/{parked}/retry", _writes(200, 404)),
+    Endpoint("timer give up", "post", "/api/timers/{parked}/give-up", _writes(200, 404)),
     Endpoint("key revoke", "post", "/api/brands/{brand}/keys/{key}/revoke",
              _writes(403, 404, owner=200)),
     Endpoint("subject create", "post", "/api/subjects", _writes(201, 400),

@@ -208,12 +208,17 @@ def test_it_records_a_failing_handler_and_fires_the_rest_of_its_batch(brand):
     assert result.total("failed") == 1 and result.total("fired") == 4
     with wallclock.fixed(T0 + timedelta(minutes=1)):
         assert "failed 1 time(s), last with: RuntimeError: boom 2" in arming.explain(failing)
-    # Retried at the next tick, and only then.
-    phases.run_once(now=T0 + timedelta(minutes=2))
-    assert Timer.objects.get(pk=ids[2]).attempts == 2
+    # Retried a minute later (give or take its jitter), and not before.
+    retry = failing.next_attempt
+    assert timedelta(seconds=54) <= retry - (T0 + timedelta(minutes=1)) <= timedelta(seconds=66)
+    phases.run_once(now=retry - timedelta(seconds=1))
+    assert Timer.objects.get(pk=ids[2]).attempts == 1
+    phases.run_once(now=retry)
+    failing = Timer.objects.get(pk=ids[2])
+    assert failing.attempts == 2
     Timer.objects.filter(pk=ids[2]).update(payload={"operation": "tests.explode",
                                                     "input": {"n": 2}, "overdue_s": None})
-    phases.run_once(now=T0 + timedelta(minutes=3))
+    phases.run_once(now=failing.next_attempt)
     assert Timer.objects.get(pk=ids[2]).state == "fired"
     assert len(fired_records(brand)) == 5
 

@@ -61,6 +61,8 @@ FIELDS: dict[str, dict[str, dict]] = {
     "row.moved": {"table": TEXT, "row": {}, "from": TEXT, "to": TEXT, "by": TEXT, "who": TEXT},
     "row.set_aside": {"table": TEXT, "row": {}, "rule": WHOLE, "code": TEXT, "until": INSTANT},
     "timer.late": {"timers": WHOLE, "owed_from": INSTANT, "latest_by_s": NUMBER},
+    "timer.parked": {"timer_kind": TEXT, "key": TEXT, "owner": TEXT, "attempts": WHOLE,
+                     "error": TEXT},
     "tick.stopped": {"since": INSTANT, "until": INSTANT, "stopped_s": NUMBER},
 }
 HEADERS = [

@@ -1,5 +1,5 @@
-"""Reading timers over the API: the timers of the brands you keep, and one with why it stands
-as it does (docs/api.md).
+"""Timers over the API: the timers of the brands you keep, one with why it stands as it does,
+and a parked one retried now or given up (issue 31, docs/api.md).
 """
 
 from __future__ import annotations
@@ -8,15 +8,16 @@ from datetime import timedelta
 
 from django.db.models import Q, QuerySet
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping.api import queries
-from timekeeping.api.access import brands, kept
+from timekeeping.api.access import brands, kept, who
 from timekeeping.api.queries import Listing
+from timekeeping.basics import wallclock
 from timekeeping.models import Timer
-from timekeeping.timers import arming
+from timekeeping.timers import arming, parking
 
 
 class Seconds(serializers.FloatField):
@@ -35,7 +36,8 @@ class TimerRead(serializers.ModelSerializer):
         model = Timer
         fields = ["id", "brand", "test_clock", "key", "kind", "place", "owed", "state",
                   "fired", "late_by_s", "owner_type", "owner_id", "owner_opened", "bundle",
-                  "payload", "armed_at", "armed_by", "ended_by", "attempts", "failed_with"]
+                  "payload", "armed_at", "armed_by", "ended_by", "attempts", "failed_with",
+                  "next_attempt", "parked"]
 
     def get_failed_with(self, timer: Timer) -> str:
         """The last line of its handler's last error; empty when none failed."""
@@ -90,3 +92,33 @@ class TimerDetail(APIView):
     def get(self, request, timer_id: str):
         rows = Timer.objects.select_related("brand", "test_clock")
         return Response(TimerDetailRead(kept(request, rows, timer_id, "timer")).data)
+
+
+class Parked(APIView):
+    """A parked timer (failed too many times in a row): what `act` does to it."""
+
+    act = staticmethod(parking.retry_now)
+
+    @extend_schema(request=None, responses={200: TimerDetailRead, 409: dict})
+    def post(self, request, timer_id: str):
+        rows = Timer.objects.select_related("brand", "test_clock")
+        timer = kept(request, rows, timer_id, "timer")
+        now = wallclock.now(brand=timer.brand, test_clock=timer.test_clock)
+        try:
+            done = self.act(timer.pk, by=who(request), now=now)
+        except parking.NotParked:
+            return Response({"timer": ["it is not parked: only a parked timer is retried or "
+                                       "given up"]}, status=status.HTTP_409_CONFLICT)
+        return Response(TimerDetailRead(done).data)
+
+
+class TimerRetry(Parked):
+    """Retry a parked timer now: armed again, the next tick of its clock fires it."""
+
+    act = staticmethod(parking.retry_now)
+
+
+class TimerGiveUp(Parked):
+    """Give up on a parked timer: it ends (cancelled), its work not done, on the record."""
+
+    act = staticmethod(parking.give_up)

@@ -4,7 +4,8 @@
     of_subject(subject, now=…) -> list[Item]  one subject's recent lapses, for its page
 
 Failures: open faults of the brand's places, timers whose handler failed (still armed, with
-attempts), runaway tick runs, failed schedule runs, deliveries that failed for good.
+attempts, backing off), timers parked after too many failures (issue 31), runaway tick runs,
+failed schedule runs, deliveries that failed for good.
 Warnings: skipped schedule runs, deliveries still pending an hour after they were written,
 timers that fired more than five minutes late, rows the timed-move job set aside.
 A job's own time: lapses (a job, a grant; failures). Lapses with no date of their own (S23):
@@ -101,7 +102,7 @@ KINDS_SAID = {"fault": "failed", "failed timer": "failed", "runaway": "stopped",
               "late": "late", "set aside": "held back", "lapse": "missed",
               "not opened": "not opened", "catch-up": "skipped", "seat": "no one named",
               "dunning": "unpaid", "deadline": "deadline", "link": "link", "hold": "hold",
-              "webhook off": "stopped"}
+              "webhook off": "stopped", "parked": "parked"}
 
 
 @dataclass
@@ -146,6 +147,9 @@ def _sources(brand: Brand, now: datetime,
         ("failed timers", Timer.objects.filter(brand=brand, state=Timer.State.ARMED,
                                                attempts__gt=0, **on)
          .order_by("-attempts", "owed"), _failed_timer),
+        ("parked timers", Timer.objects.filter(brand=brand, state=Timer.State.HELD,
+                                               parked__isnull=False, **on)
+         .order_by("-parked"), _parked_timer),
         ("runaways", TickRun.objects.filter(brand=brand, runaway=True, started__gte=since,
                                             **on)
          .exclude(pk__in=settling.dismissed(brand, "runaway")).order_by("-started"), _runaway),
@@ -448,8 +452,17 @@ def _on(timer: Timer) -> str:
 def _failed_timer(timer: Timer) -> Item:
     return Item("failed timer", True, timer.owed,
                 f"A scheduled {shown.kind(timer.kind)} failed "
-                f"{timer.attempts} time{'' if timer.attempts == 1 else 's'}; it is tried "
-                "again at each tick", ref=timer.id, test_clock=timer.test_clock_id,
+                f"{timer.attempts} time{'' if timer.attempts == 1 else 's'} in a row; it "
+                "is tried again later, waiting longer after each failure", ref=timer.id,
+                test_clock=timer.test_clock_id,
+                details=f"{_on(timer)}: {_last_line(timer.last_error)}")
+
+
+def _parked_timer(timer: Timer) -> Item:
+    return Item("parked", True, timer.parked,
+                f"A scheduled {shown.kind(timer.kind)} failed {timer.attempts} times in a "
+                "row, so it was parked: it is not tried again until you retry it or give it "
+                "up", ref=timer.id, test_clock=timer.test_clock_id, row=timer.pk,
                 details=f"{_on(timer)}: {_last_line(timer.last_error)}")
 
 

@@ -18,7 +18,8 @@ fault (it is closed; it opens again if the work fails again), `retry` a delivery
 (sent again at the next tick), `release` a row held back from a timed move (tried again at the
 next tick), `run` a schedule that failed (run now, as the schedules page does), `enable` a
 webhook endpoint its sender turned off (on again, and what it missed sent: its owner's alone,
-`OWNER_ONLY`). Items about a
+`OWNER_ONLY`), `retry_now` a parked timer (armed again: the next tick fires it) or `give_up`
+on it (it ends, cancelled, its work not done; issue 31, `timers.parking`). Items about a
 job open its subject's page instead. Each action is written on the brand's record. A dismissal
 is undone (`undismiss`: the item is back on the list) within UNDO_WINDOW of it, as a date's
 action is (`clocks.undo`).
@@ -44,7 +45,7 @@ from timekeeping.models import (
     WebhookEndpoint,
 )
 from timekeeping.schedules import operate as schedules
-from timekeeping.timers import outbox, records
+from timekeeping.timers import outbox, parking, records
 from timekeeping.webhooks import endpoints as webhook_endpoints
 
 REASON_LONGEST = 300
@@ -59,6 +60,7 @@ ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "runaway": (DISMISS,),
     "set aside": (("release", "Try it again now"),),
     "webhook off": (("enable", "Turn on and send what it missed"),),
+    "parked": (("retry_now", "Retry now"), ("give_up", "Give up")),
 }
 # Kinds whose actions only the brand's owner takes (a webhook endpoint is the owner's).
 OWNER_ONLY = frozenset({"webhook off"})
@@ -73,6 +75,8 @@ ROWS = {
     "runaway": lambda brand: TickRun.objects.filter(brand=brand),
     "set aside": lambda brand: SetAside.objects.filter(brand=brand, test_clock__isnull=True),
     "webhook off": lambda brand: WebhookEndpoint.objects.filter(brand=brand),
+    "parked": lambda brand: Timer.objects.filter(brand=brand, state=Timer.State.HELD,
+                                                 parked__isnull=False),
 }
 
 
@@ -97,6 +101,8 @@ def act(brand: Brand, kind: str, row: str, do: str, *, reason: str = "", by: str
         return _dismiss(brand, kind, row, reason=reason, by=by, now=now)
     if do == "run":
         return _run(brand, found, by=by, now=now)
+    if do in PARKED_ACTIONS:
+        return PARKED_ACTIONS[do](found, by=by, now=now)
     said = {"resolve": _resolve, "retry": _retry, "release": _release,
             "enable": _enable}[do](brand, found, now)
     records.write(f"attention.{do}", brand=brand, instant=now,
@@ -154,6 +160,28 @@ def _run(brand: Brand, run: ScheduleRun, *, by: str, now: datetime) -> str:
     schedules.run_by_hand(schedule)
     _dismiss(brand, "failed run", run.pk, reason="run again by hand", by=by, now=now)
     return f"{schedule.name} runs at the next tick, beside its grid."
+
+
+def _retry_now(timer: Timer, *, by: str, now: datetime) -> str:
+    """A parked timer tried again: the next tick fires it (`timers.parking`, which records
+    it)."""
+    try:
+        parking.retry_now(timer.pk, by=by, now=now)
+    except parking.NotParked:
+        return "It is not parked any more: it was retried or given up already."
+    return "It is tried again at the next tick. If it fails again, it comes back here."
+
+
+def _give_up(timer: Timer, *, by: str, now: datetime) -> str:
+    """A parked timer ended for good: its work is not done, and that is on the record."""
+    try:
+        parking.give_up(timer.pk, by=by, now=now)
+    except parking.NotParked:
+        return "It is not parked any more: it was retried or given up already."
+    return "Given up: it will not run, and that is on the record."
+
+
+PARKED_ACTIONS = {"retry_now": _retry_now, "give_up": _give_up}
 
 
 def _resolve(brand: Brand, fault: Fault, now: datetime) -> str:

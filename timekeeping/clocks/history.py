@@ -203,6 +203,9 @@ EVENT_SENTENCES: dict[str, Callable[[dict], str]] = {
     "row.moved": _row_moved,
     "row.set_aside": _row_refused,
     "timer.late": _late,
+    "timer.parked": lambda d: f"A scheduled {shown.kind(str(d.get('timer_kind', '')))} failed "
+                              f"{d.get('attempts')} times in a row, so it was parked: it is "
+                              "not tried again until someone retries it or gives it up.",
     "tick.stopped": lambda d: f"Nothing ran for {_seconds(d, 'stopped_s')}{_between(d)}: the "
                               "tick had stopped. It ran again and caught up.",
 }

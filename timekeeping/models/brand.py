@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from calendars import rules
@@ -34,6 +35,11 @@ class Brand(models.Model):
         choices=[("free", "Free"), ("launch", "Launch"), ("team", "Team")],
         help_text="Which manifest keys run live on this plan (docs/manifest.md); every key "
                   "runs on a test clock whatever the plan.")
+    park_after = models.PositiveSmallIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(50)],
+        help_text="Failed tries of one piece of scheduled work before it is parked: no more "
+                  "tries on its own until someone retries it or gives it up "
+                  "(docs/operating.md).")
     created = models.DateTimeField(default=wallclock.wall_now, editable=False)
     # The real clock's tick lease (DESIGN decision 4): taken by one conditional UPDATE.
     lease_holder = models.CharField(max_length=200, blank=True, default="", editable=False)

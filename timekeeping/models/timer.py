@@ -52,6 +52,12 @@ class Timer(models.Model):
                                 help_text="What superseded, held, cancelled or dropped it.")
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True, default="")
+    # Backoff (issue 31, docs/operating.md): after a failure the tick takes it again only
+    # from here on; None: whenever it is owed.
+    next_attempt = models.DateTimeField(null=True, blank=True)
+    # Parked after `brand.park_after` failures: held (out of the tick's index, still its key's
+    # live timer, so a moved date supersedes it) until retried or given up.
+    parked = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["owed", "place", "owner_opened", "key"]
@@ -96,6 +102,9 @@ class Timer(models.Model):
             models.Index(fields=["brand", "owed"], condition=Q(state="armed"),
                          name="timer_armed_brand"),
             models.Index(fields=["owner_id"], name="timer_owner"),
+            # A brand's parked timers, for "needs attention": a handful beside its history.
+            models.Index(fields=["brand", "-parked"], name="timer_parked",
+                         condition=Q(state="held", parked__isnull=False)),
             # Timers that fired more than five minutes late, newest first, for "needs
             # attention": a small slice of the fired ones, which grow with years of use.
             models.Index(fields=["brand", "-fired"], name="timer_late",

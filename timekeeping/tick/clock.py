@@ -14,7 +14,7 @@ from timekeeping.models import Brand, Fault, TestClock, TickRun, Timer
 from timekeeping.tick import housekeeping
 from timekeeping.tick.engine import BATCH_SIZE, CLOSING_FIELDS, Engine
 from timekeeping.tick.results import ClockTick, TickResult, Tracer
-from timekeeping.timers import leases
+from timekeeping.timers import leases, parking
 from timekeeping.timers.faults import Faults
 
 LEASE_MARGIN = timedelta(minutes=1)
@@ -130,6 +130,7 @@ def abandon_runs(brand_ids: list[str], *, now: datetime,
 
 def real_owed(instant: datetime, **brand):
     """Armed timers of the real clocks owed by `instant`, of the brand(s) named first (the
-    partial index `timer_armed_real` serves the brand, then the owed time)."""
+    partial index `timer_armed_real` serves the brand, then the owed time), leaving out those
+    backing off after a failure until their next attempt (`timers.parking`)."""
     return Timer.objects.filter(**brand, test_clock__isnull=True, state=Timer.State.ARMED,
-                                owed__lte=instant)
+                                owed__lte=instant).filter(parking.come(instant))

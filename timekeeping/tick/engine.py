@@ -5,18 +5,18 @@ runaway stopped past MAX_PASSES (steps 2 and 3 of `timekeeping.tick`)."""
 from __future__ import annotations
 
 import time
-import traceback
 from contextlib import suppress
 from datetime import datetime
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.db.models import F, Min
+from django.db.models import Min
+from django.db.models.functions import Coalesce
 
 from timekeeping.basics import shown, wallclock
 from timekeeping.models import Brand, Record, TestClock, TickRun, Timer
 from timekeeping.tick.results import ClockTick, Tracer
-from timekeeping.timers import outbox, records
+from timekeeping.timers import outbox, parking, records
 from timekeeping.timers.arming import clock_timers
 from timekeeping.timers.firing import Firing, TraceRow
 from timekeeping.timers.heartbeat import Lateness
@@ -38,7 +38,6 @@ class Engine:
         self.test_clock = test_clock
         self.deadline = deadline
         self.batch_size = batch_size
-        self.failed_ids: set[str] = set()
         # Told each batch's trace rows inside the batch's transaction (a test clock's walk
         # keeps its figures and trace there, so they commit with what fired); without it, no
         # trace rows are made.
@@ -72,11 +71,17 @@ class Engine:
     def _timers(self):
         return clock_timers(self.brand, self.test_clock)
 
+    def _owed(self, by: datetime):
+        """Armed timers owed by `by` whose next attempt (after a failure) has come."""
+        return self._timers().filter(state=Timer.State.ARMED, owed__lte=by).filter(
+            parking.come(by))
+
     def next_owed(self, by: datetime) -> datetime | None:
-        owed = self._timers().filter(state=Timer.State.ARMED, owed__lte=by)
-        if self.failed_ids:
-            owed = owed.exclude(id__in=self.failed_ids)
-        return owed.aggregate(first=Min("owed"))["first"]
+        """The first instant by `by` at which a timer is due: owed, or retried after a
+        failure (its next attempt, always after its owed)."""
+        due = Coalesce("next_attempt", "owed")
+        return (self._timers().filter(state=Timer.State.ARMED, owed__lte=by)
+                .annotate(due=due).filter(due__lte=by).aggregate(first=Min("due"))["first"])
 
     # -- passes ----------------------------------------------------------------------------
 
@@ -104,7 +109,7 @@ class Engine:
                 return
 
     def _select(self, instant: datetime, exclude: set[str]) -> list[Timer]:
-        owed = self._timers().filter(state=Timer.State.ARMED, owed__lte=instant)
+        owed = self._owed(instant)
         if exclude:
             owed = owed.exclude(id__in=exclude)
         # SKIP LOCKED: timers another process holds are its to fire; we never wait on them.
@@ -118,7 +123,7 @@ class Engine:
                       traced=self.trace is not None)
 
     def _fire_batch(self, instant: datetime, pass_no: int, armed_now: set[str]) -> int:
-        exclude = self.failed_ids | armed_now
+        exclude = armed_now
         try:
             with transaction.atomic():
                 timers = self._select(instant, exclude)
@@ -173,17 +178,13 @@ class Engine:
             self.late_by.add((batch.instant - timer.owed).total_seconds())
 
     def _failed(self, timer: Timer, error: Exception, instant: datetime, pass_no: int) -> str:
-        message = records.error_text(error)
-        Timer.objects.filter(pk=timer.pk).update(
-            attempts=F("attempts") + 1,
-            last_error="".join(traceback.format_exception(error))[-4000:].replace("\x00", "\\0"),
-        )
-        Record.objects.create(kind="timer.failed", instant=instant, brand=self.brand,
-                              test_clock=self.test_clock, timer=timer.id,
-                              data={"error": message, "pass": pass_no, "run": self.run.id})
-        self.failed_ids.add(timer.id)
+        """A handler's failure, written on its timer (`timers.parking`): the index leaves it
+        out until its next attempt, so the engine keeps nothing of it."""
+        timer.brand, timer.test_clock = self.brand, self.test_clock  # read once, not per timer
+        parking.failed(timer, error=error, instant=instant,
+                       details={"pass": pass_no, "run": self.run.id})
         self.run.failed += 1
-        return message
+        return records.error_text(error)
 
     def _runaway(self, instant: datetime) -> None:
         self.run.runaway = True

@@ -132,8 +132,9 @@ def hold(timer_id: str, *, by: str) -> bool:
 
 
 def release(timer_id: str) -> bool:
+    # A parked timer released (a frozen plan's mint, unfrozen) is tried again as if retried.
     return Timer.objects.filter(id=timer_id, state=Timer.State.HELD).update(
-        state=Timer.State.ARMED, ended_by=""
+        state=Timer.State.ARMED, ended_by="", parked=None, next_attempt=None
     ) == 1
 
 
@@ -154,6 +155,9 @@ def explain(timer: Timer) -> str:
         if timer.attempts:
             failed = (f" Its handler failed {timer.attempts} time(s), last with: "
                       f"{timer.last_error.strip().splitlines()[-1] if timer.last_error else '?'}.")
+        if timer.next_attempt is not None and timer.next_attempt > now:
+            return (f"{timer.id} is armed and has been owed since {owed} on {on}; it failed, so "
+                    f"the tick tries it again at {_at(timer.next_attempt)}.{failed}")
         return (f"{timer.id} is armed and has been owed since {owed} on {on}; the next tick of "
                 f"that clock fires it.{failed}")
     verbs = {

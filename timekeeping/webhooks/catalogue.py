@@ -68,6 +68,9 @@ TYPES: tuple[EventType, ...] = (
               "A timed move was refused, and the row was set aside for an hour."),
     EventType("timer.late", ("timer.late",),
               "Timers fired later than they were owed (after the tick was stopped or behind)."),
+    EventType("timer.parked", ("timer.parked",),
+              "Scheduled work failed too many times in a row and was parked: it is not tried "
+              "again until someone retries it or gives it up."),
     EventType("tick.stopped", ("tick.stopped",),
               "The tick had stopped; it runs again and catches up."),
 )

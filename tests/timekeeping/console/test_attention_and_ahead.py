@@ -73,7 +73,7 @@ def test_it_lists_what_failed_first_then_what_is_slow_recent_only_and_of_the_bra
     # The owner's words on the page; the engine's (ids, codes, errors) under Details.
     assert "failed 3 times and has not worked since" in said
     assert "ValueError: the handler broke" in details and "ValueError" not in said
-    assert "A scheduled task failed 2 times; it is tried again at each tick" in said
+    assert "A scheduled task failed 2 times in a row; it is tried again later" in said
     assert "KeyError: 'rung'" in details
     assert "A scheduled task ran 10m late" in said and "fired 10m late" in details
     assert "barely" not in details and "long-ago" not in details

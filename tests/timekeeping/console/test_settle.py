@@ -122,3 +122,37 @@ def test_a_row_held_back_is_tried_again(world):
                                                "do": "release"})
         held.refresh_from_db()
         assert held.until == NOW and "Couldn't move row" not in _text(owner.get(home))
+
+
+def _parked(brand, key="boom") -> Timer:
+    return Timer.objects.create(brand=brand, key=key, kind="delay", place=4,
+                                owed=NOW - timedelta(hours=9), owner_opened=NOW,
+                                state=Timer.State.HELD, parked=NOW - timedelta(minutes=5),
+                                attempts=10, ended_by="parked",
+                                last_error="Traceback …\nRuntimeError: the handler broke\n",
+                                payload={"operation": "timekeeping.note", "input": {},
+                                         "overdue_s": None})
+
+
+def test_a_parked_timer_is_retried_now_or_given_up_from_the_list(desk):
+    parked, other = _parked(desk.brand), _parked(desk.brand, "boom2")
+    needs = _needs(desk)
+    assert "failed 10 times in a row, so it was parked" in needs
+    assert "Retry now" in needs and "Give up" in needs
+    assert "Retry now" not in _needs(desk, "viewer")
+    assert _settle(desk, "viewer", kind="parked", row=parked.pk,
+                   do="retry_now").status_code == 403
+    assert _settle(desk, "stranger", kind="parked", row=parked.pk,
+                   do="give_up").status_code == 404
+    done = _settle(desk, "manager", kind="parked", row=parked.pk, do="retry_now")
+    assert "It is tried again at the next tick" in _text(
+        desk.clients["manager"].get(done["Location"]))
+    parked.refresh_from_db()
+    assert (parked.state, parked.parked) == ("armed", None)
+    assert Record.objects.get(kind="timer.retried").data["attempts"] == 10
+    _settle(desk, kind="parked", row=other.pk, do="give_up")
+    other.refresh_from_db()
+    assert other.state == "cancelled" and other.ended_by.startswith("given up by")
+    assert "so it was parked" not in _needs(desk)
+    again = _settle(desk, kind="parked", row=other.pk, do="retry_now")
+    assert "no such item at this brand" in _text(desk.clients["owner"].get(again["Location"]))

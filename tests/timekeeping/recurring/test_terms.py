@@ -166,8 +166,9 @@ def test_the_admins_change_of_plan_goes_on_the_record_and_says_what_keeps_the_ol
     url = f"/admin/timekeeping/brand/{quote(brand.pk)}/change/"  # admin ids quote "_"
     changed = admin_client_logged_in.post(url, {
         "name": brand.name, "slug": brand.slug, "owner": brand.owner_id, "calendar": "",
-        "plan": "free", "members-TOTAL_FORMS": "0", "members-INITIAL_FORMS": "0",
-        "members-MIN_NUM_FORMS": "0", "members-MAX_NUM_FORMS": "1000"}, follow=True)
+        "plan": "free", "park_after": "10", "members-TOTAL_FORMS": "0",
+        "members-INITIAL_FORMS": "0", "members-MIN_NUM_FORMS": "0",
+        "members-MAX_NUM_FORMS": "1000"}, follow=True)
     assert "1 subscription and 1 job keep the Launch plan until they end" in (
         changed.content.decode())
     brand.refresh_from_db()

@@ -54,6 +54,8 @@ SAMPLES = {
                       "code": "STATE_MOVE_REFUSED: the move waits for settings.auto_release "
                               "to be True", "until": "2027-03-14T07:30:00Z"},
     "timer.late": {"timers": 3, "owed_from": "2027-03-14T04:46:00Z", "latest_by_s": 5520.0},
+    "timer.parked": {"timer_kind": "delay", "key": "order:1042:remind", "owner": "",
+                     "attempts": 10, "error": "RuntimeError: the handler broke"},
     "tick.stopped": {"since": "2027-03-14T04:46:00Z", "until": "2027-03-14T06:18:00Z",
                      "stopped_s": 5520.0},
 }
