@@ -36,6 +36,7 @@ TITLES = {
     "subscription.cancelled": "Subscription cancelled", "schedule.failed": "Schedule failed",
     "schedule.recovered": "Schedule ran again", "row.moved": "Row moved on time",
     "row.set_aside": "Row held back", "timer.late": "Work ran late",
+    "timer.parked": "Work parked after failing",
     "tick.stopped": "Scheduled work had stopped",
     catalogue.TEST_TYPE: "Test event",
 }

@@ -34,7 +34,7 @@ def test_several_brands_are_each_at_a_glance_live_only(desk, actors,
                          late_by=timedelta(minutes=9), owner_id="job_X", owner_opened=NOW)
     owner = Client()
     owner.force_login(actors["owner"])
-    with wallclock.fixed(NOW), django_assert_max_num_queries(42):  # +1 a brand: webhooks off
+    with wallclock.fixed(NOW), django_assert_max_num_queries(43):  # +1: webhooks off; +1: parked
         page = owner.get("/console/")
     text = _text(page)
     assert page.status_code == 200 and "Your brands" in text
