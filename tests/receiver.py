@@ -1,6 +1,7 @@
 """A receiver on loopback (127.0.0.1) that keeps each request it was sent and answers from a
 script: the statuses it gives in turn (the last one repeats), and headers to add."""
 
+import functools
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -45,3 +46,24 @@ def receiver(settings):
     yield got
     server.shutdown()
     server.server_close()
+
+
+def resolve_into_a_private_network(monkeypatch) -> list[str]:
+    """Every name the webhook sender resolves now leads to 10.1.2.3 (a stub resolver: nothing
+    is asked of DNS), and any connection made fails the test: the guard must refuse first.
+    Returns the names asked, as they are asked."""
+    from timekeeping.webhooks import sending
+
+    asked: list[str] = []
+
+    def resolver(host, port, *args, **kwargs):
+        asked.append(host)
+        return [(2, 1, 6, "", ("10.1.2.3", port))]
+
+    def no_connection(*args, **kwargs):
+        raise AssertionError("a refused address was connected to")
+
+    monkeypatch.setattr(sending.transport, "post",
+                        functools.partial(sending.transport.post, resolver=resolver))
+    monkeypatch.setattr("socket.create_connection", no_connection)
+    return asked

@@ -5,7 +5,6 @@ it after being asked; every delivery shows in its log. The receiver is on loopba
 outbox's sweep runs as the tick's would. Events are written by the database's clock, so the
 tests that replay by time read it as the sweeps do (as tests/timekeeping/webhooks does)."""
 
-import functools
 import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -15,6 +14,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from tests.receiver import resolve_into_a_private_network
 from tests.words import engine_words, visible_text
 from timekeeping.basics import wallclock
 from timekeeping.console import webhook_pages
@@ -178,16 +178,7 @@ def test_an_address_refused_at_send_time_is_said_in_words(desk, owner, settings,
     settings.WEBHOOK_ALLOW_HOSTS = []
     endpoint = endpoints.make(desk.brand, url="https://hooks.example.test/in").endpoint
 
-    def resolver(host, port, *args, **kwargs):  # the name now points into a private network
-        return [(2, 1, 6, "", ("10.1.2.3", port))]
-
-    monkeypatch.setattr(sending.transport, "post",
-                        functools.partial(sending.transport.post, resolver=resolver))
-
-    def no_connection(*args, **kwargs):
-        raise AssertionError("a refused address was connected to")
-
-    monkeypatch.setattr("socket.create_connection", no_connection)
+    resolve_into_a_private_network(monkeypatch)  # the name now leads into a private network
     failed_schedule(desk)
     outbox.sweep()
     assert WebhookAttempt.objects.get(endpoint=endpoint).refused

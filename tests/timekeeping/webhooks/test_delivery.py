@@ -6,13 +6,13 @@ tax practice's filings are missed on the real clock (in New York, across the aut
 change); the receiver is on loopback; time moves by explicit instants, never by sleeping."""
 
 import copy
-import functools
 import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from tests.receiver import resolve_into_a_private_network
 from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
 from timekeeping.demo import TAX_MANIFEST
@@ -232,19 +232,7 @@ def test_during_a_rotation_both_secrets_sign(practice, receiver):
 def test_a_refused_address_is_logged_before_any_connection(practice, settings, monkeypatch):
     settings.WEBHOOK_ALLOW_HOSTS = []
     made = endpoints.make(practice, url="https://hooks.example.test/in", types=["job.opened"])
-    asked = []
-
-    def resolver(host, port, *args, **kwargs):
-        asked.append(host)
-        return [(2, 1, 6, "", ("10.1.2.3", port))]
-
-    monkeypatch.setattr(sending.transport, "post",
-                        functools.partial(sending.transport.post, resolver=resolver))
-
-    def no_connection(*args, **kwargs):
-        raise AssertionError("a refused address was connected to")
-
-    monkeypatch.setattr("socket.create_connection", no_connection)
+    asked = resolve_into_a_private_network(monkeypatch)
     order(practice)
     sweep(OPENED)
     attempt = WebhookAttempt.objects.get(endpoint=made.endpoint)
