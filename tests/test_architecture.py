@@ -169,13 +169,21 @@ def test_every_path_a_doc_names_exists(doc):
 
 
 def _exists(dotted: str) -> bool:
-    """A module, or a name in one; or an operation registered under that name."""
+    """A module, or a name in one; or an operation registered under that name; or a model's
+    label (`timekeeping.subject`, a section of a brand's export)."""
+    from django.apps import apps
+
     from timekeeping.timers.delays import get_operation
 
     try:
         get_operation(dotted)
         return True
     except LookupError:
+        pass
+    try:
+        apps.get_model(dotted)
+        return True
+    except (LookupError, ValueError):
         pass
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):

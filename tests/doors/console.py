@@ -113,6 +113,16 @@ DOORS: list[Endpoint] = [
     Endpoint("console webhook remove", "post", "/console/{brand}/webhooks/{webhook}/remove",
              _page(403, 404, owner_a=200)),
     Endpoint("console how webhooks work", "get", "/console/{brand}/help/webhooks", READ),
+    # A brand's data as a whole (issue 31): the owner's alone. The matrix's body names no
+    # brand, so the delete form answers with its error and deletes nothing.
+    Endpoint("console download or delete", "get", "/console/{brand}/leave/", OWNER_READ),
+    Endpoint("console download the brand's data", "get", "/console/{brand}/leave/export",
+             OWNER_READ),
+    Endpoint("console delete the brand", "post", "/console/{brand}/leave/delete", OWNER_FORM),
+    # Each person's own list of the brands they may bring back (none here).
+    Endpoint("console deleted brands", "get", "/console/deleted/", _page(200, 200)),
+    Endpoint("console bring a deleted brand back", "post",
+             "/console/deleted/arc_Missing0000000000/undo", _page(404, 404)),
     # The API's door to the console's assign control (one function behind both).
     Endpoint("clock assign", "post", "/api/clocks/{clock}/assign", _writes(200, 404),
              body=lambda w, n: {"item": "US", "member": Member.objects.get(

@@ -66,6 +66,9 @@ def settings_of(request, brand) -> list[Setting]:
         found.append(Setting("Webhooks", reverse("console:webhooks", args=[brand.pk]),
                              "Tell your own systems what happens here as it happens, and see "
                              "what each was sent."))
+        found.append(Setting("Download or delete", reverse("console:leave", args=[brand.pk]),
+                             f"All of {brand.name}'s data in one file, and deleting the brand "
+                             "(with 30 days to change your mind)."))
     return found
 
 

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 
 from timekeeping.attention import lists
 from timekeeping.basics import wallclock
+from timekeeping.brands import archives
 from timekeeping.clocks import costs, dates
 from timekeeping.console import ahead, overview, test_mode, why
 from timekeeping.console.access import brand_of, may
@@ -30,13 +31,16 @@ def index(request):
     kept = list(brands_kept_by(request.user).select_related("calendar")
                 .order_by("name")[:overview.SHOWN + 1])
     if not kept:
+        if archives.undoable_by(request.user, wallclock.wall_now()):
+            return redirect("console:deleted")
         raise Http404("you keep no brand")
     if len(kept) == 1:
         return redirect("console:home", brand_id=kept[0].pk)
     now = wallclock.wall_now()
     return render(request, "console/overview.html", {
         "glances": [overview.glance(brand, now=now) for brand in kept[:overview.SHOWN]],
-        "more": len(kept) > overview.SHOWN})
+        "more": len(kept) > overview.SHOWN,
+        "deleted": len(archives.undoable_by(request.user, now))})
 
 
 @login_required

@@ -1,3 +1,4 @@
+from timekeeping.models.archive import ArchivePart, BrandArchive
 from timekeeping.models.brand import Brand, TestClock, Walk, WalkLine, brands_kept_by
 from timekeeping.models.digest import Digest
 from timekeeping.models.dismissal import Dismissal
@@ -23,7 +24,8 @@ from timekeeping.models.webhooks import ReceivedWebhook, WebhookAttempt, Webhook
 from timekeeping.models.work import Ask, Deadline, Grant, Standby, Task
 
 __all__ = [
-    "Allowance", "ApiKey", "Ask", "Brand", "BrandTable", "Clock", "Connection", "Customer",
+    "Allowance", "ApiKey", "ArchivePart", "Ask", "Brand", "BrandArchive", "BrandTable", "Clock",
+    "Connection", "Customer",
     "CustomerSubject",
     "Deadline", "Delivery", "Digest", "Dismissal", "Fault", "Grant", "Heartbeat", "Invitation",
     "Job", "Manifest",

@@ -15,6 +15,8 @@ at a time and at most ten deletes a tick:
   posted again within moments, not a day later);
 - API keys 30 days after they were revoked;
 - portal invitations 30 days after they were accepted or expired;
+- deleted brands' archives 30 days after the deletion, with the sign-in accounts of people no
+  other brand has (`timekeeping.brands.archives`);
 - on PostgreSQL, the records' months: this one and the next two made, and with
   `RECORDS_KEEP_MONTHS` set, the months past it dropped whole (`timekeeping.tick.partitions`);
 
@@ -38,6 +40,7 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from timekeeping.attention import settling
+from timekeeping.brands import archives
 from timekeeping.models import (
     ApiKey,
     Delivery,
@@ -109,6 +112,7 @@ def targets(now: datetime) -> list[Store]:
             revoked__lt=now - REVOKED_KEYS_KEPT)),
         Store("used or expired invitations", Invitation.objects.filter(
             Q(accepted__lt=now - INVITATIONS_KEPT) | Q(expires__lt=now - INVITATIONS_KEPT))),
+        Store("deleted brands past their 30 days", archives.past(now), archives.forget),
     ]
 
 
