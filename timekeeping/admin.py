@@ -88,6 +88,11 @@ class BrandAdmin(admin.ModelAdmin):
     exclude = ["lease_holder", "lease_until"]
     inlines = [MemberInline]
 
+    def has_delete_permission(self, request, obj=None):
+        """A brand is deleted whole, its tables dropped and 30 days to undo kept, by its owner
+        in the console or `manage.py brand delete` (docs/operating.md), never row by row."""
+        return False
+
     def save_model(self, request, obj, form, change):
         """A change of plan goes through `recurring.terms.change_plan` (on the record, S24),
         and the operator is told what keeps the old plan and until when."""

@@ -360,3 +360,13 @@ def test_it_never_moves_a_subject_to_another_brand_or_deletes_it(admin_client_lo
     deleted = admin_client_logged_in.post(f"/admin/timekeeping/subject/{quote(subject.pk)}/delete/",
                                           {"post": "yes"})
     assert deleted.status_code == 403 and Subject.objects.filter(pk=subject.pk).exists()
+
+
+def test_it_never_deletes_a_brand_row_by_row(admin_client_logged_in, brand):
+    """A brand is deleted whole, with its tables and 30 days to undo (`manage.py brand delete`,
+    the console), never by the admin's cascade, which would leave its tables behind."""
+    from timekeeping.models import Brand
+
+    deleted = admin_client_logged_in.post(f"/admin/timekeeping/brand/{quote(brand.pk)}/delete/",
+                                          {"post": "yes"})
+    assert deleted.status_code == 403 and Brand.objects.filter(pk=brand.pk).exists()
