@@ -246,7 +246,9 @@ SPECTACULAR_SETTINGS = {
     # after drf-spectacular's own enum hook (timekeeping/api/event_schema.py).
     "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "timekeeping.api.event_schema.webhooks"],
+                             "timekeeping.api.event_schema.webhooks",
+                             # Every operation may answer 429 (timekeeping/api/throttles.py).
+                             "timekeeping.api.throttles.documented"],
     # Operations are named and grouped after what follows /api/ (subjects_list, tag subjects),
     # not after /api/ itself, which every operation shares.
     "SCHEMA_PATH_PREFIX": "/api/",

@@ -30,3 +30,24 @@ def _caller(request) -> tuple[str, str]:
     else:
         scope, ident = "anon", address_of(request)
     return scope, ident
+
+
+THROTTLED = {
+    "description": "Too many requests from this caller (its key, else its person, else its "
+                   "address) in the last minute: wait the seconds Retry-After says.",
+    "headers": {"Retry-After": {"description": "Seconds until the next request is counted.",
+                                "schema": {"type": "integer", "minimum": 0}}},
+    "content": {"application/json": {"schema": {
+        "type": "object", "required": ["detail"],
+        "properties": {"detail": {"type": "string"}}}}},
+}
+
+
+def documented(result, generator, request, public):
+    """drf-spectacular's postprocessing hook (the settings' POSTPROCESSING_HOOKS): every
+    operation of the API may answer 429, as the throttle above does."""
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            if isinstance(operation, dict) and "responses" in operation:
+                operation["responses"].setdefault("429", THROTTLED)
+    return result

@@ -99,3 +99,19 @@ def test_an_address_is_read_as_the_proxies_in_front_vouch(settings, remote, forw
     settings.NUM_PROXIES = proxies
     extra = {"HTTP_X_FORWARDED_FOR": forwarded} if forwarded else {}
     assert address_of(RequestFactory().get("/", REMOTE_ADDR=remote, **extra)) == counted
+
+
+def test_the_schema_says_every_operation_may_answer_429_as_it_does(brand, low, client):
+    schema = client.get("/api/schema/?format=json").json()
+    operations = [operation for path in schema["paths"].values()
+                  for operation in path.values() if isinstance(operation, dict)]
+    assert operations and all("429" in operation["responses"] for operation in operations)
+    said = schema["paths"]["/api/subjects"]["get"]["responses"]["429"]
+    assert said["headers"]["Retry-After"]["schema"]["type"] == "integer"
+    secret = _key(brand)
+    for _ in range(3):
+        _get(Client(), secret=secret)
+    refused = _get(Client(), secret=secret)
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 0
+    assert set(refused.json()) == set(said["content"]["application/json"]["schema"]
+                                      ["properties"])
