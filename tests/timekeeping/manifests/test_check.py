@@ -143,9 +143,18 @@ def test_the_commands_check_and_load_a_file(brand, tmp_path):
     out = StringIO()
     call_command("manifest", "load", brand.slug, str(good), stdout=out)
     assert "version 1" in out.getvalue()
-    with pytest.raises(CommandError, match="is not JSON"):
+    with pytest.raises(CommandError, match="is not a manifest's JSON"):
         (tmp_path / "broken.json").write_text("{")
         call_command("manifest", "check", str(tmp_path / "broken.json"))
+    # Read as strictly as an API body: each refused with its place and rule, nothing stored.
+    for text, said in (('{"calendar": {"closes": NaN}}', "NaN"),
+                       ('{"services": {"a\\ud800": {}}}', "surrogate"),
+                       ('{"version": ' + "9" * 5000 + "}", "digits")):
+        (tmp_path / "hostile.json").write_text(text)
+        with pytest.raises(CommandError, match=said):
+            call_command("manifest", "load", brand.slug, str(tmp_path / "hostile.json"),
+                         stdout=StringIO())
+    assert Manifest.objects.count() == 1
 
 
 def test_it_refuses_names_outside_ascii_and_days_beside_a_fixed_date():

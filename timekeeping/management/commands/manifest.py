@@ -1,13 +1,13 @@
 """`manage.py manifest check FILE`, `manage.py manifest plan BRAND FILE` and
 `manage.py manifest load BRAND FILE`."""
 
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from timekeeping import manifests
 from timekeeping.models import Brand
+from timekeeping.web import strict
 
 
 class Command(BaseCommand):
@@ -79,9 +79,12 @@ class Command(BaseCommand):
 
 
 def _read(path: str):
+    """The file's JSON, read as strictly as an API body (`web.strict.json_text`): NaN,
+    Infinity, a lone surrogate, a NUL or an integer of thousands of digits is refused here,
+    naming the place, as at the API's door."""
     try:
-        return json.loads(Path(path).read_text())
+        return strict.json_text(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CommandError(f"file: {path} does not exist") from None
-    except json.JSONDecodeError as error:
-        raise CommandError(f"file: {path} is not JSON ({error})") from None
+    except (UnicodeDecodeError, ValueError) as error:
+        raise CommandError(f"file: {path} is not a manifest's JSON ({error})") from None
