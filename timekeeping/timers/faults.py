@@ -8,7 +8,9 @@ tick (schedules, the outbox sweep, housekeeping) runs inside `Faults.guard`. A f
 2. opens a `Fault` for that place, or counts on the one already open: only the first
    failure writes a `tick.failed` record on the brand and tells its owner, once, through the
    outbox, so a place that fails every minute does not mail every minute;
-3. lets the tick go on with everything else.
+3. hands the failure, after the undoing, to the work's own backoff when it has one (a
+   connection's minute: `moves.parking.failed`, issue 31), so the next try waits;
+4. lets the tick go on with everything else.
 
 The next success at the same place resolves its fault. Only a database that is gone stops
 the tick: then the error is raised again, and `manage.py tick` exits non-zero.
