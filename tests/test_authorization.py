@@ -114,6 +114,12 @@ ONE_RULE = {
     "make an API key": ("key create", "console key make"),
     "add a webhook endpoint": ("webhook create", "console webhook add"),
     "add a postponement": ("postponement", "console postponement add"),
+    # Needs attention's controls (the console's settle door) and their API doors (issue 31).
+    "retry parked timed moves now": ("connection retry now",
+                                     "console settle what needs attention"),
+    "give up on parked timed moves": ("connection give up",
+                                      "console settle what needs attention"),
+    "retry a parked timer now": ("timer retry now", "console settle what needs attention"),
 }
 PEOPLE = ("owner_a", "staff_a", "viewer_a")
 

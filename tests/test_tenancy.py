@@ -97,10 +97,10 @@ TICK_CROSSING = {
         "document, read once per process and bundle (lru_cache)"),
     "the connections whose minute is due": _crossing(
         r'FROM "timekeeping_connection" INNER JOIN "timekeeping_brand" ON '
-        r'\("timekeeping_connection"\."brand_id" = "timekeeping_brand"\."id"\).* WHERE NOT '
-        r'"timekeeping_connection"\."paused"',
-        "once per tick, joined on the brand; each connection's minute then runs on its "
-        "brand's rows"),
+        r'\("timekeeping_connection"\."brand_id" = "timekeeping_brand"\."id"\).* WHERE '
+        r'\("timekeeping_connection"\."parked" IS NULL AND NOT "timekeeping_connection"\."paused"',
+        "once per tick, joined on the brand, those not paused nor parked whose next attempt "
+        "has come (issue 31); each connection's minute then runs on its brand's rows"),
     "the outbox sweep": _crossing(
         r'FROM "timekeeping_delivery" WHERE \(\("timekeeping_delivery"\."next_attempt" <=',
         "once per tick, at most 100 deliveries by the partial indexes of what is pending or "

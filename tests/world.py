@@ -108,6 +108,15 @@ def parked_timer(world: World) -> Timer:
     return found
 
 
+def parked_connection(world: World, n: int = 0) -> dict:
+    """A's timed moves parked after ten failed minutes (issue 31), parked again (and not
+    paused) each time a door asks, so every caller finds them parked; a door's empty body."""
+    Connection.objects.filter(brand=world.brand).update(
+        parked=NOW, paused=False, attempts=10, next_attempt=None,
+        last_error="ConnectionDoesNotExist: The connection 'venue' doesn't exist.")
+    return {}
+
+
 DOORS_HOOK = "https://hooks.example.test/in"
 
 

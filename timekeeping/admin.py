@@ -364,11 +364,14 @@ class ConnectionAdmin(admin.ModelAdmin):
     """Per connection: the backlog, the rows set aside, and what moves in the next 24 hours.
     Its database is the manifest's to decide; its zone and pause are the operator's."""
 
-    list_display = ["brand", "database", "zone", "paused", "last_run"]
+    list_display = ["brand", "database", "zone", "paused", "last_run", "attempts",
+                    "next_attempt", "parked"]
     list_filter = ["paused"]
     list_select_related = ["brand"]
+    # Its failures and backoff (issue 31) are the job's to write; retry or give up on the
+    # brand's Needs attention or over the API (`moves.parking`).
     readonly_fields = ["brand", "database", "backlog", "rows_set_aside", "next_24_hours",
-                       "last_run"]
+                       "last_run", "attempts", "next_attempt", "parked", "last_error"]
     exclude = ["lease_holder", "lease_until"]
 
     def has_add_permission(self, request):

@@ -1,7 +1,7 @@
 """The API's doors (issue 10), and the pages that came with it."""
 
 from tests.doors import EVERYONE_200, Endpoint, _as, _writes
-from tests.world import ACTORS, manifest
+from tests.world import ACTORS, manifest, parked_connection
 from timekeeping.models import Member, Record
 from timekeeping.recurring import plans
 from timekeeping.tick import test_clocks
@@ -79,6 +79,12 @@ DOORS = [
     # A parked timer of A's (issue 31), parked again before each caller asks.
     Endpoint("timer retry now", "post", "/api/timers/{parked}/retry", _writes(200, 404)),
     Endpoint("timer give up", "post", "/api/timers/{parked}/give-up", _writes(200, 404)),
+    # A's connection, its timed moves parked (issue 31), parked again before each caller asks.
+    Endpoint("connection read", "get", "/api/brands/{brand}/connection", _as(200, 404)),
+    Endpoint("connection retry now", "post", "/api/brands/{brand}/connection/retry",
+             _writes(200, 404), body=parked_connection),
+    Endpoint("connection give up", "post", "/api/brands/{brand}/connection/give-up",
+             _writes(200, 404), body=parked_connection),
     Endpoint("key revoke", "post", "/api/brands/{brand}/keys/{key}/revoke",
              _writes(403, 404, owner=200)),
     Endpoint("subject create", "post", "/api/subjects", _writes(201, 400),

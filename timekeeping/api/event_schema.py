@@ -63,6 +63,7 @@ FIELDS: dict[str, dict[str, dict]] = {
     "timer.late": {"timers": WHOLE, "owed_from": INSTANT, "latest_by_s": NUMBER},
     "timer.parked": {"timer_kind": TEXT, "key": TEXT, "owner": TEXT, "attempts": WHOLE,
                      "error": TEXT},
+    "connection.parked": {"connection": TEXT, "attempts": WHOLE, "error": TEXT},
     "tick.stopped": {"since": INSTANT, "until": INSTANT, "stopped_s": NUMBER},
 }
 HEADERS = [

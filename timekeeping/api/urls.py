@@ -5,6 +5,7 @@ from django.urls import path
 
 from timekeeping.api import (
     clocks,
+    connections,
     deliveries,
     docs,
     events,
@@ -53,6 +54,12 @@ urlpatterns = [
          name="key-revoke"),
     path("brands/<pid:brand_id>/deliveries/<pid:delivery_id>/dismiss",
          deliveries.DeliveryDismiss.as_view(), name="delivery-dismiss"),
+    path("brands/<pid:brand_id>/connection", connections.BrandConnection.as_view(),
+         name="connection"),
+    path("brands/<pid:brand_id>/connection/retry", connections.ConnectionRetry.as_view(),
+         name="connection-retry"),
+    path("brands/<pid:brand_id>/connection/give-up", connections.ConnectionGiveUp.as_view(),
+         name="connection-give-up"),
     path("brands/<pid:brand_id>/events", events.Events.as_view(), name="events"),
     path("brands/<pid:brand_id>/webhooks", webhooks.Webhooks.as_view(), name="webhooks"),
     path("brands/<pid:brand_id>/webhooks/<pid:endpoint_id>", webhooks.WebhookDetail.as_view(),

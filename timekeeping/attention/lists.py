@@ -4,8 +4,9 @@
     of_subject(subject, now=…) -> list[Item]  one subject's recent lapses, for its page
 
 Failures: open faults of the brand's places, timers whose handler failed (still armed, with
-attempts, backing off), timers parked after too many failures (issue 31), runaway tick runs,
-failed schedule runs, deliveries that failed for good.
+attempts, backing off), timers and the timed moves of a connection parked after too many
+failures (issue 31; the parked connection's own fault is said by its parked item), runaway
+tick runs, failed schedule runs, deliveries that failed for good.
 Warnings: skipped schedule runs, deliveries still pending an hour after they were written,
 timers that fired more than five minutes late, rows the timed-move job set aside.
 A job's own time: lapses (a job, a grant; failures). Lapses with no date of their own (S23):
@@ -40,6 +41,7 @@ from timekeeping.clocks import lapses
 from timekeeping.models import (
     Ask,
     Brand,
+    Connection,
     Deadline,
     Delivery,
     Fault,
@@ -102,7 +104,7 @@ KINDS_SAID = {"fault": "failed", "failed timer": "failed", "runaway": "stopped",
               "late": "late", "set aside": "held back", "lapse": "missed",
               "not opened": "not opened", "catch-up": "skipped", "seat": "no one named",
               "dunning": "unpaid", "deadline": "deadline", "link": "link", "hold": "hold",
-              "webhook off": "stopped", "parked": "parked"}
+              "webhook off": "stopped", "parked": "parked", "parked moves": "parked"}
 
 
 @dataclass
@@ -186,7 +188,11 @@ def _live(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..., 
     since = now - RECENT
     return [
         ("faults", Fault.objects.filter(brand=brand, resolved__isnull=True)
+         .exclude(phase=Fault.Phase.MOVES, where__in=Connection.objects.filter(
+             brand=brand, parked__isnull=False).values("pk"))
          .order_by("-last_seen"), _fault),
+        ("parked moves", Connection.objects.filter(brand=brand, parked__isnull=False),
+         _parked_moves),
         # Schedule runs may live in another database (SCHEDULES_STORE, J6): filtered on the
         # schedule's brand column, never joined to the brand.
         ("schedule runs", ScheduleRun.objects.filter(
@@ -439,10 +445,22 @@ def _last_line(text: str) -> str:
 
 def _fault(fault: Fault) -> Item:
     times = "once" if fault.count == 1 else f"{fault.count} times"
+    # A connection's timed moves back off (issue 31): not tried again each minute.
+    again = ("; they are tried again later, waiting longer after each failure"
+             if fault.phase == Fault.Phase.MOVES else "")
     return Item("fault", True, fault.last_seen,
                 f"The {fault.get_phase_display()} failed {times} and has not worked since; "
-                "the rest of your brand's work goes on", row=fault.pk,
+                f"the rest of your brand's work goes on{again}", row=fault.pk,
                 details=f"{fault.where}: {_last_line(fault.error)}")
+
+
+def _parked_moves(link: Connection) -> Item:
+    return Item("parked moves", True, link.parked,
+                f"The timed moves of your tables failed {link.attempts} times in a row, so "
+                "they were parked: no row moves on its own until you retry them or give them "
+                "up", row=link.pk,
+                details=f"connection {link.pk} (database {link.database}): "
+                        f"{_last_line(link.last_error)}")
 
 
 def _on(timer: Timer) -> str:

@@ -19,7 +19,9 @@ fault (it is closed; it opens again if the work fails again), `retry` a delivery
 next tick), `run` a schedule that failed (run now, as the schedules page does), `enable` a
 webhook endpoint its sender turned off (on again, and what it missed sent: its owner's alone,
 `OWNER_ONLY`), `retry_now` a parked timer (armed again: the next tick fires it) or `give_up`
-on it (it ends, cancelled, its work not done; issue 31, `timers.parking`). Items about a
+on it (it ends, cancelled, its work not done; issue 31, `timers.parking`), and the same two for
+a connection's parked timed moves (tried at the next tick, or paused; `moves.parking`). Items
+about a
 job open its subject's page instead. Each action is written on the brand's record. A dismissal
 is undone (`undismiss`: the item is back on the list) within UNDO_WINDOW of it, as a date's
 action is (`clocks.undo`).
@@ -34,6 +36,7 @@ from django.db import IntegrityError, transaction
 from timekeeping.clocks.undo import UNDO_WINDOW, UNDO_WINDOW_WORDS
 from timekeeping.models import (
     Brand,
+    Connection,
     Delivery,
     Dismissal,
     Fault,
@@ -44,6 +47,7 @@ from timekeeping.models import (
     Timer,
     WebhookEndpoint,
 )
+from timekeeping.moves import parking as moves_parking
 from timekeeping.schedules import operate as schedules
 from timekeeping.timers import outbox, parking, records
 from timekeeping.webhooks import endpoints as webhook_endpoints
@@ -61,6 +65,7 @@ ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "set aside": (("release", "Try it again now"),),
     "webhook off": (("enable", "Turn on and send what it missed"),),
     "parked": (("retry_now", "Retry now"), ("give_up", "Give up")),
+    "parked moves": (("retry_now", "Retry now"), ("give_up", "Give up")),
 }
 # Kinds whose actions only the brand's owner takes (a webhook endpoint is the owner's).
 OWNER_ONLY = frozenset({"webhook off"})
@@ -77,6 +82,7 @@ ROWS = {
     "webhook off": lambda brand: WebhookEndpoint.objects.filter(brand=brand),
     "parked": lambda brand: Timer.objects.filter(brand=brand, state=Timer.State.HELD,
                                                  parked__isnull=False),
+    "parked moves": lambda brand: Connection.objects.filter(brand=brand, parked__isnull=False),
 }
 
 
@@ -101,8 +107,8 @@ def act(brand: Brand, kind: str, row: str, do: str, *, reason: str = "", by: str
         return _dismiss(brand, kind, row, reason=reason, by=by, now=now)
     if do == "run":
         return _run(brand, found, by=by, now=now)
-    if do in PARKED_ACTIONS:
-        return PARKED_ACTIONS[do](found, by=by, now=now)
+    if kind in PARKED_ACTIONS:
+        return PARKED_ACTIONS[kind][do](found, by=by, now=now)
     said = {"resolve": _resolve, "retry": _retry, "release": _release,
             "enable": _enable}[do](brand, found, now)
     records.write(f"attention.{do}", brand=brand, instant=now,
@@ -181,7 +187,29 @@ def _give_up(timer: Timer, *, by: str, now: datetime) -> str:
     return "Given up: it will not run, and that is on the record."
 
 
-PARKED_ACTIONS = {"retry_now": _retry_now, "give_up": _give_up}
+def _retry_moves(link: Connection, *, by: str, now: datetime) -> str:
+    """Parked timed moves tried again: the next tick runs the connection's minute
+    (`moves.parking`, which records it)."""
+    try:
+        moves_parking.retry_now(link.pk, by=by, now=now)
+    except moves_parking.NotParked:
+        return "They are not parked any more: they were retried or given up already."
+    return ("They are tried again at the next tick. If they fail again, they come back "
+            "here.")
+
+
+def _give_up_moves(link: Connection, *, by: str, now: datetime) -> str:
+    """Parked timed moves given up: the connection is paused until someone resumes it."""
+    try:
+        moves_parking.give_up(link.pk, by=by, now=now)
+    except moves_parking.NotParked:
+        return "They are not parked any more: they were retried or given up already."
+    return ("Given up: the timed moves are paused, and no row moves on its own until you "
+            "resume them on the Timed moves page.")
+
+
+PARKED_ACTIONS = {"parked": {"retry_now": _retry_now, "give_up": _give_up},
+                  "parked moves": {"retry_now": _retry_moves, "give_up": _give_up_moves}}
 
 
 def _resolve(brand: Brand, fault: Fault, now: datetime) -> str:

@@ -206,6 +206,9 @@ EVENT_SENTENCES: dict[str, Callable[[dict], str]] = {
     "timer.parked": lambda d: f"A scheduled {shown.kind(str(d.get('timer_kind', '')))} failed "
                               f"{d.get('attempts')} times in a row, so it was parked: it is "
                               "not tried again until someone retries it or gives it up.",
+    "connection.parked": lambda d: f"The timed moves of the tables failed {d.get('attempts')} "
+                                   "times in a row, so they were parked: no row moves on its "
+                                   "own until someone retries them or gives them up.",
     "tick.stopped": lambda d: f"Nothing ran for {_seconds(d, 'stopped_s')}{_between(d)}: the "
                               "tick had stopped. It ran again and caught up.",
 }

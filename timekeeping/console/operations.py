@@ -17,6 +17,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from calendars.models import Postponement
 from timekeeping import clocks
 from timekeeping.access.calendars import NO_CALENDAR, SHARED, CalendarRefused, notice_calendar
+from timekeeping.attention import settling
 from timekeeping.basics import refusals, shown, wallclock
 from timekeeping.clocks import history
 from timekeeping.console import connections, forms, rehearsals, test_mode
@@ -33,6 +34,7 @@ from timekeeping.models import (
     brands_kept_by,
 )
 from timekeeping.moves import operate as moves
+from timekeeping.moves import parking as moves_parking
 from timekeeping.schedules import operate as schedules
 from timekeeping.tick import test_clocks, trace
 
@@ -136,7 +138,11 @@ def moves_page(request, brand_id: str):
                                       row.table, row.row, named.get((row.table, row.rule), ""),
                                       row.code)} for row in aside],
                   "preview": preview[:PREVIEW_SHOWN], "preview_more": len(preview) > PREVIEW_SHOWN,
-                  "last_run": face.at(link.last_run), "hours": PREVIEW_HOURS}
+                  "last_run": face.at(link.last_run), "hours": PREVIEW_HOURS,
+                  # Backing off or parked after failed minutes (issue 31, moves.parking).
+                  "tried_next": face.at(link.next_attempt), "parked": face.at(link.parked),
+                  "failed_with": moves_parking.failed_with(link),
+                  "parked_actions": settling.ACTIONS["parked moves"]}
     return render(request, "console/moves.html", found)
 
 

@@ -37,6 +37,7 @@ TITLES = {
     "schedule.recovered": "Schedule ran again", "row.moved": "Row moved on time",
     "row.set_aside": "Row held back", "timer.late": "Work ran late",
     "timer.parked": "Work parked after failing",
+    "connection.parked": "Timed moves parked after failing",
     "tick.stopped": "Scheduled work had stopped",
     catalogue.TEST_TYPE: "Test event",
 }

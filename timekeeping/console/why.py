@@ -255,7 +255,21 @@ def _row_state(venue: Venue, spec, row, name: str, now: datetime, zone: ZoneInfo
                      f"{aside.rule} was refused ({aside.code}); the job tries it again then.")
     if link.paused:
         lines.append("The connection is paused: no timed move runs until it is resumed.")
-    return lines
+    return lines + _backing_off(link, zone, now)
+
+
+def _backing_off(link, zone: ZoneInfo, now: datetime) -> list[str]:
+    """The connection's failed minutes (issue 31, `moves.parking`): when the job tries again,
+    or that it is parked."""
+    if link.parked:
+        return [f"The timed moves failed {link.attempts} times in a row, the last "
+                f"{_at(link.parked, zone, now)}, so they were parked: nothing moves until "
+                "someone retries them or gives them up (Needs attention)."]
+    if link.attempts and link.next_attempt:
+        times = "once" if link.attempts == 1 else f"{link.attempts} times in a row"
+        return [f"The timed moves failed {times}; the job tries again "
+                f"{_at(link.next_attempt, zone, now)}, waiting longer after each failure."]
+    return []
 
 
 def _moment(venue: Venue, row, rule, now: datetime, zone: ZoneInfo) -> str:

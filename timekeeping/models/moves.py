@@ -21,6 +21,14 @@ class Connection(models.Model):
     lease_holder = models.CharField(max_length=200, blank=True, default="", editable=False)
     lease_until = models.DateTimeField(null=True, blank=True, editable=False)
     last_run = models.DateTimeField(null=True, blank=True)
+    # Backoff (issue 31, docs/operating.md): failures of its whole minute in a row, the last
+    # one's error, and when the job tries it next (None: each minute).
+    attempts = models.PositiveIntegerField(default=0, editable=False)
+    last_error = models.TextField(blank=True, default="", editable=False)
+    next_attempt = models.DateTimeField(null=True, blank=True, editable=False)
+    # Parked after `brand.park_after` failures: the job no longer tries it until someone
+    # retries it or gives it up (`timekeeping.moves.parking`).
+    parked = models.DateTimeField(null=True, blank=True, editable=False)
 
     def __str__(self) -> str:
         return f"{self.brand} ({self.database})"

@@ -1,7 +1,8 @@
 """The once-a-minute job that makes timed moves (SPEC A6-A8), and sends reminders (A12).
 
 For each connection whose tables list timed moves (one at a time per connection: its lease;
-a paused connection is skipped):
+a paused connection is skipped, and so is one backing off after a failed minute until its next
+attempt, or parked after too many: `moves.parking`):
 
 1. candidates per timed move: rows still in `from`, prefiltered in SQL on the (state, moment
    column) index, and rows set aside within the hour left out; each moment judged exactly in
@@ -14,6 +15,10 @@ a paused connection is skipped):
    MOMENT_OUT_OF_RANGE) sets the row aside for an hour and logs it (connection, table, key,
    rule, code), never holding newer rows up; a row another writer holds is tried next minute;
    a lost database ends the minute.
+
+A minute that raises (its database unreachable, a table missing) is the connection's failure:
+the tick's guard writes it (`moves.parking.failed`, issue 31); a minute that ends resets its
+count.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from django.db import DatabaseError, IntegrityError, OperationalError, connectio
 from django.db.models import F
 
 from timekeeping.models import Connection, SetAside, TestClock
-from timekeeping.moves import effects, moments, reminders
+from timekeeping.moves import effects, moments, parking, reminders
 from timekeeping.moves.moments import MomentOutOfRange
 from timekeeping.moves.rows import (
     MoveRefused,
@@ -41,6 +46,7 @@ from timekeeping.moves.rows import (
 )
 from timekeeping.specs.tables import Table, Timed
 from timekeeping.timers import leases, records
+from timekeeping.timers.parking import come
 
 log = logging.getLogger("timekeeping.moves")
 CAP = 500
@@ -73,28 +79,34 @@ class Minute:
 
 
 def due_connections(*, now: datetime) -> list[Connection]:
-    """Connections not paused whose job has not run this minute (once a minute each), the one
-    whose job ran least recently first: a tick whose budget runs out before the last of them
-    leaves those to the next tick, which starts with them."""
+    """Connections not paused nor parked, whose next attempt after a failure (if any) has come
+    and whose job has not run this minute (once a minute each), the one whose job ran least
+    recently first: a tick whose budget runs out before the last of them leaves those to the
+    next tick, which starts with them."""
     minute = now.replace(second=0, microsecond=0)
     return [link for link in Connection.objects.select_related("brand", "brand__owner")
-            .filter(paused=False).order_by(F("last_run").asc(nulls_first=True), "pk")
+            .filter(paused=False, parked__isnull=True).filter(come(now))
+            .order_by(F("last_run").asc(nulls_first=True), "pk")
             if not link.last_run or link.last_run.replace(second=0, microsecond=0) != minute]
 
 
 def run_connection(link: Connection, *, now: datetime, holder: str, cap: int = CAP) -> Minute:
+    """One connection's minute under its lease; it raises when the minute fails as a whole,
+    and resets the connection's failures when it ends (`moves.parking`)."""
     minute = Minute(link.pk)
     if link.paused or not leases.take(Connection, link.pk, holder=holder, now=now,
                                       until=now + LEASE):
         return minute
-    minute.ran = True
+    done = {"last_run": now}
     try:
+        minute.ran = True
         venue = Venue.of(link, remember=True)
         minute.reminders = reminders.run(venue, now)
         minute.holds_given_back = give_back_holds(venue, now)
         move_due(venue, now, cap, minute)
+        done |= parking.succeeded(link)
     finally:
-        leases.give_back(Connection, link.pk, holder=holder, extra={"last_run": now})
+        leases.give_back(Connection, link.pk, holder=holder, extra=done)
     return minute
 
 

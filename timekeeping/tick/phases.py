@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef
@@ -13,6 +14,7 @@ from timekeeping.basics import wallclock
 from timekeeping.digests import send as digests
 from timekeeping.models import Brand, Fault
 from timekeeping.moves import job as moves
+from timekeeping.moves import parking as connection_parking
 from timekeeping.schedules import engine as schedules
 from timekeeping.tick import housekeeping, test_clocks
 from timekeeping.tick.clock import guarded_clock, real_owed, tick_clock
@@ -153,13 +155,19 @@ def run_schedules(faults: Faults, result: TickResult, *, instant: datetime, dead
 
 def move_rows(faults: Faults, result: TickResult, *, instant: datetime, deadline: float,
               holder: str) -> None:
-    """The timed moves phase: each connection's minute, each in its own guard."""
+    """The timed moves phase: each connection's minute, each in its own guard; a minute that
+    fails backs its connection off, and parks it after too many (`moves.parking`)."""
     for link in moves.due_connections(now=instant):
         if time.monotonic() > deadline:  # its minute is the next tick's
             result.moves_unreached.add(link.pk)
             continue
-        with faults.guard(Fault.Phase.MOVES, where=link.pk, brand=link.brand):
+        with faults.guard(Fault.Phase.MOVES, where=link.pk, brand=link.brand,
+                          then=partial(_backed_off, link, instant)):
             result.add_minute(moves.run_connection(link, now=instant, holder=holder))
+
+
+def _backed_off(link, instant: datetime, error: Exception) -> None:
+    connection_parking.failed(link, error=error, instant=instant)
 
 
 def sweep_outbox(faults: Faults, result: TickResult, deadline: float | None = None) -> None:

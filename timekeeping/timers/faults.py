@@ -8,7 +8,9 @@ tick (schedules, the outbox sweep, housekeeping) runs inside `Faults.guard`. A f
 2. opens a `Fault` for that place, or counts on the one already open: only the first
    failure writes a `tick.failed` record on the brand and tells its owner, once, through the
    outbox, so a place that fails every minute does not mail every minute;
-3. lets the tick go on with everything else.
+3. hands the failure, after the undoing, to the work's own backoff when it has one (a
+   connection's minute: `moves.parking.failed`, issue 31), so the next try waits;
+4. lets the tick go on with everything else.
 
 The next success at the same place resolves its fault. Only a database that is gone stops
 the tick: then the error is raised again, and `manage.py tick` exits non-zero.
@@ -17,7 +19,7 @@ the tick: then the error is raised again, and `manage.py tick` exits non-zero.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 
@@ -42,7 +44,10 @@ class Faults:
         self._open: set[tuple[str, str]] | None = None
 
     @contextmanager
-    def guard(self, phase: str, *, where: str, brand: Brand | None = None) -> Iterator[None]:
+    def guard(self, phase: str, *, where: str, brand: Brand | None = None,
+              then: Callable[[Exception], object] | None = None) -> Iterator[None]:
+        """Run the guarded work; a failure is undone, recorded, and handed to `then` (the
+        work's own backoff, `moves.parking.failed`), written after the undoing so it stays."""
         try:
             with transaction.atomic() if connection.in_atomic_block else nullcontext():
                 yield
@@ -50,8 +55,18 @@ class Faults:
             if database_gone():
                 raise
             self.raised.append(self._failed(phase, where, brand, error))
+            if then is not None:
+                self._then(then, error, where)
         else:
             self.succeeded(phase, where)
+
+    @staticmethod
+    def _then(then: Callable[[Exception], object], error: Exception, where: str) -> None:
+        try:
+            with transaction.atomic() if connection.in_atomic_block else nullcontext():
+                then(error)
+        except Exception:  # noqa: BLE001 - the failure is recorded above; the tick goes on
+            log.exception("could not write the failure's backoff at %s", where)
 
     def _open_places(self) -> set[tuple[str, str]]:
         if self._open is None:
@@ -101,10 +116,19 @@ def _tell(fault: Fault) -> None:
             subject=f"Keeping Time: {fault.get_phase_display()} of {brand.name} failed",
             body=(f"On {shown.moment(fault.first_seen, brand.calendar_rules().zone_name)} "
                   f"Keeping Time could not do the {fault.get_phase_display()} of "
-                  f"{brand.name}.\n\nEverything else went on. We try again every minute; "
-                  "you hear from us once, until it works again. What needs attention is on "
+                  f"{brand.name}.\n\nEverything else went on. {_again(fault, brand)} You "
+                  "hear from us once, until it works again. What needs attention is on "
                   f"your console:\n\n{settings.SITE_URL}/console/{brand.pk}/\n"),
         )
+
+
+def _again(fault: Fault, brand: Brand) -> str:
+    """When the failed work is tried again: each minute, or, for a connection's timed moves,
+    after a wait that grows until it is parked (`moves.parking`, issue 31)."""
+    if fault.phase == Fault.Phase.MOVES:
+        return ("We try again in a minute, then wait longer after each failure; after "
+                f"{brand.park_after} failures in a row we stop trying until you say so.")
+    return "We try again every minute."
 
 
 def database_gone() -> bool:

@@ -1,6 +1,10 @@
 """Backoff and parking for timers whose handler fails (issue 31, docs/operating.md).
 
-    delay(attempts, seed=…)            the wait after the `attempts`-th failure
+    delay(attempts, seed=…)            the wait after the `attempts`-th failure (the one
+                                       schedule of every kind of work that backs off: timers
+                                       here, a connection's timed moves in `moves.parking`)
+    come(instant)                      what backs off and whose next attempt has come
+    kept_error(error)                  a failure's traceback as a row keeps it
     failed(timer, error=…, instant=…)  a failure written on the timer: its next attempt, or
                                        parked after `brand.park_after` attempts
     retry_now(timer_id, …)             a parked timer armed again: the next tick fires it
@@ -46,9 +50,15 @@ def delay(attempts: int, *, seed: str) -> timedelta:
 
 
 def come(instant: datetime) -> Q:
-    """Armed timers whose next attempt, if a failure set one, has come by `instant`: with
-    `owed__lte=instant`, what the tick takes."""
+    """Rows whose next attempt, if a failure set one, has come by `instant`: for armed timers,
+    with `owed__lte=instant`, what the tick takes; for connections, those the job tries."""
     return Q(next_attempt__isnull=True) | Q(next_attempt__lte=instant)
+
+
+def kept_error(error: BaseException) -> str:
+    """The failure's traceback as a row's `last_error` keeps it: its last 4,000 characters,
+    with no NUL (which PostgreSQL's text refuses)."""
+    return "".join(traceback.format_exception(error))[-4000:].replace("\x00", "\\0")
 
 
 def failed(timer: Timer, *, error: BaseException, instant: datetime, details: dict) -> bool:
@@ -59,7 +69,7 @@ def failed(timer: Timer, *, error: BaseException, instant: datetime, details: di
     park = attempts >= timer.brand.park_after
     fields: dict = {
         "attempts": attempts,
-        "last_error": "".join(traceback.format_exception(error))[-4000:].replace("\x00", "\\0"),
+        "last_error": kept_error(error),
         "next_attempt": None if park else instant + delay(attempts, seed=timer.id),
     }
     if park:

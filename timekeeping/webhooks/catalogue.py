@@ -71,6 +71,9 @@ TYPES: tuple[EventType, ...] = (
     EventType("timer.parked", ("timer.parked",),
               "Scheduled work failed too many times in a row and was parked: it is not tried "
               "again until someone retries it or gives it up."),
+    EventType("connection.parked", ("connection.parked",),
+              "The timed moves of a brand's tables failed too many times in a row and were "
+              "parked: no row moves on its own until someone retries them or gives them up."),
     EventType("tick.stopped", ("tick.stopped",),
               "The tick had stopped; it runs again and catches up."),
 )

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from timekeeping.basics import wallclock
-from timekeeping.models import Delivery, Dismissal, Fault, Record, SetAside, Timer
+from timekeeping.models import Connection, Delivery, Dismissal, Fault, Record, SetAside, Timer
 from timekeeping.timers import records
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
@@ -156,3 +156,65 @@ def test_a_parked_timer_is_retried_now_or_given_up_from_the_list(desk):
     assert "so it was parked" not in _needs(desk)
     again = _settle(desk, kind="parked", row=other.pk, do="retry_now")
     assert "no such item at this brand" in _text(desk.clients["owner"].get(again["Location"]))
+
+
+def _parked_moves(brand) -> Connection:
+    """The brand's timed moves parked after ten failed minutes (issue 31, moves.parking); the
+    tax desk has no tables, so its connection is made here, as a manifest with tables would."""
+    link = Connection.objects.create(brand=brand, database="venue", attempts=10,
+                                     parked=NOW - timedelta(minutes=5),
+                                     last_error="Traceback …\nConnectionDoesNotExist: The "
+                                                "connection 'venue' doesn't exist.\n")
+    Fault.objects.create(brand=brand, phase=Fault.Phase.MOVES, where=link.pk, count=10,
+                         error="ConnectionDoesNotExist", first_seen=NOW - timedelta(hours=9),
+                         last_seen=NOW - timedelta(minutes=5))
+    return link
+
+
+def test_parked_timed_moves_are_retried_now_or_given_up_from_the_list(desk):
+    link = _parked_moves(desk.brand)
+    needs = _needs(desk)
+    assert ("The timed moves of your tables failed 10 times in a row, so they were parked: no "
+            "row moves on its own until you retry them or give them up") in needs
+    assert "Retry now" in needs and "Give up" in needs
+    assert "The timed moves failed" not in needs  # its fault is said by the parked item
+    assert "Retry now" not in _needs(desk, "viewer")
+    assert _settle(desk, "viewer", kind="parked moves", row=link.pk,
+                   do="retry_now").status_code == 403
+    assert _settle(desk, "stranger", kind="parked moves", row=link.pk,
+                   do="give_up").status_code == 404
+    done = _settle(desk, "manager", kind="parked moves", row=link.pk, do="retry_now")
+    assert "They are tried again at the next tick" in _text(
+        desk.clients["manager"].get(done["Location"]))
+    link.refresh_from_db()
+    assert (link.parked, link.next_attempt, link.attempts) == (None, None, 10)
+    assert Record.objects.get(kind="connection.retried").data["attempts"] == 10
+    # Back to backing off, it says so: its fault is on the list again, with when.
+    assert "they are tried again later, waiting longer after each failure" in _needs(desk)
+    Connection.objects.filter(pk=link.pk).update(parked=NOW)
+    given_up = _settle(desk, kind="parked moves", row=link.pk, do="give_up")
+    assert "the timed moves are paused" in _text(
+        desk.clients["owner"].get(given_up["Location"]))
+    link.refresh_from_db()
+    assert (link.paused, link.parked, link.attempts) == (True, None, 0)
+    assert "so they were parked" not in _needs(desk)
+    again = _settle(desk, kind="parked moves", row=link.pk, do="retry_now")
+    assert "no such item at this brand" in _text(desk.clients["owner"].get(again["Location"]))
+
+
+def test_the_timed_moves_page_says_they_are_parked_and_offers_the_same_controls(desk):
+    link = _parked_moves(desk.brand)
+    page = desk.url("moves/")
+    with wallclock.fixed(NOW):
+        said = _text(desk.clients["owner"].get(page, {"test": "off"}))
+        assert "Parked: the timed moves failed 10 times in a row" in said
+        assert "Retry now" in said and "Give up" in said
+        assert "Retry now" not in _text(desk.clients["viewer"].get(page, {"test": "off"}))
+        done = desk.clients["owner"].post(desk.url("attention/settle"), {
+            "kind": "parked moves", "row": link.pk, "do": "retry_now", "next": page})
+        assert done["Location"] == page
+        Connection.objects.filter(pk=link.pk).update(next_attempt=NOW + timedelta(minutes=8),
+                                                     attempts=4)
+        said = _text(desk.clients["owner"].get(page))
+    assert "Parked" not in said
+    assert "The timed moves failed 4 times in a row; they are tried again in 8 minutes" in said

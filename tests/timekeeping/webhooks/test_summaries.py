@@ -56,6 +56,9 @@ SAMPLES = {
     "timer.late": {"timers": 3, "owed_from": "2027-03-14T04:46:00Z", "latest_by_s": 5520.0},
     "timer.parked": {"timer_kind": "delay", "key": "order:1042:remind", "owner": "",
                      "attempts": 10, "error": "RuntimeError: the handler broke"},
+    "connection.parked": {"connection": "con_0123456789abcdef", "attempts": 10,
+                          "error": "ConnectionDoesNotExist: The connection 'venue' doesn't "
+                                   "exist."},
     "tick.stopped": {"since": "2027-03-14T04:46:00Z", "until": "2027-03-14T06:18:00Z",
                      "stopped_s": 5520.0},
 }
