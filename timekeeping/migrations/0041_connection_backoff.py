@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('timekeeping', '0039_parking'),
+        ("timekeeping", "0040_brand_archive"),
     ]
 
     operations = [
