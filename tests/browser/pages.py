@@ -24,7 +24,7 @@ FAILING = ("serious", "critical")  # axe-core's impacts that fail the check
 ID = re.compile(r"\b(?!brd_)([a-z]{2,4})_[A-Za-z0-9]+")
 LINKS = "Array.from(document.querySelectorAll('a[href]'), a => a.getAttribute('href'))"
 # Links that leave the pages (feeds, downloads, the API, the admin) or end the session.
-SKIP = ("/feed", ".ics", "logout", "/api/", "/admin/", "webcal:")
+SKIP = ("/feed", ".ics", "logout", "/api/", "/admin/", "webcal:", "/leave/export")
 WITHIN = ("/console/", "/portal/", "/delivery/", "/accounts/", "/ask/")
 LIMIT = 120  # pages per person: a crawl that finds more is a crawl gone wrong
 
