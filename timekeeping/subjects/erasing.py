@@ -25,9 +25,9 @@ transaction:
    key becomes its id, its facts, contact and owner's name are emptied, its feed gets a new
    secret (the feed answers 404) and `erased` is set. Its jobs' facts are emptied; its asks'
    party and address and its dates' "by" text lose the personal data.
-6. The outbox: an unsent email about it (its key names what it owns, or it goes to one of its
-   addresses) is dropped; every other email of the brand that names it (a sent one, a digest)
-   keeps no personal data.
+6. The outbox: an email about it never delivered (its key names what it owns, or it goes to
+   one of its addresses; waiting or failed) is dropped; every other email of the brand that
+   names it (a sent one, a digest) keeps no personal data.
 7. Its records lose their personal data (`scrubbing.records`: the one exception to
    append-only), with the copies they left: webhook attempts' answers, the demo receiver's
    bodies, its walks' trace lines, its timers' payloads and errors.

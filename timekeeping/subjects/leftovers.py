@@ -34,15 +34,16 @@ from timekeeping.subjects.scrubbing import Needles, chunks, records
 
 KEY_PARTS = re.compile(r"[:#@\s]")  # an idempotency key's parts: `job_…:lapsed:…`, `clk_…#US@1:…`
 CONDITIONS = 200  # LIKE conditions in one query
-UNSENT = [Delivery.State.PENDING, Delivery.State.RUNNING]
+# Never delivered: waiting, being sent, or failed for good (a failed one could be sent again).
+UNSENT = [Delivery.State.PENDING, Delivery.State.RUNNING, Delivery.State.FAILED]
 
 
 def outbox(subject: Subject, owned: Owned, needles: Needles) -> int:
     """Step 6. An unsent email about the subject (its key names what it owns, or it goes to
-    one of its addresses) is dropped, to whomever it goes; any other email of the brand that
-    names it (a sent one, a member's digest) keeps no personal data. The race: a sweep that
-    claimed an email a moment before (running) may be sending it; deleting its row cannot
-    call it back, and the sweep's outcome then updates nothing."""
+    one of its addresses), waiting or failed, is dropped, to whomever it goes; any other
+    email of the brand that names it (a sent one, a member's digest) keeps no personal data.
+    The race: a sweep that claimed an email a moment before (running) may be sending it;
+    deleting its row cannot call it back, and the sweep's outcome then updates nothing."""
     ids, dropped = owned.ids(), 0
     for delivery in _naming(subject.brand_id, ids, needles):
         payload = delivery.payload if isinstance(delivery.payload, dict) else {}

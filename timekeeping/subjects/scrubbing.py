@@ -28,6 +28,7 @@ ERASED = "[erased]"  # what stands where personal data stood
 SHORTEST = 3  # a needle shorter than this is replaced only as a whole value
 CHUNK = 500  # ids in one query: far below any database's limit on parameters
 GENERIC_PARTY = "the subject's contact"  # `jobs.asks`' party when the subject names no one
+INPUT_PARTY = "the party in input."  # … when the job's input names no address
 
 
 def chunks(values: Iterable, size: int = CHUNK) -> Iterator[list]:
@@ -75,7 +76,8 @@ class Needles:
             user = link.customer.user
             names.add(user.get_full_name())
             addresses |= {user.get_username(), user.email}
-        names.discard(GENERIC_PARTY)
+        names = {name for name in names if name != GENERIC_PARTY
+                 and not name.startswith(INPUT_PARTY)}
         return cls(frozenset(each.strip() for each in names if each and each.strip()),
                    frozenset(each.strip() for each in addresses if each and each.strip()))
 

@@ -177,7 +177,13 @@ def test_unsent_emails_about_it_are_dropped_and_the_digest_naming_it_goes_withou
     unsent = Delivery.objects.filter(state="pending", channel="email")
     assert {key.split(":")[0] for key in unsent.values_list("idempotency_key", flat=True)} == {
         "invitation", "digest"}
-    _erase(actors, juniper)
+    # The first invitation to Sam failed for good, as ten failed tries leave an email.
+    first = Delivery.objects.get(state="succeeded", payload__to=["sam@juniper.example"])
+    Delivery.objects.filter(pk=first.pk).update(state="failed", last_error="550 no mailbox")
+    sent = Delivery.objects.filter(state="succeeded", channel="email").count()
+    assert _erase(actors, juniper).json()["emails"] == 2
+    assert not Delivery.objects.filter(state="failed").exists()
+    assert Delivery.objects.filter(state="succeeded", channel="email").count() == sent
     [digest] = Delivery.objects.filter(state="pending", channel="email")
     assert digest.idempotency_key.startswith("digest:")
     assert "[erased]: The annual return job for 2027 was opened." in digest.payload["body"]
@@ -195,6 +201,7 @@ def test_the_pages_the_api_and_the_feed_no_longer_say_it(juniper, actors):
     assert "Make a new link" not in text and "Send the invitation" not in text
     listed = owner.get(f"/console/{juniper.brand_id}/subjects/").content.decode()
     assert "Erased subject" in listed and _found(listed) == []
+    assert "erased on Fri 3 Mar 2028, 11:00 EST" in listed
     read = owner.get(f"/api/subjects/{juniper.pk}").json()
     assert read["erased"] == "2028-03-03T16:00:00Z" and _found(json.dumps(read)) == []
     assert owner.get(feed).status_code == 404
@@ -306,3 +313,13 @@ def test_the_command_erases_once_it_is_told_yes(juniper, capsys):
     assert Record.objects.get(kind="subject.erased").data["by"] == "ops (ticket 88)"
     with pytest.raises(CommandError, match="was erased on 2028-03-03"):
         call_command("subjects", "erase", juniper.pk, "--yes")
+
+
+def test_the_admin_only_reads_an_erased_subject(juniper, actors, admin_client_logged_in):
+    page = f"/admin/timekeeping/subject/{juniper.pk}/change/"
+    assert 'name="_save"' in admin_client_logged_in.get(page).content.decode()
+    _erase(actors, juniper)
+    shown = admin_client_logged_in.get(page)
+    assert shown.status_code == 200 and 'name="_save"' not in shown.content.decode()
+    assert admin_client_logged_in.post(page, {"name": "Juniper Labs"}).status_code == 403
+    assert Subject.objects.get(pk=juniper.pk).name == "Erased subject"
