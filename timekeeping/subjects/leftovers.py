@@ -80,12 +80,7 @@ def history(subject: Subject, owned: Owned, needles: Needles) -> int:
     errors and its walks' trace lines. Answers how many records changed."""
     brand_id = subject.brand_id
     timers = owned.timer_ids(brand_id)
-    ids = set(Record.objects.filter(brand_id=brand_id, subject=subject.pk).values_list(
-        "pk", flat=True))
-    for batch in chunks(timers):
-        ids |= set(Record.objects.filter(brand_id=brand_id, timer__in=batch).values_list(
-            "pk", flat=True))
-    changed = records(brand_id, sorted(ids), needles)
+    changed = records(brand_id, _its_records(brand_id, subject.pk, timers), needles)
     for batch in chunks(changed):
         _scrub_rows(WebhookAttempt.objects.filter(brand_id=brand_id, delivery__event__in=batch),
                     needles, text=("response", "error"))
@@ -98,6 +93,17 @@ def history(subject: Subject, owned: Owned, needles: Needles) -> int:
             _scrub_rows(WalkLine.objects.filter(brand_id=brand_id, timer__in=batch), needles,
                         text=("text",))
     return len(changed)
+
+
+def _its_records(brand_id: str, subject: str, timers: list[str]) -> Iterator[tuple]:
+    """Each record of the subject's, and of its timers' firings, once: id, written, data."""
+    fields = ("pk", "written", "data")
+    mine = Record.objects.filter(brand_id=brand_id)
+    yield from mine.filter(subject=subject).values_list(*fields).iterator(chunk_size=2000)
+    for batch in chunks(timers):
+        # A firing's records name its timer, not the subject (those the subject has too were
+        # read above).
+        yield from mine.filter(timer__in=batch).exclude(subject=subject).values_list(*fields)
 
 
 def _scrub_rows(rows, needles: Needles, *, text: tuple[str, ...] = (),

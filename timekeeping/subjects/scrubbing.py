@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 
 from django.db import connection
@@ -127,28 +128,32 @@ class Needles:
         return found
 
 
-def records(brand_id: str, ids: Iterable[str], needles: Needles) -> list[str]:
-    """Rewrite the `data` of these records of the brand without the needles; answers the ids
-    of those that changed.
+def records(brand_id: str, rows: Iterable[tuple[str, datetime, object]],
+            needles: Needles) -> list[str]:
+    """Rewrite the `data` of these records of the brand (`rows`: each one's id, `written` and
+    data) without the needles; answers the ids of those that changed.
 
     The one exception to append-only (DESIGN decision 5, docs/foundation.md): records never
     change, except that erasing a subject takes its personal data out of its own records. It
-    is a raw UPDATE of `data` alone, row by row, named by id and brand, inside the erasure's
+    is a raw UPDATE of `data` alone, row by row, named by id, brand and `written` (the month
+    PostgreSQL keeps it in, so each update reads one partition), inside the erasure's
     transaction: the kind, instant, subject, job and timer stay as they were, and no other
     path of the product (the ORM's save, update and delete all refuse) can do it."""
-    changed: list[tuple[str, object]] = []
-    for batch in chunks(ids):
-        for pk, data in Record.objects.filter(brand_id=brand_id, pk__in=batch).values_list(
-                "pk", "data"):
-            scrubbed = needles.scrub(data)
-            if scrubbed != data:
-                changed.append((pk, scrubbed))
+    changed: list[tuple[str, datetime, object]] = []
+    for pk, written, data in rows:
+        scrubbed = needles.scrub(data)
+        if scrubbed != data:
+            changed.append((pk, written, scrubbed))
     field = Record._meta.get_field("data")
     table = connection.ops.quote_name(Record._meta.db_table)
+    # Only PostgreSQL partitions the records by `written`; SQLite keeps it as text of its own.
+    month = " AND written = %s" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cursor:
         for batch in chunks(changed):
             cursor.executemany(
-                f"UPDATE {table} SET data = %s WHERE id = %s AND brand_id = %s",  # noqa: S608
-                [(field.get_db_prep_save(data, connection), pk, brand_id)
-                 for pk, data in batch])
-    return [pk for pk, _ in changed]
+                f"UPDATE {table} SET data = %s WHERE id = %s AND brand_id = %s{month}",  # noqa: S608
+                [(field.get_db_prep_save(data, connection), pk, brand_id,
+                  *([written] if month else [])) for pk, written, data in batch])
+            if cursor.rowcount not in (-1, len(batch)):  # each names exactly one row
+                raise RuntimeError(f"records: {cursor.rowcount} of {len(batch)} rewritten")
+    return [pk for pk, _, _ in changed]
