@@ -21,7 +21,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from tests.words import engine_words
+from tests.words import engine_words, visible_text
 from timekeeping import clocks, manifests
 from timekeeping.access import invitations
 from timekeeping.basics import wallclock
@@ -199,6 +199,8 @@ def test_the_pages_the_api_and_the_feed_no_longer_say_it(juniper, actors):
     text = re.sub(r"<[^>]+>", " ", page.content.decode())
     assert "Erased on" in text and "Fri 3 Mar 2028" in text and _found(text) == []
     assert "Make a new link" not in text and "Send the invitation" not in text
+    assert engine_words(visible_text(page.content.decode())) == []
+    assert "[erased] was asked by a link for organizer" in text  # its history, without Sam
     listed = owner.get(f"/console/{juniper.brand_id}/subjects/").content.decode()
     assert "Erased subject" in listed and _found(listed) == []
     assert "erased on Fri 3 Mar 2028, 11:00 EST" in listed
@@ -291,6 +293,7 @@ def test_the_console_asks_first_in_plain_words_then_says_what_was_done(juniper, 
     assert asked.status_code == 200 and "Erase Juniper Labs’s personal data for good?" in \
         text.replace("&#x27;", "’").replace("'", "’")
     assert "This cannot be undone." in text and Subject.objects.get(pk=juniper.pk).erased is None
+    assert engine_words(visible_text(text)) == []
     with wallclock.fixed(ERASED_AT):
         done = owner.post(path, {"confirmed": "yes"}, follow=True)
     said = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", done.content.decode()))
