@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 
+from django.contrib.auth import get_user_model
 from django.db import connection
+from django.db.models import Q
 
 from timekeeping.models import Ask, CustomerSubject, Invitation, Record, Subject
 
@@ -52,6 +54,16 @@ def _pattern(needles: set[str], flags: int = 0) -> re.Pattern | None:
     return re.compile(rf"(?<!\w)(?:{either})(?!\w)", flags)
 
 
+def _people_of(brand_id: str) -> set[str]:
+    """The names and addresses of a brand's owner and members, in lower case."""
+    users = get_user_model().objects.filter(
+        Q(owned_brands=brand_id) | Q(memberships__brand_id=brand_id)).distinct()
+    found = set()
+    for user in users:
+        found |= {user.get_username(), user.email, user.get_full_name()}
+    return {each.strip().lower() for each in found if each and each.strip()}
+
+
 @dataclass(frozen=True)
 class Needles:
     """A subject's personal data as text to find: `names` (its name, key and owner's name, the
@@ -77,8 +89,13 @@ class Needles:
             user = link.customer.user
             names.add(user.get_full_name())
             addresses |= {user.get_username(), user.email}
+        # The brand's own people (a member who linked themselves as a customer to try the
+        # portal, an owner whose address stands in as a contact) are no personal data of the
+        # subject's: their names stay, and their emails are not taken for the subject's.
+        staff = _people_of(subject.brand_id)
         names = {name for name in names if name != GENERIC_PARTY
-                 and not name.startswith(INPUT_PARTY)}
+                 and not name.startswith(INPUT_PARTY) and name.lower() not in staff}
+        addresses = {address for address in addresses if address.lower() not in staff}
         return cls(frozenset(each.strip() for each in names if each and each.strip()),
                    frozenset(each.strip() for each in addresses if each and each.strip()))
 

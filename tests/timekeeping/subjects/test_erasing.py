@@ -326,3 +326,26 @@ def test_the_admin_only_reads_an_erased_subject(juniper, actors, admin_client_lo
     assert shown.status_code == 200 and 'name="_save"' not in shown.content.decode()
     assert admin_client_logged_in.post(page, {"name": "Juniper Labs"}).status_code == 403
     assert Subject.objects.get(pk=juniper.pk).name == "Erased subject"
+
+
+def test_a_member_linked_as_its_customer_is_the_brands_not_the_subjects(brand, actors):
+    """The brand's owner tried the portal with their own account and address: erasing the
+    subject leaves their name, their account and their emails alone."""
+    owner = actors["owner"]
+    owner.email = "owner@northwind.example"
+    owner.save(update_fields=["email"])
+    with wallclock.fixed(T0):
+        juniper = making.make(brand, kind="taxpayer", key="12-3456789", name="Juniper Labs",
+                              contact_email="owner@northwind.example")
+    Customer.objects.create(brand=brand, user=owner).subjects.add(
+        juniper, through_defaults={"brand": brand})
+    outbox.enqueue_email(brand=brand, to=["owner@northwind.example"], subject="Your digest",
+                         body="Nothing at risk today.", key="digest:owner:1")
+    with wallclock.fixed(T0):
+        records.write("clock.acknowledged", brand=brand, instant=T0, subject=juniper.pk,
+                      data={"by": records.person(owner)})
+        erasing.erase(juniper, by=records.person(owner))
+    assert Delivery.objects.get(idempotency_key="digest:owner:1").payload["to"] == [
+        "owner@northwind.example"]
+    assert Record.objects.get(kind="clock.acknowledged").data["by"] == records.person(owner)
+    assert get_user_model().objects.filter(pk=owner.pk).exists()
