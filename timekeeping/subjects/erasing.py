@@ -23,8 +23,8 @@ transaction:
    nothing else (no other customer account, no membership, no brand, no staff).
 5. Its rows: the subject keeps its id, kind, zone and world; it is named "Erased subject", its
    key becomes its id, its facts, contact and owner's name are emptied, its feed gets a new
-   secret (the feed answers 404) and `erased` is set. Its jobs' facts are emptied; its asks'
-   party and address and its dates' "by" text lose the personal data.
+   secret (the feed answers 404) and `erased` is set. Its jobs' facts and a scheduled order's
+   are emptied; its asks' party and address and its dates' "by" text lose the personal data.
 6. The outbox: an email about it never delivered (its key names what it owns, or it goes to
    one of its addresses; waiting or failed) is dropped; every other email of the brand that
    names it (a sent one, a digest) keeps no personal data.
@@ -190,14 +190,26 @@ def _forget(user_ids: list[int]) -> None:
                   | Q(owned_brands__isnull=False)).delete()
 
 
+def _orders_forget(subject: Subject) -> None:
+    """A scheduled order for the subject (a `jobs.order` delay, ended in step 3) keeps no
+    facts: the job's input it would have given."""
+    for pk, payload in Timer.objects.filter(
+            brand_id=subject.brand_id, kind="delay", payload__operation="jobs.order",
+            payload__input__subject=subject.pk).values_list("pk", "payload"):
+        Timer.objects.filter(pk=pk).update(payload={**payload, "input": {
+            **payload["input"], "input": {}}})
+
+
 def _rows(subject: Subject, needles: scrubbing.Needles, at: datetime) -> None:
-    """Step 5: the subject, its jobs' facts, its asks' parties and its dates' "by"."""
+    """Step 5: the subject, its jobs' facts and its scheduled orders', its asks' parties and
+    its dates' "by"."""
     Subject.objects.filter(pk=subject.pk).update(
         name=NAME, key=subject.pk, input={}, contact_email="", owner_name="", erased=at,
         feed_token=new_feed_token())
     mine = {"brand_id": subject.brand_id, "subject": subject}
     Job.objects.filter(**mine).update(input={})
     Ask.objects.filter(**mine).update(party=scrubbing.GENERIC_PARTY, email="")
+    _orders_forget(subject)
     said = Occurrence.objects.filter(brand_id=subject.brand_id, clock__subject=subject).exclude(
         moved_by="", settled_by="")
     for pk, moved_by, settled_by in said.values_list("pk", "moved_by", "settled_by"):

@@ -43,7 +43,7 @@ from timekeeping.models import (
 from timekeeping.recurring import plans
 from timekeeping.subjects import erasing, making
 from timekeeping.tick import phases
-from timekeeping.timers import outbox, records
+from timekeeping.timers import delays, outbox, records
 from timekeeping.webhooks import endpoints
 
 NEW_YORK = ZoneInfo("America/New_York")
@@ -82,6 +82,9 @@ def juniper(brand, actors, receiver):
                            now=T0)
         choose.digest_set(brand=brand, user=actors["owner"], period="daily",
                           zone="America/New_York", hour=8, weekday=0, now=T0)
+        delays.delay("jobs.order", {"subject": subject.pk, "service": "annual-return",
+                                    "period": "2028", "input": {"advisor": "Rosa Delgado"}},
+                     brand=brand, at=T0 + timedelta(days=300), key="order:juniper:2028")
     outbox.sweep(now=T0 + timedelta(minutes=1))  # emails and events sent
     send.run_due(now=datetime(2028, 3, 2, 8, 5, tzinfo=NEW_YORK))  # the digest, not yet sent
     with wallclock.fixed(ERASED_AT - timedelta(hours=1)):
@@ -161,6 +164,7 @@ def test_nothing_fires_or_is_sent_for_it_afterwards(juniper, actors):
     mail.outbox.clear()
     _erase(actors, juniper)
     assert not Timer.objects.filter(brand=juniper.brand, state__in=LIVE).exists()
+    assert Timer.objects.get(key="order:juniper:2028").state == "cancelled"
     fired = Record.objects.filter(kind="timer.fired").count()
     for days in (1, 30, 200, 400):  # past every reminder, date, renewal and mint it had
         at = ERASED_AT + timedelta(days=days)
@@ -349,3 +353,33 @@ def test_a_member_linked_as_its_customer_is_the_brands_not_the_subjects(brand, a
         "owner@northwind.example"]
     assert Record.objects.get(kind="clock.acknowledged").data["by"] == records.person(owner)
     assert get_user_model().objects.filter(pk=owner.pk).exists()
+
+
+def test_a_subject_in_a_test_world_is_erased_and_its_walk_fires_nothing_of_it(
+        brand, actors, test_clock):
+    from tests.timekeeping.console.conftest import tax
+    from timekeeping.tick import test_clocks
+
+    manifests.load(brand, tax())
+    subject = making.make(brand, kind="taxpayer", key="12-3456789", name="Juniper Labs",
+                          owner_name="Sam Reyes", contact_email="books@juniper.example",
+                          test_clock=test_clock)
+    clocks.order(brand=brand, service="annual-return", subject=subject, period="2027",
+                 input={"jurisdictions": ["US", "US-CA"]})
+    owner = _owner(actors)
+
+    def walk(to: str) -> None:
+        assert owner.post(f"/api/test_clocks/{test_clock.pk}/advance", {"to": to},
+                          content_type="application/json").status_code == 202
+        test_clocks.drive(test_clocks.walking(test_clock))
+
+    walk("2028-04-01T00:00:00Z")
+    fired = Record.objects.filter(kind="timer.fired", test_clock=test_clock).count()
+    assert fired > 0
+    assert owner.post(f"/api/subjects/{subject.pk}/erase").status_code == 200
+    walk("2029-12-31T00:00:00Z")
+    assert Record.objects.filter(kind="timer.fired", test_clock=test_clock).count() == fired
+    erased = Record.objects.get(kind="subject.erased")
+    assert erased.test_clock_id == test_clock.pk and erased.instant == datetime(
+        2028, 4, 1, tzinfo=ZoneInfo("UTC"))  # on the world's own clock
+    assert _found(_kept()) == []
