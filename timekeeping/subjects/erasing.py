@@ -74,8 +74,8 @@ class SubjectErased(Exception):
         super().__init__(f"{subject.pk} was erased on {subject.erased:%Y-%m-%d}: there is "
                          "nothing left to erase")
         self.subject = subject
-        self.said = (f"It was erased on {shown.day(subject.erased)} already: there is nothing "
-                     "left to erase.")
+        self.said = (f"it was erased on {shown.day(subject.erased)} already, so there is "
+                     "nothing left to erase.")
 
 
 @dataclass(frozen=True)

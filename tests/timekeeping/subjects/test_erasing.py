@@ -306,7 +306,8 @@ def test_the_console_asks_first_in_plain_words_then_says_what_was_done(juniper, 
     assert "Its jobs, dates and history stay, without personal data." in said
     assert _found(said) == []
     again = owner.post(path, {"confirmed": "yes"}, follow=True).content.decode()
-    assert "Not erased: It was erased on Fri 3 Mar 2028 already" in again
+    assert "Not erased: it was erased on Fri 3 Mar 2028 already, so there is nothing left " \
+           "to erase." in again
 
 
 def test_the_command_erases_once_it_is_told_yes(juniper, capsys):
