@@ -35,12 +35,12 @@ def test_the_api_answers_as_its_schema_says(case, world, live_server):
 
 
 def _caller(case, world) -> dict[str, str]:
-    """A's key; for the doors only a brand's owner opens (webhook endpoints and loading a
-    manifest, which a key may not touch), A's owner's session, with a CSRF token as a browser
-    sends it. The cookies go in the case's own, which schemathesis sends (it fills the
-    schema's cookie scheme)."""
+    """A's key; for the doors only a brand's owner opens (webhook endpoints, loading a
+    manifest and erasing a subject, which a key may not touch), A's owner's session, with a
+    CSRF token as a browser sends it. The cookies go in the case's own, which schemathesis
+    sends (it fills the schema's cookie scheme)."""
     if "/webhooks" not in case.operation.path and not case.operation.path.endswith(
-            "/manifests"):
+            ("/manifests", "/erase")):
         return {"Authorization": f"Bearer {world.secrets['key_a']}"}
     token = "t" * 32
     case.cookies = {django_settings.SESSION_COOKIE_NAME: world.clients["owner_a"].cookies[

@@ -117,6 +117,16 @@ def parked_connection(world: World, n: int = 0) -> dict:
     return {}
 
 
+def erasable(world: World) -> Subject:
+    """A subject of A's for the erase doors (`{erasable}`), made when a door first asks for
+    it, and made again once erased, so the world's own subject stays as the other doors
+    need it."""
+    found, _ = Subject.objects.get_or_create(
+        brand=world.brand, kind="taxpayer", key="doors:erase", test_clock=None,
+        defaults={"name": "Erasable Co", "contact_email": "books@erasable.example"})
+    return found
+
+
 DOORS_HOOK = "https://hooks.example.test/in"
 
 

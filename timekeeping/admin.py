@@ -298,9 +298,10 @@ class ManifestAdmin(admin.ModelAdmin):
 class SubjectAdmin(admin.ModelAdmin):
     """A subject's name, contact and input can be corrected here; its brand, its world (a
     test clock) and the manifest it opened under cannot, and it is never deleted here: its
-    jobs, dates and armed timers hang on it."""
+    jobs, dates and armed timers hang on it. An erased subject is only read: its personal
+    data is gone for good (`timekeeping.subjects.erasing`)."""
 
-    list_display = ["name", "id", "kind", "key", "zone", "brand", "test_clock"]
+    list_display = ["name", "id", "kind", "key", "zone", "brand", "test_clock", "erased"]
     list_filter = ["brand", "kind"]
     list_select_related = ["brand", "test_clock"]
     search_fields = ["id", "name", "key"]
@@ -308,6 +309,10 @@ class SubjectAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return ["brand", "test_clock", "bundle"] if obj is not None else ["bundle"]
+
+    def has_change_permission(self, request, obj=None):
+        return (obj is None or obj.erased is None) and super().has_change_permission(request,
+                                                                                     obj)
 
     def has_delete_permission(self, request, obj=None):
         return False

@@ -92,6 +92,10 @@ DOORS = [
                                 "name": "S"}),
     Endpoint("subject calendar", "get", "/api/subjects/{subject}/calendar", _as(200, 404)),
     Endpoint("feed token", "post", "/api/subjects/{subject}/calendar/token", _writes(200, 404)),
+    # The owner's alone, as in the console (ONE_RULE); a key owns nothing (403). A's owner asks
+    # first and erases {erasable}; the brand's others hear 403 before anything is read of it.
+    Endpoint("subject erase", "post", "/api/subjects/{erasable}/erase",
+             _writes(403, 404, owner=200)),
     Endpoint("job order", "post", "/api/jobs", _writes(201, 404),
              body=lambda w, n: {"service": "annual-return", "subject": w.subject.pk,
                                 "period": str(2030 + n),

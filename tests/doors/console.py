@@ -47,6 +47,9 @@ DOORS: list[Endpoint] = [
              _page(200, 404, viewer_a=403)),
     Endpoint("console subject invite", "post", "/console/{brand}/subjects/{subject}/invite",
              FORM),
+    # The owner's alone; asked first: the page that asks (the matrix's JSON body says no yes).
+    Endpoint("console subject erase", "post", "/console/{brand}/subjects/{erasable}/erase",
+             _page(403, 404, owner_a=200)),
     Endpoint("console schedules", "get", "/console/{brand}/schedules/", READ),
     Endpoint("console schedule steer", "post", "/console/{brand}/schedules/act", CONTROL),
     Endpoint("console timed moves", "get", "/console/{brand}/moves/", READ),

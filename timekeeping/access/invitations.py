@@ -24,6 +24,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
 
+from timekeeping import clocks
 from timekeeping.basics import shown
 from timekeeping.models import Customer, Invitation, Subject
 from timekeeping.timers import outbox
@@ -52,6 +53,11 @@ def invite(*, subject: Subject, email: str, by, now: datetime) -> Invitation:
         raise InvitationRefused("email", f"{email!r} is not an email address") from None
     token = secrets.token_urlsafe(32)
     with transaction.atomic():
+        try:
+            clocks.lock_unerased(subject)  # an erasure at the same time: one waits
+        except clocks.OrderRefused as refused:
+            raise InvitationRefused("subject", f"nobody can be invited: {refused.said}"
+                                    ) from None
         made = Invitation.objects.create(brand=subject.brand, subject=subject, email=email,
                                          digest=_digest(token), expires=now + VALID_FOR,
                                          created_by=by, created=now)

@@ -153,6 +153,12 @@ def owned(request, brand_id: str) -> Brand:
     brand = brands(request).filter(pk=brand_id).select_related("owner").first()
     if brand is None:
         raise NotFound(f"brand: no brand {brand_id!r} that you keep")
+    return owner_only(request, brand)
+
+
+def owner_only(request, brand: Brand) -> Brand:
+    """`brand`, a brand the caller keeps, when the caller owns it; else 403. A key owns
+    nothing."""
     if key_of(request) is not None or role(request, brand) != "owner":
         raise PermissionDenied("only the brand's owner does this")
     return brand

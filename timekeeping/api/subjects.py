@@ -1,5 +1,6 @@
-"""Subjects over the API: make one (POST), list and read them, and a subject's calendar: its
-dates ahead as lines, and its iCalendar feed with the feed's secret token (docs/api.md).
+"""Subjects over the API: make one (POST), list and read them, erase one (its owner), and a
+subject's calendar: its dates ahead as lines, and its iCalendar feed with the feed's secret
+token (docs/api.md).
 
 Lists are scoped to the caller's brands, filtered and paginated as `timekeeping.api.queries`
 says; a detail of another brand answers 404 exactly as a missing one (`access.kept`).
@@ -21,13 +22,13 @@ from rest_framework.views import APIView
 
 from calendars.moments import zone_of
 from timekeeping.api import queries
-from timekeeping.api.access import brand_for, brands, kept
+from timekeeping.api.access import brand_for, brands, kept, owner_only, who
 from timekeeping.api.queries import Listing
 from timekeeping.basics import instants, wallclock
-from timekeeping.clocks import subject_calendar
+from timekeeping.clocks import OrderRefused, subject_calendar
 from timekeeping.models import Subject, TestClock
 from timekeeping.models.service import new_feed_token
-from timekeeping.subjects import making
+from timekeeping.subjects import erasing, making
 from timekeeping.web.strict import StrictSerializer
 
 
@@ -61,7 +62,7 @@ class SubjectOut(serializers.ModelSerializer):
     class Meta:
         model = Subject
         fields = ["id", "brand", "test_clock", "kind", "key", "name", "zone", "input",
-                  "contact_email", "owner_name", "plan"]
+                  "contact_email", "owner_name", "plan", "erased"]
 
 
 class SubjectList(APIView):
@@ -146,12 +147,55 @@ class FeedOut(serializers.Serializer):
     feed = serializers.CharField()
 
 
+class RefusedOut(serializers.Serializer):
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
 class SubjectFeedToken(APIView):
-    @extend_schema(request=None, responses=FeedOut)
+    @extend_schema(request=None, responses={200: FeedOut, 409: RefusedOut})
     def post(self, request, subject_id: str):
         subject = kept(request, Subject.objects.all(), subject_id, "subject")
-        subject_calendar.rotate_token(subject)
+        try:
+            subject_calendar.rotate_token(subject)
+        except OrderRefused as refused:  # an erased subject has no feed
+            return Response({"code": refused.code, "detail": str(refused)},
+                            status=status.HTTP_409_CONFLICT)
         return Response({"feed": _feed(subject)})
+
+
+class ErasedOut(serializers.Serializer):
+    subject = serializers.CharField(source="subject.pk")
+    erased = serializers.DateTimeField(source="at")
+    jobs = serializers.IntegerField(help_text="Open jobs cancelled.")
+    plans = serializers.IntegerField(help_text="Live plans (subscriptions) ended.")
+    dates = serializers.IntegerField(help_text="Open or missed dates closed.")
+    timers = serializers.IntegerField(help_text="Live timers ended.")
+    invitations = serializers.IntegerField(help_text="Invitations deleted.")
+    customers = serializers.IntegerField(help_text="Customers' links to it removed.")
+    accounts = serializers.IntegerField(help_text="Customer accounts deleted, left with no "
+                                                  "subject.")
+    emails = serializers.IntegerField(help_text="Unsent emails about it dropped.")
+    records = serializers.IntegerField(help_text="Records rewritten without its personal "
+                                                 "data.")
+
+
+class SubjectErase(APIView):
+    @extend_schema(request=None, responses={200: ErasedOut, 409: RefusedOut},
+                   summary="Erase a subject's personal data, keeping its anonymous record",
+                   description="The brand's owner only, signed in (a manager, a viewer or a key "
+                               "hears 403). Cannot be undone: docs/operating.md, \"Erasing a "
+                               "subject\". A subject erased already answers 409 "
+                               "`subject_erased`.")
+    def post(self, request, subject_id: str):
+        subject = kept(request, Subject.objects.all(), subject_id, "subject")
+        owner_only(request, subject.brand)
+        try:
+            erased = erasing.erase(subject, by=who(request))
+        except erasing.SubjectErased as already:
+            return Response({"code": "subject_erased", "detail": str(already)},
+                            status=status.HTTP_409_CONFLICT)
+        return Response(ErasedOut(erased).data)
 
 
 def _feed(subject: Subject) -> str:
@@ -190,7 +234,7 @@ class SubjectFeed(APIView):
         subject = Subject.objects.filter(pk=subject_id).first()
         given = request.query_params.get("token", "").encode("utf-8", "replace")
         kept_token = (subject.feed_token if subject else new_feed_token()).encode()
-        if not secrets.compare_digest(given, kept_token) or subject is None:
+        if not secrets.compare_digest(given, kept_token) or subject is None or subject.erased:
             raise Http404("no such feed")
         body = subject_calendar.feed(subject, stamp=wallclock.wall_now())
         return HttpResponse(body, content_type="text/calendar; charset=utf-8")

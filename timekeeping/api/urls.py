@@ -77,6 +77,8 @@ urlpatterns = [
          name="subject-calendar"),
     path("subjects/<pid:subject_id>/calendar/token", subjects.SubjectFeedToken.as_view(),
          name="subject-feed-token"),
+    path("subjects/<pid:subject_id>/erase", subjects.SubjectErase.as_view(),
+         name="subject-erase"),
     path("jobs", jobs.Jobs.as_view(), name="jobs"),
     path("jobs/<pid:job_id>", jobs.JobDetail.as_view(), name="job"),
     path("jobs/<pid:job_id>/steps", jobs.JobSteps.as_view(), name="job-steps"),

@@ -11,7 +11,8 @@ superseded, and a rung whose day has already passed fires in place.
 
 The package's modules, each one concern (none imports the package itself; each imports the
 siblings it stands on, in this order, so that no import goes back up):
-- `basis`: the refusals (OrderRefused, PeriodTaken); the calendar and clock a subject's dates
+- `basis`: the refusals (OrderRefused, PeriodTaken, an erased subject's `refuse_erased` and
+  `lock_unerased`); the calendar and clock a subject's dates
   are read on (`calendar_for`, `now_for`);
 - `telling`: a date's records, and the emails to whoever acts on it (the customer, the member
   who answers for it, or the brand's owner);
@@ -39,7 +40,14 @@ the public names of those modules, and registers the gate's checks and effects.
 from __future__ import annotations
 
 from timekeeping.clocks import gate, gating
-from timekeeping.clocks.basis import OrderRefused, PeriodTaken, calendar_for, now_for
+from timekeeping.clocks.basis import (
+    OrderRefused,
+    PeriodTaken,
+    calendar_for,
+    lock_unerased,
+    now_for,
+    refuse_erased,
+)
 from timekeeping.clocks.gating import (
     check_hard_date,
     check_items_known,
@@ -79,10 +87,10 @@ __all__ = [
     "acknowledge",
     "act_link", "add_postponement", "arm", "assign", "calendar_changed", "calendar_for",
     "check_hard_date", "check_items_known", "check_live", "choose", "date_passed", "effect_moved",
-    "effect_satisfied", "end_job", "end_timers", "items_of", "lapse", "mark_done", "measured_from",
-    "measured_from_it", "move", "notice", "now_for", "offered", "on_end", "on_open",
-    "open_occurrences", "order", "owner_email", "postpone", "satisfy", "spec_of",
-    "withdrawn_lapses",
+    "effect_satisfied", "end_job", "end_timers", "items_of", "lapse", "lock_unerased", "mark_done",
+    "measured_from", "measured_from_it", "move", "notice", "now_for", "offered", "on_end",
+    "on_open", "open_occurrences", "order", "owner_email", "postpone", "refuse_erased",
+    "satisfy", "spec_of", "withdrawn_lapses",
 ]
 
 

@@ -1,10 +1,11 @@
-"""What the rest of the clocks stand on: the refusals an order or a person's action meets,
-and the calendar and clock a subject's dates are read on.
+"""What the rest of the clocks stand on: the refusals an order or a person's action meets
+(an erased subject's among them), and the calendar and clock a subject's dates are read on.
 """
 
 from __future__ import annotations
 
 from calendars import rules
+from timekeeping.basics import shown
 from timekeeping.models import Subject
 from timekeeping.timers import firing
 
@@ -22,6 +23,29 @@ class OrderRefused(Exception):
                  said: str = ""):
         super().__init__(f"{field}: {message}")
         self.field, self.message, self.code, self.said = field, message, code, said
+
+
+def refuse_erased(subject: Subject) -> None:
+    """Nothing new is done for an erased subject (`timekeeping.subjects.erasing`): no job,
+    plan, event, invitation or calendar link. Refused naming `subject`."""
+    if subject.erased is not None:
+        raise OrderRefused(
+            "subject", f"{subject.pk} was erased on {subject.erased:%Y-%m-%d}: its personal "
+                       "data is gone and nothing new is done for it", code="subject_erased",
+            said=f"its personal data was erased on {shown.day(subject.erased)}, so nothing new "
+                 "is done for it")
+
+
+def lock_unerased(subject: Subject) -> None:
+    """Inside the caller's transaction, hold `subject` against an erasure until it commits,
+    and refuse when one came first. The race: an erasure ends the subject's open work under
+    the subject's lock (FOR UPDATE); an order or an invitation that read the subject before
+    that committed would add work to it once erased. FOR NO KEY UPDATE waits for the erasure's
+    lock (and it for this one), so either this comes first and the erasure ends what it made,
+    or it reads the erasure and is refused."""
+    subject.erased = Subject.objects.select_for_update(no_key=True).filter(
+        pk=subject.pk).values_list("erased", flat=True).first()
+    refuse_erased(subject)
 
 
 def calendar_for(subject: Subject) -> rules.Calendar:

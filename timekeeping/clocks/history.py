@@ -171,6 +171,24 @@ def _late(data: dict) -> str:
             f"while {'it was' if count == 1 else 'they were'} due.")
 
 
+def _counted(data: dict, field: str, one: str, many: str) -> str:
+    count = data.get(field) or 0
+    return f"{count} {one if count == 1 else many}" if count else ""
+
+
+def _erased(data: dict) -> str:
+    """An erasure (`timekeeping.subjects.erasing`): what went, and what stayed."""
+    ended = [said for said in (
+        _counted(data, "jobs", "open job was cancelled", "open jobs were cancelled"),
+        _counted(data, "plans", "plan ended", "plans ended"),
+        _counted(data, "emails", "unsent email was dropped", "unsent emails were dropped"),
+        _counted(data, "customers", "customer lost access", "customers lost access"))
+        if said]
+    return ("The subject's personal data was erased" + _by(data) + ": its name, contact and "
+            "facts are gone" + (f"; {', '.join(ended)}" if ended else "") + ". Its dates and "
+            "history stay, without personal data.")
+
+
 def _between(data: dict) -> str:
     """ " on Sun 14 Mar 2027", or " from Sat 13 Mar 2027 to Sun 14 Mar 2027"."""
     since, until = shown.day_of(data.get("since")), shown.day_of(data.get("until"))
@@ -194,8 +212,11 @@ EVENT_SENTENCES: dict[str, Callable[[dict], str]] = {
     "deadline.released": lambda d: f"The deadline on {_work(d)} runs again, with "
                                    f"{d.get('work_left')} of work time left: the work is due "
                                    f"{shown.day_of(d.get('ends'))}.",
-    "subscription.ended": lambda d: f"The {_plan(d)} ended after cycle {d.get('after_cycle')}, "
-                                    "as it was cancelled.",
+    "subscription.ended": lambda d: (f"The {_plan(d)} ended at once: {d['why']}."
+                                     if d.get("why") else
+                                     f"The {_plan(d)} ended after cycle {d.get('after_cycle')}, "
+                                     "as it was cancelled."),
+    "subject.erased": _erased,
     "schedule.failed": lambda d: f"The schedule '{d.get('schedule')}' did not run"
                                  + _reason(d),
     "schedule.recovered": lambda d: f"The schedule '{d.get('schedule')}' ran again and worked, "

@@ -15,7 +15,14 @@ from calendars.models import Postponement
 from calendars.moments import day_in_zone
 from timekeeping.basics import instants
 from timekeeping.clocks import dues, exposure
-from timekeeping.clocks.basis import OrderRefused, PeriodTaken, calendar_for, now_for
+from timekeeping.clocks.basis import (
+    OrderRefused,
+    PeriodTaken,
+    calendar_for,
+    lock_unerased,
+    now_for,
+    refuse_erased,
+)
 from timekeeping.clocks.rungs import arm
 from timekeeping.clocks.telling import record_line
 from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject
@@ -43,6 +50,7 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
     now = now_for(brand, test_clock)
     # Whole or absent: the job, its record, its clocks and their timers commit together.
     with transaction.atomic():
+        lock_unerased(subject)  # an erasure at the same time: one waits for the other
         try:
             with transaction.atomic():
                 job = Job.objects.create(brand=brand, test_clock=test_clock, subject=subject,
@@ -82,7 +90,8 @@ def on_end(function):
 def offered(brand: Brand, service: str, subject: Subject) -> tuple[Manifest, ServiceSpec]:
     """The brand's current manifest version and its `service`, for `subject`: refused,
     naming the field, when there is no manifest, no such service, or a subject of another
-    kind. Ordering a job and subscribing to a plan both start here."""
+    kind, or an erased subject. Ordering a job and subscribing to a plan both start here."""
+    refuse_erased(subject)
     version = Manifest.objects.filter(brand=brand).order_by("-version").first()
     if version is None:
         raise OrderRefused("service", "the brand has no manifest yet")

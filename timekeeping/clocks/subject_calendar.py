@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 from calendars import ical
 from calendars.moments import day_in_zone
 from timekeeping.clocks import exposure
-from timekeeping.clocks.basis import calendar_for
+from timekeeping.clocks.basis import calendar_for, refuse_erased
 from timekeeping.clocks.following import follows
 from timekeeping.clocks.opening import measured_from
 from timekeeping.clocks.rungs import spec_of
@@ -325,7 +325,8 @@ def feed_path(subject: Subject) -> str:
 
 def rotate_token(subject: Subject) -> str:
     """A new secret for the subject's feed: the old link stops working at once. The API and
-    the console both rotate through it."""
+    the console both rotate through it. An erased subject has no feed (OrderRefused)."""
+    refuse_erased(subject)
     subject.feed_token = new_feed_token()
     subject.save(update_fields=["feed_token"])
     return subject.feed_token

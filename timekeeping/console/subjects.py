@@ -1,7 +1,8 @@
 """Subjects in the console (S25): the list (`roster`: next date, at risk, open jobs, who
 answers; sorted, filtered, 50 a page, one world at a time) and a subject's page: its
 calendar (the API's lines), its jobs and clocks with their open dates and controls, its history,
-its feed link (rotatable) and the invitation of its contact as a customer."""
+its feed link (rotatable), the invitation of its contact as a customer, and erasing its
+personal data (its owner only; issue 31)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from timekeeping.console.shown import face_of
 from timekeeping.jobs import lifecycle
 from timekeeping.models import Brand, Clock, Invitation, Job, Subject, Subscription
 from timekeeping.recurring import dunning, plans
+from timekeeping.subjects import erasing
 from timekeeping.timers import records
 from timekeeping.web.pages import ask_first, confirmed
 
@@ -133,7 +135,10 @@ def _page(request, brand: Brand, subject: Subject, invite: forms.InviteForm,
         "invitations": [{"email": each.email, "accepted": each.accepted,
                          "accepted_at": face.at(each.accepted),
                          "expires_at": face.at(each.expires)} for each in sent],
-        "invite": invite, "next": request.get_full_path()}, status=status)
+        "invite": invite, "next": request.get_full_path(), "can_erase": may(request, "owner"),
+        "erased": face.at(subject.erased),
+        "erased_day": shown.day(subject.erased.astimezone(face.zone)) if subject.erased
+        else ""}, status=status)
 
 
 @login_required
@@ -156,9 +161,62 @@ def rotate_feed(request, brand_id: str, subject_id: str):
                         "dates; whoever uses it must add the new link again.",
             yes="Yes, make a new link",
             back=reverse("console:subject", args=[brand.pk, subject.pk]) + "#feed")
-    subject_calendar.rotate_token(subject)
-    messages.success(request, "The feed has a new link; the old link no longer works.")
+    try:
+        subject_calendar.rotate_token(subject)
+    except clocks.OrderRefused as refused:
+        messages.error(request, f"No new link: {refused.said}.")
+    else:
+        messages.success(request, "The feed has a new link; the old link no longer works.")
     return redirect("console:subject", brand_id=brand.pk, subject_id=subject.pk)
+
+
+ERASE_SAID = (
+    "This cannot be undone. {name}'s name, key, contact and facts are deleted, with its "
+    "invitations and its customers' access to it, and taken out of its history and of the "
+    "emails about it. Its open jobs are cancelled and its plans end now: no reminder goes out "
+    "for it again, and nothing new can be ordered for it. What stays is an anonymous record: "
+    "its jobs, dates and history, under the name \u201cErased subject\u201d.")
+
+
+@login_required
+@require_POST
+def erase(request, brand_id: str, subject_id: str):
+    """Erase the subject's personal data, through the function the API's `POST
+    /api/subjects/{id}/erase` calls: the brand's owner only, asked first in plain words (it
+    cannot be undone); then the page says what was done."""
+    brand = brand_of(request, brand_id, at_least="owner")
+    subject = _subject(brand, subject_id)
+    back = reverse("console:subject", args=[brand.pk, subject.pk])
+    if subject.erased is None and not confirmed(request):
+        return ask_first(request, question=f"Erase {subject.name}'s personal data for good?",
+                         consequence=ERASE_SAID.format(name=subject.name),
+                         yes=f"Yes, erase {subject.name}", back=back + "#erase")
+    try:
+        done = erasing.erase(subject, by=records.person(request.user))
+    except erasing.SubjectErased as already:
+        messages.error(request, f"Not erased: {already.said}")
+    else:
+        messages.success(request, _erased_said(done))
+    return redirect(back)
+
+
+def _erased_said(done: erasing.Erased) -> str:
+    """What an erasure did, in the owner's words."""
+    ended = [said for count, one, many in (
+        (done.jobs, "open job cancelled", "open jobs cancelled"),
+        (done.plans, "plan ended", "plans ended"),
+        (done.dates, "date closed with its reminders", "dates closed with their reminders"),
+        (done.emails, "unsent email dropped", "unsent emails dropped"),
+        (done.invitations, "invitation deleted", "invitations deleted"),
+        (done.customers, "customer no longer sees it", "customers no longer see it"),
+        (done.accounts, "customer account with nothing else deleted",
+         "customer accounts with nothing else deleted")) if count
+        for said in [f"{count} {one if count == 1 else many}"]]
+    history = (f" {done.records} entries of its history no longer name anyone."
+               if done.records else "")
+    return ("Erased: its name, key, contact and facts are gone"
+            + (f"; {', '.join(ended)}" if ended else "") + "." + history
+            + " Its jobs, dates and history stay, without personal data.")
 
 
 @login_required

@@ -36,6 +36,8 @@ urlpatterns = [
          subjects.record_payment, name="plan-pay"),
     path("<pid:brand_id>/subjects/<pid:subject_id>/invite", subjects.invite,
          name="subject-invite"),
+    path("<pid:brand_id>/subjects/<pid:subject_id>/erase", subjects.erase,
+         name="subject-erase"),
     path("<pid:brand_id>/schedules/", operations.schedule_list, name="schedules"),
     path("<pid:brand_id>/schedules/act", operations.schedule_act, name="schedule-act"),
     path("<pid:brand_id>/moves/", operations.moves_page, name="moves"),

@@ -26,7 +26,9 @@ class Record(models.Model):
 
     Subject, job and timer are kept as public ids rather than foreign keys: a record outlives
     whatever it speaks of and must never be changed or removed by a cascade from it. Only the
-    removal of a whole brand or test clock (its world) takes its records with it.
+    removal of a whole brand or test clock (its world) takes its records with it. The one
+    exception to never changing: erasing a subject rewrites its records' `data` without its
+    personal data (`timekeeping.subjects.scrubbing.records`, a raw UPDATE of `data` alone).
     """
 
     id = PublicIdField(prefix="rec")

@@ -60,6 +60,11 @@ class Subject(models.Model):
                   "plan the brand moves to later does not reach it. Empty: the brand's plan.")
     feed_token = models.CharField(max_length=64, default=new_feed_token)
     created = models.DateTimeField(default=wallclock.wall_now)
+    erased = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When its personal data was erased (`timekeeping.subjects.erasing`): its "
+                  "name, key, contact and facts are gone; its jobs, dates and records stay "
+                  "as anonymous history, and nothing new is done for it.")
 
     class Meta:
         ordering = ["brand", "name"]

@@ -4,6 +4,7 @@
     subscribe(subject=…, service=…, anchor=None, by=…)   the subscription, its timers armed
     allowances(subscription, at=…)                       used, left and when they reset
     cancel_at_cycle_end(subscription, by=…)
+    end_now(subscription, by=…, why=…)                   ended at once (its subject erased)
     resume(subscription, by=…)                           undo the cancel before the cycle ends
 
 A subscription renews on its cycle dates counted from its anchor (`periods.cycle_date`, so
@@ -80,6 +81,7 @@ def subscribe(*, subject: Subject, service: str, anchor: date | None = None,
     another kind, or a subject already on the plan."""
     brand = subject.brand
     version, spec = clocks.offered(brand, service, subject)
+    clocks.lock_unerased(subject)  # an erasure at the same time: one waits for the other
     if not spec.plan.is_plan:
         raise clocks.OrderRefused("service", f"{service!r} is no plan: it has no "
                                              "'price.every'")
@@ -183,6 +185,24 @@ def cancel_at_cycle_end(subscription: Subscription, *, by: str) -> Subscription:
             "by": by, "ends": renews_on(subscription, subscription.cycle + 1)},
             at=now_for(subscription.brand, subscription.test_clock))
     return subscription
+
+
+def end_now(subscription: Subscription, *, by: str, why: str) -> bool:
+    """End the subscription at once (its subject was erased): it renews, mints and collects
+    no more, its timers cancelled and `subscription.ended` on the record. False when it had
+    ended already. A renewal firing at the same moment holds the row (FOR UPDATE): the
+    guarded update waits for it, then ends what it left."""
+    with transaction.atomic():
+        if Subscription.objects.filter(pk=subscription.pk, state=Subscription.State.ACTIVE
+                                       ).update(state=Subscription.State.CANCELLED) != 1:
+            return False
+        for timer in Timer.objects.filter(owner_type="subscription", owner_id=subscription.pk,
+                                          state__in=[Timer.State.ARMED, Timer.State.HELD]):
+            arming.end(timer.id, state=Timer.State.CANCELLED, by=why)
+        _record(subscription, "subscription.ended", {
+            "after_cycle": subscription.cycle, "by": by, "why": why},
+            at=now_for(subscription.brand, subscription.test_clock))
+    return True
 
 
 def ends_at(subscription: Subscription) -> datetime | None:
@@ -394,6 +414,7 @@ def receive(*, subject: Subject, event: str, key: str, input: dict | None = None
     takes the event mints a job of its `order` with the event's input, counted against the
     plan's allowance. `key` names this event (the notice's number): the minted job's period,
     so the same event received twice mints once. Answers the minted jobs' ids."""
+    clocks.refuse_erased(subject)
     if not isinstance(key, str) or not 0 < len(key) <= KEY_MAX:
         raise clocks.OrderRefused("key", f"an event's key is text of 1 to {KEY_MAX} characters")
     takers = [subscription for subscription in Subscription.objects.filter(

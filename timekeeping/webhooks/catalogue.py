@@ -60,6 +60,9 @@ TYPES: tuple[EventType, ...] = (
               "A subscription's renewal went unpaid."),
     EventType("subscription.cancelled", ("subscription.cancelling", "subscription.ended"),
               "A subscription was cancelled, or ended at its cycle's end."),
+    EventType("subject.erased", ("subject.erased",),
+              "A subject's personal data was erased: its open jobs were cancelled and its "
+              "plans ended; its dates and history stay without personal data."),
     EventType("schedule.failed", ("schedule.failed",), "A schedule's run failed."),
     EventType("schedule.recovered", ("schedule.recovered",),
               "A schedule that had failed ran again and succeeded."),

@@ -45,6 +45,9 @@ SAMPLES = {
     "renewal.unpaid": {"cycle": 3, "owed": "$240.00", "next_try": "2027-03-17"},
     "subscription.cancelling": {"ends": "2027-06-30", "by": "user 9 (juniper)"},
     "subscription.ended": {"after_cycle": 3},
+    "subject.erased": {"by": "user 7 (ana)", "jobs": 2, "plans": 1, "dates": 9, "timers": 14,
+                       "invitations": 1, "customers": 1, "accounts": 1, "emails": 0,
+                       "records": 6},
     "schedule.failed": {"schedule": "nightly-sync", "run": 41,
                         "reason": "The books service did not answer."},
     "schedule.recovered": {"schedule": "nightly-sync", "run": 42, "reason": ""},
@@ -88,6 +91,9 @@ def test_it_says_every_event_in_words(brand, kind):
     ("schedule.failed", "The schedule 'nightly-sync' did not run: The books service did not "
                         "answer."),
     ("subscription.ended", "The plan ended after cycle 3, as it was cancelled."),
+    ("subject.erased", "The subject's personal data was erased by ana: its name, contact and "
+                       "facts are gone; 2 open jobs were cancelled, 1 plan ended, 1 customer "
+                       "lost access. Its dates and history stay, without personal data."),
     ("deadline.released", "The deadline on the job runs again, with 2d 4h of work time left: "
                           "the work is due Sat 20 Mar 2027."),
 ])

@@ -1,4 +1,5 @@
-"""`manage.py subjects calendar sbj_… --from DATE [--to DATE] [--test-clock tc_…]`."""
+"""`manage.py subjects calendar sbj_… --from DATE [--to DATE] [--test-clock tc_…]`;
+`manage.py subjects erase sbj_… --yes [--by NAME]` (docs/operating.md, "Erasing a subject")."""
 
 from datetime import date
 
@@ -6,10 +7,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from timekeeping.clocks import subject_calendar
 from timekeeping.models import Subject
+from timekeeping.subjects import erasing
 
 
 class Command(BaseCommand):
-    help = "A subject's calendar: every date kept and ahead."
+    help = "A subject's calendar: every date kept and ahead; or erase its personal data."
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="verb", required=True)
@@ -18,11 +20,21 @@ class Command(BaseCommand):
         cal.add_argument("--from", dest="start")
         cal.add_argument("--to", dest="end")
         cal.add_argument("--test-clock")
+        erase = sub.add_parser("erase", help="erase its personal data, keeping its anonymous "
+                                             "record (cannot be undone)")
+        erase.add_argument("subject_id")
+        erase.add_argument("--yes", action="store_true",
+                           help="say that you mean it: erasing cannot be undone")
+        erase.add_argument("--by", default="an operator",
+                           help="who asked, as the record names them")
 
     def handle(self, *args, **options):
         subject = Subject.objects.filter(pk=options["subject_id"]).first()
         if subject is None:
             raise CommandError(f"subject_id: no subject {options['subject_id']!r}")
+        if options["verb"] == "erase":
+            self.stdout.write(erase(subject, yes=options["yes"], by=options["by"]))
+            return
         if options["test_clock"] and options["test_clock"] != subject.test_clock_id:
             lives = f"test clock {subject.test_clock_id}" if subject.test_clock_id else \
                 "the real clock"
@@ -31,6 +43,18 @@ class Command(BaseCommand):
         found = subject_calendar.lines(subject, start=_date(options["start"], "--from"),
                                        end=_date(options["end"], "--to"))
         self.stdout.write(render(subject, found))
+
+
+def erase(subject, *, yes: bool, by: str) -> str:
+    if not yes:
+        raise CommandError(f"--yes: erasing {subject.pk} cannot be undone; say --yes to erase "
+                           "its personal data")
+    try:
+        done = erasing.erase(subject, by=by[:200])
+    except erasing.SubjectErased as already:
+        raise CommandError(f"subject_id: {already}") from None
+    counts = ", ".join(f"{name} {count}" for name, count in done.counts().items())
+    return f"{subject.pk} erased at {done.at:%Y-%m-%dT%H:%M:%SZ} · {counts}"
 
 
 def _date(text, field):
