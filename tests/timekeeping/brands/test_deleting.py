@@ -53,7 +53,7 @@ def test_the_owner_deletes_the_brand_after_typing_its_name_and_brings_it_back(ow
     tables = list(BrandTable.objects.filter(brand=venue).values_list("db_table", flat=True))
     page = owner.get(f"/console/{venue.pk}/leave/")
     assert page.status_code == 200
-    assert "You can bring it back until" in page.content.decode()
+    assert "For 30 days, until" in page.content.decode()
 
     wrong = owner.post(f"/console/{venue.pk}/leave/delete", {"name": "Demo"})
     assert wrong.status_code == 400
