@@ -15,7 +15,15 @@ from django.test import Client
 
 from tests.csrf import unmasked
 from tests.doors import Endpoint, api, console, delivery, demo, portal, reading
-from tests.world import ACTORS, NOW, World, failed_delivery, parked_timer, webhook
+from tests.world import (
+    ACTORS,
+    NOW,
+    World,
+    failed_delivery,
+    parked_schedule,
+    parked_timer,
+    webhook,
+)
 from timekeeping.access import keys
 from timekeeping.models import Record, Subject
 
@@ -28,7 +36,8 @@ MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
            "subscription": "sbn_Missing0000000000", "outcome": "out_Missing0000000000",
            "ask": "ask_Missing0000000000",
            "record": "rec_Missing0000000000", "delivery": "dlv_Missing0000000000",
-           "webhook": "whe_Missing0000000000", "parked": "tmr_Missing0000000000"}
+           "webhook": "whe_Missing0000000000", "parked": "tmr_Missing0000000000",
+           "schedule": "sch_Missing0000000000"}
 # The delivery doors come last: their "date done" settles A's refund-window date.
 ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *demo.DOORS,
              *delivery.DOORS]
@@ -42,7 +51,8 @@ def _fill(text: str, world: World, n: int, missing: bool = False) -> str:
            "task": world.task.pk, "date": world.date.pk, "ending": world.endings[n].pk,
            "subscription": world.subscription.pk, "outcome": world.outcome.pk,
            "ask": world.ask, "record": _opened(world), "delivery": failed_delivery(world).pk,
-           "webhook": webhook(world).pk, "parked": parked_timer(world).pk}
+           "webhook": webhook(world).pk, "parked": parked_timer(world).pk,
+           "schedule": parked_schedule(world).pk}
     if missing:
         ids = MISSING
     token = Subject.objects.get(pk=world.subject.pk).feed_token  # doors rotate it
@@ -78,7 +88,7 @@ def _shape(answer, world: World) -> tuple[int, str]:
                   world.clock.pk, world.test_clock.pk, world.spare_key.pk,
                   world.buyer_clock.pk, world.task.pk, world.subscription.pk,
                   world.outcome.pk, world.ask, _opened(world), failed_delivery(world).pk,
-                  webhook(world).pk, parked_timer(world).pk,
+                  webhook(world).pk, parked_timer(world).pk, parked_schedule(world).pk,
                   *(job.pk for job in world.endings)]:
         text = text.replace(value, "<id>")
     return answer.status_code, unmasked(text)
@@ -120,6 +130,9 @@ ONE_RULE = {
     "give up on parked timed moves": ("connection give up",
                                       "console settle what needs attention"),
     "retry a parked timer now": ("timer retry now", "console settle what needs attention"),
+    "retry a parked schedule now": ("schedule retry now",
+                                    "console settle what needs attention"),
+    "give up on a parked schedule": ("schedule give up", "console settle what needs attention"),
 }
 PEOPLE = ("owner_a", "staff_a", "viewer_a")
 
@@ -143,7 +156,8 @@ def test_a_stranger_hears_the_same_for_another_brands_id_and_a_missing_one(world
     differ = []
     for endpoint in ENDPOINTS:
         named = re.search(r"\{(brand|subject|job|clock|test_clock|key|buyer_clock|task|date|"
-                          r"ending|subscription|outcome|ask|record|delivery|webhook|parked)\}",
+                          r"ending|subscription|outcome|ask|record|delivery|webhook|parked|"
+                          r"schedule)\}",
                           endpoint.path + endpoint.query)
         if not named or endpoint.expect["owner_b"] < 300:  # public doors: a link's key opens
             continue
