@@ -302,6 +302,12 @@ def test_retry_now_and_give_up_from_the_console(brand, people):
     assert _settle(people, brand, "member", row, "retry_now").status_code == 403
     assert _settle(people, brand, "outsider", row, "give_up").status_code == 404
     assert row_of(brand).parked is not None  # neither changed anything
+    with wallclock.fixed(T0 + 2 * MINUTE):  # the page's own Run now, sent from an old page
+        refused = people["owner"].post(f"/console/{brand.pk}/schedules/act",
+                                       {"schedule": row.pk, "do": "run"})
+    assert "ops.sync was not run: it is parked. Retry it now or give it up." in _text(
+        people["owner"].get(refused["Location"]))
+    assert not row_of(brand).run_requested
     done = _settle(people, brand, "staff", row, "retry_now")
     assert done["Location"] == f"/console/{brand.pk}/schedules/"
     assert "ops.sync runs at the next tick. If it fails again, it comes back here." in _text(
