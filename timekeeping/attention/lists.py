@@ -156,8 +156,9 @@ def _sources(brand: Brand, now: datetime,
                                                parked__isnull=False, **on)
          .order_by("-parked"), _parked_timer),
         # Schedules may live in another database (SCHEDULES_STORE, J6): by their brand column.
+        # One no longer declared runs no more: not a person's to settle.
         ("parked schedules", Schedule.objects.filter(brand_id=brand.pk, parked__isnull=False,
-                                                     **on).order_by("-parked"),
+                                                     active=True, **on).order_by("-parked"),
          _parked_schedule),
         ("runaways", TickRun.objects.filter(brand=brand, runaway=True, started__gte=since,
                                             **on)

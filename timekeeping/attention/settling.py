@@ -86,7 +86,7 @@ ROWS = {
                                                  parked__isnull=False),
     "parked moves": lambda brand: Connection.objects.filter(brand=brand, parked__isnull=False),
     # Schedules may live in another database (J6): by their brand column.
-    "parked schedule": lambda brand: Schedule.objects.filter(brand_id=brand.pk,
+    "parked schedule": lambda brand: Schedule.objects.filter(brand_id=brand.pk, active=True,
                                                              parked__isnull=False),
 }
 

@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 
 from django.db import router, transaction
 
-from timekeeping.models import PARK_AFTER, Schedule, ScheduleRun, TestClock
+from timekeeping.models import PARK_AFTER, Brand, Schedule, ScheduleRun, TestClock
 from timekeeping.schedules.declare import next_due_after
 from timekeeping.timers import parking, records
 
@@ -85,7 +85,17 @@ def failed(row: Schedule, *, run: ScheduleRun, reason: str,
 
 
 def _park_after(row: Schedule) -> int:
-    return row.brand.park_after if row.brand_id else PARK_AFTER
+    brand = _brand_of(row)
+    return brand.park_after if brand is not None else PARK_AFTER
+
+
+def _brand_of(row: Schedule) -> Brand | None:
+    """Its brand, or None: the product's own, or one whose brand was deleted in the default
+    database while its row stayed in another store (SCHEDULES_STORE, J6)."""
+    try:
+        return row.brand
+    except Brand.DoesNotExist:
+        return None
 
 
 def _after_wait(found: Schedule, over: datetime) -> datetime:
@@ -110,9 +120,9 @@ def failed_with(row: Schedule) -> str:
 
 
 def _write(kind: str, row: Schedule, instant: datetime, data: dict) -> None:
-    if row.brand_id is not None:  # the product's own schedules are the operator's
-        records.write(kind, brand=row.brand, test_clock=row.test_clock, instant=instant,
-                      data=data)
+    brand = _brand_of(row)
+    if brand is not None:  # the product's own schedules are the operator's
+        records.write(kind, brand=brand, test_clock=row.test_clock, instant=instant, data=data)
 
 
 class NotParked(Exception):
