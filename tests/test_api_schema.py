@@ -16,7 +16,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
 )
 
-from tests.world import NOW, failed_delivery, webhook
+from tests.world import NOW, failed_delivery, parked_schedule, webhook
 from timekeeping.models import Schedule
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
@@ -57,7 +57,8 @@ def _real_ids(case, world) -> None:
            else world.clock.pk, "key_id": world.spare_key.pk, "table": "orders",
            "id": world.orders[0], "code": world.codes[0], "version": 1,
            "timer_id": world.brand.timers.values_list("pk", flat=True).first(),
-           "schedule_id": _schedule(world).pk, "task_id": world.task.pk, "token": world.link,
+           "schedule_id": _schedule(world, parked=tested.endswith(("/retry", "/give-up"))).pk,
+           "task_id": world.task.pk, "token": world.link,
            "subscription_id": world.subscription.pk,
            "delivery_id": failed_delivery(world).pk,
            "endpoint_id": webhook(world).pk}
@@ -70,8 +71,11 @@ def _real_ids(case, world) -> None:
         case.query = {**case.query, "brand": world.brand.pk}
 
 
-def _schedule(world) -> Schedule:
-    """A schedule of brand A with a run (the world keeps none; a tick would declare them)."""
+def _schedule(world, parked: bool = False) -> Schedule:
+    """A schedule of brand A with a run (the world keeps none; a tick would declare them); for
+    the doors of a parked one (retry, give up), the matrix's, parked again for each case."""
+    if parked:
+        return parked_schedule(world)
     row, made = Schedule.objects.get_or_create(
         key=f"{world.brand.pk}:-:nightly",
         defaults={"name": "nightly", "brand": world.brand, "action": "nothing",

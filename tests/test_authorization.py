@@ -15,7 +15,16 @@ from django.test import Client
 
 from tests.csrf import unmasked
 from tests.doors import Endpoint, api, console, delivery, demo, portal, reading
-from tests.world import ACTORS, NOW, World, erasable, failed_delivery, parked_timer, webhook
+from tests.world import (
+    ACTORS,
+    NOW,
+    World,
+    erasable,
+    failed_delivery,
+    parked_schedule,
+    parked_timer,
+    webhook,
+)
 from timekeeping.access import keys
 from timekeeping.models import Record, Subject
 
@@ -29,7 +38,7 @@ MISSING = {"brand": "brd_Missing0000000000", "subject": "sbj_Missing0000000000",
            "ask": "ask_Missing0000000000",
            "record": "rec_Missing0000000000", "delivery": "dlv_Missing0000000000",
            "webhook": "whe_Missing0000000000", "parked": "tmr_Missing0000000000",
-           "erasable": "sbj_Missing0000000001"}
+           "erasable": "sbj_Missing0000000001", "schedule": "sch_Missing0000000000"}
 # The delivery doors come last: their "date done" settles A's refund-window date.
 ENDPOINTS = [*api.DOORS, *console.DOORS, *portal.DOORS, *reading.DOORS, *demo.DOORS,
              *delivery.DOORS]
@@ -44,7 +53,7 @@ def _fill(text: str, world: World, n: int, missing: bool = False) -> str:
            "subscription": world.subscription.pk, "outcome": world.outcome.pk,
            "ask": world.ask, "record": _opened(world), "delivery": failed_delivery(world).pk,
            "webhook": webhook(world).pk, "parked": parked_timer(world).pk,
-           "erasable": erasable(world).pk}
+           "erasable": erasable(world).pk, "schedule": parked_schedule(world).pk}
     if missing:
         ids = MISSING
     token = Subject.objects.get(pk=world.subject.pk).feed_token  # doors rotate it
@@ -81,6 +90,7 @@ def _shape(answer, world: World) -> tuple[int, str]:
                   world.buyer_clock.pk, world.task.pk, world.subscription.pk,
                   world.outcome.pk, world.ask, _opened(world), failed_delivery(world).pk,
                   webhook(world).pk, parked_timer(world).pk, erasable(world).pk,
+                  parked_schedule(world).pk,
                   *(job.pk for job in world.endings)]:
         text = text.replace(value, "<id>")
     return answer.status_code, unmasked(text)
@@ -123,6 +133,9 @@ ONE_RULE = {
                                       "console settle what needs attention"),
     "retry a parked timer now": ("timer retry now", "console settle what needs attention"),
     "erase a subject": ("subject erase", "console subject erase"),
+    "retry a parked schedule now": ("schedule retry now",
+                                    "console settle what needs attention"),
+    "give up on a parked schedule": ("schedule give up", "console settle what needs attention"),
 }
 PEOPLE = ("owner_a", "staff_a", "viewer_a")
 
@@ -147,7 +160,7 @@ def test_a_stranger_hears_the_same_for_another_brands_id_and_a_missing_one(world
     for endpoint in ENDPOINTS:
         named = re.search(r"\{(brand|subject|job|clock|test_clock|key|buyer_clock|task|date|"
                           r"ending|subscription|outcome|ask|record|delivery|webhook|parked|"
-                          r"erasable)\}",
+                          r"erasable|schedule)\}",
                           endpoint.path + endpoint.query)
         if not named or endpoint.expect["owner_b"] < 300:  # public doors: a link's key opens
             continue

@@ -39,7 +39,8 @@ def _paths(path: str) -> list[str]:
     found = []
     for swap in PATH_SWAPS:
         for part in ("{brand}", "{subject}", "{job}", "{clock}", "{test_clock}", "{key}",
-                     "{order}", "{code}", "{delivery}", "{webhook}"):
+                     "{order}", "{code}", "{delivery}", "{webhook}", "{parked}",
+                     "{schedule}"):
             if part in path:
                 found.append(path.replace(part, swap, 1))
     return found

@@ -25,6 +25,7 @@ from timekeeping.models import (
     Customer,
     Delivery,
     Member,
+    Schedule,
     Subject,
     Task,
     TestClock,
@@ -124,6 +125,21 @@ def erasable(world: World) -> Subject:
     found, _ = Subject.objects.get_or_create(
         brand=world.brand, kind="taxpayer", key="doors:erase", test_clock=None,
         defaults={"name": "Erasable Co", "contact_email": "books@erasable.example"})
+    return found
+
+
+def parked_schedule(world: World) -> Schedule:
+    """A schedule of A's parked after ten failed runs (issue 31; the doors' `{schedule}`),
+    parked again (and not paused) each time a door asks for it, so every caller finds it
+    parked. The world's manifest declares no schedule: a tick would make its row, so it is
+    made here, as a tick would."""
+    found, _ = Schedule.objects.get_or_create(
+        key=f"{world.brand.pk}:-:doors.nightly", defaults={
+            "name": "doors.nightly", "brand": world.brand, "action": "doors.nightly",
+            "every_s": 3600, "next_due": NOW})
+    Schedule.objects.filter(pk=found.pk).update(
+        parked=NOW, paused=False, attempts=10, run_requested=False,
+        last_error="RuntimeError: the books service did not answer")
     return found
 
 

@@ -46,6 +46,7 @@ from timekeeping.models import (
 from timekeeping.moves import operate as moves_operate
 from timekeeping.recurring import terms
 from timekeeping.schedules import operate
+from timekeeping.schedules import parking as schedule_parking
 from timekeeping.timers import arming, outbox, records
 
 
@@ -226,17 +227,19 @@ class DeliveryAdmin(ReadOnlyAdmin):
 @admin.register(Schedule)
 class ScheduleAdmin(ReadOnlyAdmin):
     """Schedules are declared in code or in a manifest, and their state (next due, lease,
-    interval) is the engine's; pausing, resuming and running by hand are the actions."""
+    interval, failures in a row) is the engine's; pausing, resuming and running by hand are
+    the actions, and for a parked one retrying it or giving it up (issue 31: the only door
+    for the product's own schedules, which no brand's console lists)."""
 
     list_display = ["name", "brand", "action", "every", "next_due", "paused", "last_tick",
-                    "active"]
+                    "active", "attempts", "parked"]
     list_filter = ["paused", "active", "declared_in", "brand"]
     # Brands may live in another database than schedules (SCHEDULES_STORE): fetched by a
     # second query, never joined.
     list_select_related = ()
     search_fields = ["name", "action", "key"]
     readonly_fields = ["why"]
-    actions = ["pause_schedules", "resume_schedules", "run_now"]
+    actions = ["pause_schedules", "resume_schedules", "run_now", "retry_parked", "give_up_parked"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("brand")
@@ -268,8 +271,31 @@ class ScheduleAdmin(ReadOnlyAdmin):
     @admin.action(description="Run the selected schedules at the next tick",
                   permissions=["operate"])
     def run_now(self, request, queryset):
+        parked = [row.name for row in queryset if not operate.run_by_hand(row)]
+        if parked:
+            self.message_user(request, f"Not run, being parked (retry them instead): "
+                                       f"{', '.join(parked)}.", level=messages.WARNING)
+
+    @admin.action(description="Retry the selected parked schedules now", permissions=["operate"])
+    def retry_parked(self, request, queryset):
+        self._parked(request, queryset, schedule_parking.retry_now, "run at the next tick")
+
+    @admin.action(description="Give up on the selected parked schedules (pause them)",
+                  permissions=["operate"])
+    def give_up_parked(self, request, queryset):
+        self._parked(request, queryset, schedule_parking.give_up, "paused")
+
+    def _parked(self, request, queryset, act, done: str) -> None:
+        by, now, acted = records.person(request.user), wallclock.wall_now(), 0
         for row in queryset:
-            operate.run_by_hand(row)
+            try:
+                act(row.pk, by=by, now=now)
+                acted += 1
+            except schedule_parking.NotParked:
+                pass
+        self.message_user(request, f"{acted} parked schedule(s) {done}; "
+                                   f"{len(queryset) - acted} were not parked and are left as "
+                                   "they are.")
 
 
 @admin.register(ScheduleRun)

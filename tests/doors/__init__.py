@@ -17,7 +17,8 @@ class Endpoint:
     name: str
     method: str
     path: str  # {brand} {subject} {job} {clock} {test_clock} {key} {order} {code} {delivery}
-    # {parked}: a timer of A's parked after its failures; {erasable}: a subject of A's to erase
+    # {parked}: a timer of A's parked after its failures; {erasable}: a subject of A's to erase;
+    # {schedule}: a schedule of A's, parked
     expect: dict[str, int]
     body: object = None  # a dict, or a function of (world, n) -> dict
     query: str = ""

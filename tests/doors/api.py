@@ -85,6 +85,11 @@ DOORS = [
              _writes(200, 404), body=parked_connection),
     Endpoint("connection give up", "post", "/api/brands/{brand}/connection/give-up",
              _writes(200, 404), body=parked_connection),
+    # A schedule of A's, parked (issue 31), parked again before each caller asks.
+    Endpoint("schedule retry now", "post", "/api/schedules/{schedule}/retry",
+             _writes(200, 404)),
+    Endpoint("schedule give up", "post", "/api/schedules/{schedule}/give-up",
+             _writes(200, 404)),
     Endpoint("key revoke", "post", "/api/brands/{brand}/keys/{key}/revoke",
              _writes(403, 404, owner=200)),
     Endpoint("subject create", "post", "/api/subjects", _writes(201, 400),

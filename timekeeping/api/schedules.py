@@ -1,23 +1,23 @@
-"""Reading schedules over the API, with their runs (docs/api.md). Lists are scoped, filtered
-and paginated as `timekeeping.api.queries` says; another brand's schedule answers 404 exactly
-as a missing one.
+"""Schedules over the API, with their runs (docs/api.md), and a parked schedule retried now or
+given up (issue 31). Lists are scoped, filtered and paginated as `timekeeping.api.queries`
+says; another brand's schedule answers 404 exactly as a missing one.
 """
 
 from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from timekeeping.api import queries
-from timekeeping.api.access import brands
+from timekeeping.api.access import brands, may_write, who
 from timekeeping.api.queries import Listing
 from timekeeping.basics import wallclock
 from timekeeping.models import Schedule, ScheduleRun, TestClock
-from timekeeping.schedules import operate
+from timekeeping.schedules import operate, parking
 
 
 class ScheduleRead(serializers.ModelSerializer):
@@ -25,11 +25,18 @@ class ScheduleRead(serializers.ModelSerializer):
     brand = serializers.CharField(source="brand_id", allow_null=True,
                                   help_text="null: a schedule of the code, not of a brand.")
     test_clock = serializers.CharField(source="test_clock_id", allow_null=True)
+    failed_with = serializers.SerializerMethodField()
 
     class Meta:
         model = Schedule
         fields = ["id", "name", "brand", "test_clock", "action", "every_s", "at", "declared_in",
-                  "active", "paused", "run_requested", "next_due", "last_tick", "created"]
+                  "active", "paused", "run_requested", "next_due", "last_tick", "created",
+                  "attempts", "failed_with", "parked"]
+
+    def get_failed_with(self, row: Schedule) -> str:
+        """The last line of its last failed run's error; empty when none failed since the
+        last that worked."""
+        return parking.failed_with(row)
 
 
 class ScheduleDetailRead(ScheduleRead):
@@ -113,3 +120,35 @@ class ScheduleRuns(Listing):
     def scoped(self) -> QuerySet:
         row = kept_schedule(self.request, self.kwargs["schedule_id"])
         return ScheduleRun.objects.filter(schedule=row).order_by("-tick", "id")
+
+
+class Parked(APIView):
+    """A parked schedule (its runs failed too many times in a row): what `act` does to it."""
+
+    act = staticmethod(parking.retry_now)
+
+    @extend_schema(request=None, responses={200: ScheduleDetailRead, 409: dict})
+    def post(self, request, schedule_id: str):
+        row = kept_schedule(request, schedule_id)
+        if row.brand_id is not None:  # the product's own: a superuser's, who keeps them all
+            may_write(request, row.brand)
+        try:
+            done = self.act(row.pk, by=who(request), now=wallclock.wall_now())
+        except parking.NotParked:
+            return Response({"schedule": ["it is not parked: only a parked schedule is "
+                                          "retried or given up"]},
+                            status=status.HTTP_409_CONFLICT)
+        return Response(ScheduleDetailRead(done).data)
+
+
+class ScheduleRetry(Parked):
+    """Retry a parked schedule now: it runs once at the next tick, and its grid goes on."""
+
+    act = staticmethod(parking.retry_now)
+
+
+class ScheduleGiveUp(Parked):
+    """Give up on a parked schedule: it is paused (its failures forgotten) until someone
+    resumes it."""
+
+    act = staticmethod(parking.give_up)

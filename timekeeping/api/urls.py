@@ -137,4 +137,8 @@ urlpatterns = [
          name="schedule"),
     path("schedules/<pid:schedule_id>/runs", schedules.ScheduleRuns.as_view(),
          name="schedule-runs"),
+    path("schedules/<pid:schedule_id>/retry", schedules.ScheduleRetry.as_view(),
+         name="schedule-retry"),
+    path("schedules/<pid:schedule_id>/give-up", schedules.ScheduleGiveUp.as_view(),
+         name="schedule-give-up"),
 ]

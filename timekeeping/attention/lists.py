@@ -4,9 +4,10 @@
     of_subject(subject, now=…) -> list[Item]  one subject's recent lapses, for its page
 
 Failures: open faults of the brand's places, timers whose handler failed (still armed, with
-attempts, backing off), timers and the timed moves of a connection parked after too many
-failures (issue 31; the parked connection's own fault is said by its parked item), runaway
-tick runs, failed schedule runs, deliveries that failed for good.
+attempts, backing off), timers, schedules and the timed moves of a connection parked after too
+many failures (issue 31; the parked connection's own fault, and a parked schedule's failed
+runs, are said by its parked item), runaway tick runs, failed schedule runs, deliveries that
+failed for good.
 Warnings: skipped schedule runs, deliveries still pending an hour after they were written,
 timers that fired more than five minutes late, rows the timed-move job set aside.
 A job's own time: lapses (a job, a grant; failures). Lapses with no date of their own (S23):
@@ -47,6 +48,7 @@ from timekeeping.models import (
     Fault,
     Job,
     Record,
+    Schedule,
     ScheduleRun,
     SetAside,
     Subject,
@@ -104,7 +106,8 @@ KINDS_SAID = {"fault": "failed", "failed timer": "failed", "runaway": "stopped",
               "late": "late", "set aside": "held back", "lapse": "missed",
               "not opened": "not opened", "catch-up": "skipped", "seat": "no one named",
               "dunning": "unpaid", "deadline": "deadline", "link": "link", "hold": "hold",
-              "webhook off": "stopped", "parked": "parked", "parked moves": "parked"}
+              "webhook off": "stopped", "parked": "parked", "parked moves": "parked",
+              "parked schedule": "parked"}
 
 
 @dataclass
@@ -152,6 +155,11 @@ def _sources(brand: Brand, now: datetime,
         ("parked timers", Timer.objects.filter(brand=brand, state=Timer.State.HELD,
                                                parked__isnull=False, **on)
          .order_by("-parked"), _parked_timer),
+        # Schedules may live in another database (SCHEDULES_STORE, J6): by their brand column.
+        # One no longer declared runs no more: not a person's to settle.
+        ("parked schedules", Schedule.objects.filter(brand_id=brand.pk, parked__isnull=False,
+                                                     active=True, **on).order_by("-parked"),
+         _parked_schedule),
         ("runaways", TickRun.objects.filter(brand=brand, runaway=True, started__gte=since,
                                             **on)
          .exclude(pk__in=settling.dismissed(brand, "runaway")).order_by("-started"), _runaway),
@@ -195,9 +203,12 @@ def _live(brand: Brand, now: datetime) -> list[tuple[str, object, Callable[..., 
          _parked_moves),
         # Schedule runs may live in another database (SCHEDULES_STORE, J6): filtered on the
         # schedule's brand column, never joined to the brand.
+        # A parked schedule's failed runs are said by its parked item (its runs and it are in
+        # the same store, so the join stays in one database).
         ("schedule runs", ScheduleRun.objects.filter(
             schedule__brand_id=brand.pk, tick__gte=since,
             outcome__in=[ScheduleRun.Outcome.FAILED, ScheduleRun.Outcome.SKIPPED])
+         .exclude(outcome=ScheduleRun.Outcome.FAILED, schedule__parked__isnull=False)
          .exclude(pk__in=_runs_dismissed(brand, since))
          .select_related("schedule").order_by("outcome", "-tick"), _run),
         # A webhook's deliveries are its endpoint's log; an endpoint turned off needs a person.
@@ -484,6 +495,16 @@ def _parked_timer(timer: Timer) -> Item:
                 details=f"{_on(timer)}: {_last_line(timer.last_error)}")
 
 
+def _parked_schedule(row: Schedule) -> Item:
+    return Item("parked schedule", True, row.parked,
+                f"The {row.name} schedule failed {_count(row.attempts, 'time')} in a row, "
+                "so it was parked: it does not run until you retry it or give it up",
+                ref=row.pk,
+                test_clock=row.test_clock_id, row=row.pk,
+                details=f"schedule {row.pk} ({row.action}){_world(row)}: "
+                        f"{_last_line(row.last_error)}")
+
+
 def _runaway(run: TickRun) -> Item:
     world = f"test world {run.test_clock_id}" if run.test_clock_id else "the real clock"
     return Item("runaway", True, run.started,
@@ -495,9 +516,12 @@ def _runaway(run: TickRun) -> Item:
 
 def _run(run: ScheduleRun) -> Item:
     failed = run.outcome == ScheduleRun.Outcome.FAILED
+    # Backing off (issue 31): not tried again at each of its times.
+    again = ("; it is tried again later, waiting longer after each failure"
+             if failed and run.schedule.attempts else "")
     return Item("failed run" if failed else "skipped run", failed, run.tick,
                 f"The {run.schedule.name} schedule {'failed' if failed else 'was skipped'}"
-                f"{' (run by hand)' if run.by_hand else ''}",
+                f"{' (run by hand)' if run.by_hand else ''}{again}",
                 ref=run.schedule_id, row=run.pk,
                 details=f"{run.schedule_id}: {(run.reason or 'no reason kept').rstrip('.')}")
 

@@ -20,8 +20,8 @@ next tick), `run` a schedule that failed (run now, as the schedules page does), 
 webhook endpoint its sender turned off (on again, and what it missed sent: its owner's alone,
 `OWNER_ONLY`), `retry_now` a parked timer (armed again: the next tick fires it) or `give_up`
 on it (it ends, cancelled, its work not done; issue 31, `timers.parking`), and the same two for
-a connection's parked timed moves (tried at the next tick, or paused; `moves.parking`). Items
-about a
+a connection's parked timed moves (tried at the next tick, or paused; `moves.parking`) and for a
+parked schedule (run at the next tick, or paused; `schedules.parking`). Items about a
 job open its subject's page instead. Each action is written on the brand's record. A dismissal
 is undone (`undismiss`: the item is back on the list) within UNDO_WINDOW of it, as a date's
 action is (`clocks.undo`).
@@ -49,6 +49,7 @@ from timekeeping.models import (
 )
 from timekeeping.moves import parking as moves_parking
 from timekeeping.schedules import operate as schedules
+from timekeeping.schedules import parking as schedules_parking
 from timekeeping.timers import outbox, parking, records
 from timekeeping.webhooks import endpoints as webhook_endpoints
 
@@ -66,6 +67,7 @@ ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "webhook off": (("enable", "Turn on and send what it missed"),),
     "parked": (("retry_now", "Retry now"), ("give_up", "Give up")),
     "parked moves": (("retry_now", "Retry now"), ("give_up", "Give up")),
+    "parked schedule": (("retry_now", "Retry now"), ("give_up", "Give up")),
 }
 # Kinds whose actions only the brand's owner takes (a webhook endpoint is the owner's).
 OWNER_ONLY = frozenset({"webhook off"})
@@ -83,6 +85,9 @@ ROWS = {
     "parked": lambda brand: Timer.objects.filter(brand=brand, state=Timer.State.HELD,
                                                  parked__isnull=False),
     "parked moves": lambda brand: Connection.objects.filter(brand=brand, parked__isnull=False),
+    # Schedules may live in another database (J6): by their brand column.
+    "parked schedule": lambda brand: Schedule.objects.filter(brand_id=brand.pk, active=True,
+                                                             parked__isnull=False),
 }
 
 
@@ -163,7 +168,8 @@ def _run(brand: Brand, run: ScheduleRun, *, by: str, now: datetime) -> str:
                                        pk=run.schedule_id).first()
     if schedule is None:
         raise Refused("row", "its schedule is no longer in your manifest")
-    schedules.run_by_hand(schedule)
+    if not schedules.run_by_hand(schedule):
+        raise Refused("row", "its schedule is parked: retry it now or give it up")
     _dismiss(brand, "failed run", run.pk, reason="run again by hand", by=by, now=now)
     return f"{schedule.name} runs at the next tick, beside its grid."
 
@@ -208,8 +214,29 @@ def _give_up_moves(link: Connection, *, by: str, now: datetime) -> str:
             "resume them on the Timed moves page.")
 
 
+def _retry_schedule(row: Schedule, *, by: str, now: datetime) -> str:
+    """A parked schedule run at the next tick (`schedules.parking`, which records it)."""
+    try:
+        schedules_parking.retry_now(row.pk, by=by, now=now)
+    except schedules_parking.NotParked:
+        return "It is not parked any more: it was retried or given up already."
+    return f"{row.name} runs at the next tick. If it fails again, it comes back here."
+
+
+def _give_up_schedule(row: Schedule, *, by: str, now: datetime) -> str:
+    """A parked schedule given up: paused until someone resumes it."""
+    try:
+        schedules_parking.give_up(row.pk, by=by, now=now)
+    except schedules_parking.NotParked:
+        return "It is not parked any more: it was retried or given up already."
+    return (f"Given up: {row.name} is paused, and it does not run until you resume it on the "
+            "Schedules page.")
+
+
 PARKED_ACTIONS = {"parked": {"retry_now": _retry_now, "give_up": _give_up},
-                  "parked moves": {"retry_now": _retry_moves, "give_up": _give_up_moves}}
+                  "parked moves": {"retry_now": _retry_moves, "give_up": _give_up_moves},
+                  "parked schedule": {"retry_now": _retry_schedule,
+                                      "give_up": _give_up_schedule}}
 
 
 def _resolve(brand: Brand, fault: Fault, now: datetime) -> str:

@@ -230,6 +230,10 @@ EVENT_SENTENCES: dict[str, Callable[[dict], str]] = {
     "connection.parked": lambda d: f"The timed moves of the tables failed {d.get('attempts')} "
                                    "times in a row, so they were parked: no row moves on its "
                                    "own until someone retries them or gives them up.",
+    "schedule.parked": lambda d: f"The schedule '{d.get('schedule')}' failed "
+                                 f"{d.get('attempts')} time{'' if d.get('attempts') == 1 else 's'}"
+                                 " in a row, so it was parked: it does not run until someone "
+                                 "retries it or gives it up.",
     "tick.stopped": lambda d: f"Nothing ran for {_seconds(d, 'stopped_s')}{_between(d)}: the "
                               "tick had stopped. It ran again and caught up.",
 }

@@ -36,6 +36,7 @@ from timekeeping.models import (
 from timekeeping.moves import operate as moves
 from timekeeping.moves import parking as moves_parking
 from timekeeping.schedules import operate as schedules
+from timekeeping.schedules import parking as schedules_parking
 from timekeeping.tick import test_clocks, trace
 
 PER_PAGE = 50
@@ -78,8 +79,12 @@ def schedule_list(request, brand_id: str):
     return render(request, "console/schedules.html", {
         "brand": brand, "face": face, "can_act": may(request, "manager"), "page": page,
         "rows": [{"row": row, "next": face.at(row.next_due), "last": face.at(row.last_tick_run),
-                  "every": _every(row.every_s, row.at), "world": worlds.get(row.test_clock_id)}
+                  "every": _every(row.every_s, row.at), "world": worlds.get(row.test_clock_id),
+                  # Backing off or parked after failed runs (issue 31, schedules.parking).
+                  "parked": face.at(row.parked),
+                  "failed_with": schedules_parking.failed_with(row)}
                  for row in page],
+        "parked_actions": settling.ACTIONS["parked schedule"],
         "stopped": schedules.ticks_stopped(now)})
 
 
@@ -97,8 +102,11 @@ def schedule_act(request, brand_id: str):
                                 "what to do (pause, resume, run now).")
         return redirect("console:schedules", brand_id=brand.pk)
     verb = form.cleaned_data["do"]
-    {"pause": schedules.pause, "resume": schedules.resume, "run": schedules.run_by_hand}[
-        verb](row)
+    if {"pause": schedules.pause, "resume": schedules.resume, "run": schedules.run_by_hand}[
+            verb](row) is False:
+        messages.error(request, f"{row.name} was not run: it is parked. Retry it now or give "
+                                "it up.")
+        return redirect("console:schedules", brand_id=brand.pk)
     messages.success(request, {"pause": f"{row.name} is paused: its runs are skipped until it "
                                          "is resumed.",
                                "resume": f"{row.name} is resumed.",

@@ -39,6 +39,7 @@ TITLES = {
     "row.set_aside": "Row held back", "timer.late": "Work ran late",
     "timer.parked": "Work parked after failing",
     "connection.parked": "Timed moves parked after failing",
+    "schedule.parked": "Schedule parked after failing",
     "tick.stopped": "Scheduled work had stopped",
     catalogue.TEST_TYPE: "Test event",
 }

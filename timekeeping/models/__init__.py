@@ -1,5 +1,5 @@
 from timekeeping.models.archive import ArchivePart, BrandArchive
-from timekeeping.models.brand import Brand, TestClock, Walk, WalkLine, brands_kept_by
+from timekeeping.models.brand import PARK_AFTER, Brand, TestClock, Walk, WalkLine, brands_kept_by
 from timekeeping.models.digest import Digest
 from timekeeping.models.dismissal import Dismissal
 from timekeeping.models.fault import Fault
@@ -30,6 +30,7 @@ __all__ = [
     "Deadline", "Delivery", "Digest", "Dismissal", "Fault", "Grant", "Heartbeat", "Invitation",
     "Job", "Manifest",
     "SpentToken",
+    "PARK_AFTER",
     "Member", "Occurrence", "Outcome", "Record", "Rehearsal", "RowAudit", "SampleRow", "Schedule",
     "ReceivedWebhook", "ScheduleRun", "SetAside", "Standby", "Subject", "Subscription", "Task",
     "TestClock",

@@ -6,6 +6,10 @@ from calendars import rules
 from timekeeping.basics import instants, wallclock
 from timekeeping.basics.public_ids import PublicIdField
 
+# Failed tries in a row before a piece of scheduled work is parked (issue 31): a brand's
+# `park_after` unless it sets its own, and the product's own schedules' (no brand).
+PARK_AFTER = 10
+
 
 class Brand(models.Model):
     """A business that keeps time with us: its own clock, calendar, manifest and people
@@ -36,7 +40,7 @@ class Brand(models.Model):
         help_text="Which manifest keys run live on this plan (docs/manifest.md); every key "
                   "runs on a test clock whatever the plan.")
     park_after = models.PositiveSmallIntegerField(
-        default=10, validators=[MinValueValidator(1), MaxValueValidator(50)],
+        default=PARK_AFTER, validators=[MinValueValidator(1), MaxValueValidator(50)],
         help_text="Failed tries of one piece of scheduled work before it is parked: no more "
                   "tries on its own until someone retries it or gives it up "
                   "(docs/operating.md).")

@@ -36,6 +36,13 @@ class Schedule(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     last_tick = models.DateTimeField(null=True, blank=True,
                                      help_text="The last tick that reached it.")
+    # Backoff (issue 31, docs/operating.md): failed runs in a row and the last one's error;
+    # after a failure `next_due` is its next try, moved past the wait onto its grid.
+    attempts = models.PositiveIntegerField(default=0, editable=False)
+    last_error = models.TextField(blank=True, default="", editable=False)
+    # Parked after `brand.park_after` failed runs in a row (PARK_AFTER for the product's
+    # own): no tick runs it until someone retries it or gives it up (`schedules.parking`).
+    parked = models.DateTimeField(null=True, blank=True, editable=False)
     created = models.DateTimeField(default=wallclock.wall_now)
 
     class Meta:

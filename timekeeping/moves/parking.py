@@ -66,8 +66,7 @@ def succeeded(link: Connection) -> dict:
 def failed_with(link: Connection) -> str:
     """The last line of its last failed minute's error (the exception's type and message);
     empty when none failed since the last that worked."""
-    lines = link.last_error.strip().splitlines()
-    return lines[-1] if lines else ""
+    return parking.failed_with(link.last_error)
 
 
 def _write(kind: str, link: Connection, instant: datetime, data: dict) -> None:

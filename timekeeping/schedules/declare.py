@@ -115,6 +115,20 @@ def next_wall(at: str, after: datetime) -> datetime:
     raise AssertionError(f"no day of {at!r} in nine days")  # 7 days hold every weekday
 
 
+def next_grid_after(due: datetime, every_s: int, now: datetime) -> datetime:
+    """The first time on the grid (due + k·every) strictly after `now`."""
+    step = timedelta(seconds=every_s)
+    if now < due:
+        return due
+    return due + step * (int((now - due) / step) + 1)
+
+
+def next_due_after(*, at: str, every_s: int, due: datetime, after: datetime) -> datetime:
+    """A schedule's first due time strictly after `after`: its next wall time, or the next
+    time on its grid of `due` + k·every."""
+    return next_wall(at, after) if at else next_grid_after(due, every_s, after)
+
+
 def schedule(*, every: str | None = None, at: str | None = None, zone: str = "UTC",
              name: str | None = None) -> Callable[[Action], Action]:
     """Run the decorated action on an interval (`every`) or at a wall time (`at`, in `zone`),

@@ -11,12 +11,15 @@ schedules on its real clock; a test clock's copies when it advances):
    time unchanged, not paused, no live lease. It takes the lease (the tick's remaining budget
    plus a minute, at most 16 minutes) and moves the due time to the first grid time after the
    tick, so missed ticks become one run. A paused schedule, or one still held by a run, gets
-   its due time moved the same way and a skip recorded with the reason.
+   its due time moved the same way and a skip recorded with the reason. A parked one is
+   left alone: no run, no skip, not even by hand (`schedules.parking`).
 3. the runs go side by side, each in a thread with its own connection and transaction, with
    the clock fixed at the tick's time; a run is limited to 15 minutes and the tick's budget
-   (`deadline_exceeded`). A failure is recorded and tried again at the next due time.
+   (`deadline_exceeded`). A failure is recorded and backs the schedule off: its next due
+   time moves past a wait that doubles with each failure in a row, and after the brand's
+   `park_after` it is parked (`schedules.parking`, issue 31); a success resets the count.
 4. afterwards (`expire_leases`): a run whose lease ran out while it still shows running was
-   lost with its process, and ends `failed` with `lease_expired`.
+   lost with its process, and ends `failed` with `lease_expired`, a failure as above.
 """
 
 from __future__ import annotations
@@ -34,12 +37,13 @@ from django.db.models import F, OuterRef, Q, Subquery
 
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Manifest, Schedule, ScheduleRun, TestClock
-from timekeeping.schedules import purge
+from timekeeping.schedules import parking, purge
 from timekeeping.schedules.declare import (
     Declared,
     code_schedules,
     get_action,
     manifest_schedules,
+    next_due_after,
     next_wall,
 )
 from timekeeping.timers import leases, records
@@ -160,14 +164,6 @@ def _update(row: Schedule, item: Declared, now: datetime) -> None:
 
 # -- claiming due schedules ------------------------------------------------------------------
 
-def next_grid_after(due: datetime, every_s: int, now: datetime) -> datetime:
-    """The first time on the grid (due + k·every) strictly after `now`."""
-    step = timedelta(seconds=every_s)
-    if now < due:
-        return due
-    return due + step * (int((now - due) / step) + 1)
-
-
 @dataclass
 class Claim:
     schedule: Schedule
@@ -176,9 +172,12 @@ class Claim:
 
 def claim_due(rows: list[Schedule], *, now: datetime, holder: str,
               lease_until: datetime) -> tuple[list[Claim], list[ScheduleRun]]:
-    """Take the lease of each due schedule, or record why it was skipped."""
+    """Take the lease of each due schedule, or record why it was skipped. A parked schedule
+    is no one's to run until it is retried or given up (`schedules.parking`)."""
     claims, skips = [], []
     for row in rows:
+        if row.parked is not None:
+            continue
         if row.run_requested:
             claim = _claim_by_hand(row, now=now, holder=holder, lease_until=lease_until)
             if claim is not None:
@@ -198,8 +197,10 @@ def _claim_on_grid(row: Schedule, *, now: datetime, holder: str, lease_until: da
     due = row.next_due
     # A wall-time schedule's next due is its first wall time after this tick: late, it runs
     # once (told the time it was due), never a backlog and never not at all.
-    moved = next_wall(row.at, now) if row.at else next_grid_after(due, row.every_s, now)
-    same = Schedule.objects.filter(pk=row.pk, next_due=due)
+    moved = next_due_after(at=row.at, every_s=row.every_s, due=due, after=now)
+    # Not parked, read again in each statement: a failure of the run another tick finished
+    # meanwhile may have parked it since `row` was read.
+    same = Schedule.objects.filter(pk=row.pk, next_due=due, parked__isnull=True)
     free = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
     # The lease: one conditional statement; of two ticks at once, one runs the schedule.
     if same.filter(free, paused=False).update(lease_holder=holder, lease_until=lease_until,
@@ -218,7 +219,8 @@ def _claim_on_grid(row: Schedule, *, now: datetime, holder: str, lease_until: da
 def _claim_by_hand(row: Schedule, *, now: datetime, holder: str,
                    lease_until: datetime) -> Claim | None:
     free = Q(lease_until__isnull=True) | Q(lease_until__lt=now)
-    if Schedule.objects.filter(free, pk=row.pk, run_requested=True).update(
+    if Schedule.objects.filter(free, pk=row.pk, run_requested=True,
+                               parked__isnull=True).update(
             run_requested=False, lease_holder=holder, lease_until=lease_until,
             last_tick=now) != 1:
         return None
@@ -247,32 +249,36 @@ def perform(claim: Claim, *, tick: datetime) -> None:
             result = get_action(row.action)()
         if _finish(run, ScheduleRun.Outcome.SUCCEEDED, items=result if isinstance(
                 result, int) and not isinstance(result, bool) else 0):
-            _record(row, run, ScheduleRun.Outcome.SUCCEEDED, "")
-    except Exception as error:  # noqa: BLE001 - a failed run is recorded, and runs again when due
-        reason = f"{type(error).__name__}: {error}"
-        if _finish(run, ScheduleRun.Outcome.FAILED, reason=reason):
-            _record(row, run, ScheduleRun.Outcome.FAILED, reason)
+            parking.succeeded(row)
+            _recovered(row, run)
+    except Exception as error:  # noqa: BLE001 - a failed run is recorded, and backs off
+        _failed(row, run, f"{type(error).__name__}: {error}", error)
     finally:
         if token is not None:
             _context.reset(token)
         leases.give_back(Schedule, row.pk, holder=run.holder)
 
 
-def _record(row: Schedule, run: ScheduleRun, outcome: str, reason: str) -> None:
-    """A brand's schedule that failed, or ran again after a failure, is on its record (the
-    events `schedule.failed` and `schedule.recovered`); a product-wide one is the operator's."""
+def _failed(row: Schedule, run: ScheduleRun, reason: str,
+            error: BaseException | None = None) -> None:
+    """End a run still running as failed, and back its schedule off (`schedules.parking`,
+    which writes `schedule.failed` for a brand's). A run ended already counts nothing."""
+    if _finish(run, ScheduleRun.Outcome.FAILED, reason=reason):
+        parking.failed(row, run=run, reason=reason, error=error)
+
+
+def _recovered(row: Schedule, run: ScheduleRun) -> None:
+    """A brand's schedule that ran again after a failure is on its record (the event
+    `schedule.recovered`); a product-wide one is the operator's."""
     if row.brand_id is None:
         return
-    if outcome == ScheduleRun.Outcome.SUCCEEDED:
-        before = (ScheduleRun.objects.filter(schedule_id=row.pk, tick__lt=run.tick)
-                  .exclude(outcome=ScheduleRun.Outcome.SKIPPED).order_by("-tick")
-                  .values_list("outcome", flat=True).first())
-        if before != ScheduleRun.Outcome.FAILED:
-            return
-    kind = "schedule.recovered" if outcome == ScheduleRun.Outcome.SUCCEEDED else "schedule.failed"
-    records.write(kind, brand=row.brand, instant=run.tick, test_clock=row.test_clock,
-                  data={"schedule": row.name, "run": run.pk,
-                        "reason": reason.replace("\x00", "\\0")[:500]})
+    before = (ScheduleRun.objects.filter(schedule_id=row.pk, tick__lt=run.tick)
+              .exclude(outcome=ScheduleRun.Outcome.SKIPPED).order_by("-tick")
+              .values_list("outcome", flat=True).first())
+    if before == ScheduleRun.Outcome.FAILED:
+        records.write("schedule.recovered", brand=row.brand, instant=run.tick,
+                      test_clock=row.test_clock,
+                      data={"schedule": row.name, "run": run.pk, "reason": ""})
 
 
 def _finish(run: ScheduleRun, outcome: str, *, reason: str = "", items: int = 0) -> bool:
@@ -304,7 +310,7 @@ def run_side_by_side(claims: list[Claim], *, tick: datetime, deadline: float) ->
         if thread.is_alive():
             # Python cannot stop a thread: the run is recorded as over, its lease given back;
             # whatever it does later cannot change the record.
-            _finish(claim.run, ScheduleRun.Outcome.FAILED, reason="deadline_exceeded")
+            _failed(claim.schedule, claim.run, "deadline_exceeded")
             leases.give_back(Schedule, claim.schedule.pk, holder=claim.run.holder)
 
 
@@ -325,7 +331,9 @@ def expire_leases(*, now: datetime) -> int:
     """Ends the lost runs (`lost_runs`) failed, reason lease_expired."""
     count = 0
     for run in lost_runs(now).select_related("schedule"):
-        count += _finish(run, ScheduleRun.Outcome.FAILED, reason="lease_expired")
+        if _finish(run, ScheduleRun.Outcome.FAILED, reason="lease_expired"):
+            count += 1
+            parking.failed(run.schedule, run=run, reason="lease_expired")
         Schedule.objects.filter(pk=run.schedule_id, lease_holder=run.holder,
                                 lease_until__lt=now).update(lease_holder="", lease_until=None)
     return count

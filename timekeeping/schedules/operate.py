@@ -54,9 +54,11 @@ def resume(row: Schedule) -> None:
     Schedule.objects.filter(pk=row.pk).update(paused=False)
 
 
-def run_by_hand(row: Schedule) -> None:
-    """Asks the next tick to run it once, beside its grid (which does not move)."""
-    Schedule.objects.filter(pk=row.pk).update(run_requested=True)
+def run_by_hand(row: Schedule) -> bool:
+    """Asks the next tick to run it once, beside its grid (which does not move). False for a
+    parked schedule, which no tick runs: retrying it runs it (`schedules.parking`)."""
+    return Schedule.objects.filter(pk=row.pk, parked__isnull=True).update(
+        run_requested=True) == 1
 
 
 def history(row: Schedule, limit: int = 20) -> list[ScheduleRun]:
@@ -78,7 +80,11 @@ def every_text(seconds: int) -> str:
 def why(row: Schedule, *, now: datetime | None = None) -> str:
     now = now or wallclock.wall_now()
     parts = [f"{row.name} runs {row.action} " + when_text(row.every_s, row.at)]
-    if row.paused:
+    if row.parked is not None:
+        parts.append(f"it is parked: it failed {_times(row.attempts)} in a row, the last at "
+                     f"{row.parked:%Y-%m-%d %H:%M:%SZ}, so no tick runs it until someone "
+                     "retries it or gives it up")
+    elif row.paused:
         parts.append("it is paused: each due time is recorded as skipped (paused) until it is "
                      "resumed")
     elif row.next_due is None:
@@ -89,6 +95,8 @@ def why(row: Schedule, *, now: datetime | None = None) -> str:
         parts.append(f"it runs next at {row.next_due:%Y-%m-%d %H:%M:%SZ} ({when}), "
                      + ("its wall time in its zone; late, it runs once at the next tick" if row.at
                         else "on its grid of UTC times"))
+        if row.attempts:
+            parts.append(_backing_off(row.attempts))
     if row.run_requested:
         parts.append("a run by hand is asked for at the next tick")
     last_bad = row.runs.exclude(outcome__in=["succeeded", "running"]).order_by("-tick").first()
@@ -96,6 +104,15 @@ def why(row: Schedule, *, now: datetime | None = None) -> str:
         parts.append(f"its last {'skip' if last_bad.outcome == 'skipped' else 'failure'} was "
                      f"due {last_bad.due:%Y-%m-%d %H:%M:%SZ}: {last_bad.reason}")
     return "; ".join(parts) + "."
+
+
+def _backing_off(attempts: int) -> str:
+    return (f"it failed {_times(attempts)} in a row, so that is its first time after a wait "
+            "that grows with each failure")
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
 
 
 def ticks_stopped(now: datetime | None = None) -> str | None:

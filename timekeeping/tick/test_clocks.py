@@ -14,7 +14,9 @@ schedules at their due times, but never sooner than `step_s` after its last tick
 `step_s` is the walk's span over WALK_TICKS (a day's walk or less: every due time of a
 schedule of a minute or more). A schedule due between two ticks runs once, at the later
 (J3: missed due times become one run). A walk ends with a tick at its target when a schedule
-is due by then. So a year of a one-minute schedule is about 1,440 ticks, not 525,600.
+is due by then. A failing schedule backs off on the clock's own time, as on the real clock
+(its waits count from the walk's tick, `schedules.parking`), and a parked one is due at no
+instant of the walk. So a year of a one-minute schedule is about 1,440 ticks, not 525,600.
 
 `advance` asks and walks in this process to the end: for the tick command, the demo's
 set-up and tests.
@@ -334,7 +336,9 @@ def _walk(engine: Engine, walk: Walk, test_clock: TestClock, holder: str, walked
     transaction."""
     last: tuple[datetime, int] | None = None
     steps = 0  # schedule runs and skips, and rehearsal minutes: each moves a due time on
-    active = Schedule.objects.filter(test_clock=test_clock, active=True)
+    # Not parked (issue 31): a parked schedule is due at no instant, so the walk neither
+    # stops at its old due time nor mistakes it, never taken, for work another process holds.
+    active = Schedule.objects.filter(test_clock=test_clock, active=True, parked__isnull=True)
     rehearsal = rehearse.of(test_clock)
     to = walk.to
     while not engine.run.runaway:

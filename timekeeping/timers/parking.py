@@ -2,9 +2,11 @@
 
     delay(attempts, seed=…)            the wait after the `attempts`-th failure (the one
                                        schedule of every kind of work that backs off: timers
-                                       here, a connection's timed moves in `moves.parking`)
+                                       here, a connection's timed moves in `moves.parking`,
+                                       an interval schedule's runs in `schedules.parking`)
     come(instant)                      what backs off and whose next attempt has come
     kept_error(error)                  a failure's traceback as a row keeps it
+    failed_with(last_error)            the last line of a kept error: its type and message
     failed(timer, error=…, instant=…)  a failure written on the timer: its next attempt, or
                                        parked after `brand.park_after` attempts
     retry_now(timer_id, …)             a parked timer armed again: the next tick fires it
@@ -59,6 +61,12 @@ def kept_error(error: BaseException) -> str:
     """The failure's traceback as a row's `last_error` keeps it: its last 4,000 characters,
     with no NUL (which PostgreSQL's text refuses)."""
     return "".join(traceback.format_exception(error))[-4000:].replace("\x00", "\\0")
+
+
+def failed_with(last_error: str) -> str:
+    """The last line of a kept error (the exception's type and message); empty for none."""
+    lines = last_error.strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 def failed(timer: Timer, *, error: BaseException, instant: datetime, details: dict) -> bool:

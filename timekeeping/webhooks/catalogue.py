@@ -77,6 +77,9 @@ TYPES: tuple[EventType, ...] = (
     EventType("connection.parked", ("connection.parked",),
               "The timed moves of a brand's tables failed too many times in a row and were "
               "parked: no row moves on its own until someone retries them or gives them up."),
+    EventType("schedule.parked", ("schedule.parked",),
+              "A schedule's runs failed too many times in a row and it was parked: it does not "
+              "run until someone retries it or gives it up."),
     EventType("tick.stopped", ("tick.stopped",),
               "The tick had stopped; it runs again and catches up."),
 )

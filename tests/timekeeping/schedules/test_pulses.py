@@ -4,6 +4,7 @@ import pytest
 from django.contrib.admin.utils import quote
 from django.core.checks import run_checks
 
+from timekeeping.basics import wallclock
 from timekeeping.models import Schedule, Timer
 from timekeeping.schedules import pulses
 from timekeeping.tick import loop
@@ -95,3 +96,29 @@ def test_the_admin_pauses_resumes_and_runs_schedules(admin_client_logged_in):
                                 {"action": "resume_schedules", "_selected_action": [row.pk]})
     row.refresh_from_db()
     assert not row.paused
+
+
+def test_the_admin_retries_a_parked_schedule_or_gives_it_up(admin_client_logged_in):
+    """The door for a parked schedule of the product's own, which no brand's console lists
+    (issue 31); one not parked is left as it is."""
+    parked = Schedule.objects.create(key="p", name="ops.census", action="demo.heartbeat",
+                                     every_s=900, next_due=T0, attempts=10, parked=T0)
+    fine = Schedule.objects.create(key="f", name="ops.fine", action="demo.heartbeat",
+                                   every_s=900, next_due=T0)
+
+    def act(verb):
+        with wallclock.fixed(T0 + timedelta(minutes=20)):
+            answer = admin_client_logged_in.post("/admin/timekeeping/schedule/", {
+                "action": verb, "_selected_action": [parked.pk, fine.pk]}, follow=True)
+        return answer.content.decode()
+
+    assert "1 parked schedule(s) run at the next tick; 1 were not parked" in act("retry_parked")
+    parked.refresh_from_db()
+    assert (parked.parked, parked.run_requested, parked.next_due) == (
+        None, True, T0 + timedelta(minutes=30))  # its grid, from now on
+    Schedule.objects.filter(pk=parked.pk).update(parked=T0)
+    assert "1 parked schedule(s) paused" in act("give_up_parked")
+    parked.refresh_from_db()
+    fine.refresh_from_db()
+    assert (parked.paused, parked.parked, parked.attempts) == (True, None, 0)
+    assert (fine.paused, fine.run_requested) == (False, False)

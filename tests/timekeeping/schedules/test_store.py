@@ -26,6 +26,29 @@ from timekeeping.models import Brand
 brand = Brand.objects.create(name="Store", slug="store")
 manifests.load(brand, {"schedules": {"demo": {"beat": {"every": "1m", "run": "heartbeat"}}}})
 """
+# A schedule whose runs fail (issue 31), ticked in one process: its action is registered here.
+FAIL = """
+from timekeeping import manifests
+from timekeeping.basics import wallclock
+from timekeeping.models import Brand, Schedule
+from timekeeping.schedules import action
+from timekeeping.tick import phases
+
+@action("demo.fail")
+def fail():
+    raise RuntimeError("the books service did not answer")
+
+brand = Brand.objects.get(slug="store")
+brand.park_after = 2
+brand.save(update_fields=["park_after"])
+manifests.load(brand, {"schedules": {"demo": {"beat": {"every": "1m", "run": "heartbeat"},
+                                              "fail": {"every": "1m", "run": "fail"}}}})
+instant = wallclock.wall_now()
+for _ in range(3):  # sees it; fails; fails again after its wait, parked
+    with wallclock.fixed(instant):
+        phases.run_once(now=instant)
+    instant = Schedule.objects.get(name="demo.fail").next_due
+"""
 
 
 @dataclass(frozen=True)
@@ -82,6 +105,28 @@ def check_state_lives_in_the_store(databases: Databases) -> None:
     # database) and reads its runs (in the store).
     said = manage(databases, "schedules", "why", "demo.beat", "--brand", "store")
     assert said.startswith("demo.beat runs demo.heartbeat every 1m; it runs next at")
+    check_backoff_lives_in_the_store(databases)
+
+
+def check_backoff_lives_in_the_store(databases: Databases) -> None:
+    """A schedule's failures, backoff and parking are written on its row in the store, its
+    events in the default database beside its brand (issue 31)."""
+    manage(databases, "shell", "--verbosity", "0", "--command", FAIL)
+    assert databases.query(databases.store, """
+        SELECT attempts, parked IS NOT NULL, last_error LIKE '%books service%'
+        FROM timekeeping_schedule WHERE name = 'demo.fail'""") == [(2, True, True)]
+    assert databases.query(databases.main, """
+        SELECT kind, COUNT(*) FROM timekeeping_record WHERE kind LIKE 'schedule.%'
+        GROUP BY kind ORDER BY kind""") == [("schedule.failed", 2), ("schedule.parked", 1)]
+    said = manage(databases, "schedules", "retry", "demo.fail", "--brand", "store")
+    assert "demo.fail: runs at the next tick" in said
+    assert databases.query(databases.store, """
+        SELECT parked IS NULL, run_requested FROM timekeeping_schedule
+        WHERE name = 'demo.fail'""") in ([(True, True)], [(1, 1)])
+    assert databases.query(databases.main, "SELECT COUNT(*) FROM timekeeping_record WHERE "
+                                           "kind = 'schedule.retried'") == [(1,)]
+    for table in ("timekeeping_schedule", "timekeeping_schedulerun"):
+        assert databases.query(databases.main, f"SELECT COUNT(*) FROM {table}") == [(0,)]
 
 
 def test_it_keeps_schedule_state_and_runs_in_the_store_on_sqlite(tmp_path):

@@ -99,8 +99,10 @@ def test_it_ends_a_run_that_outlasts_the_tick_budget_as_deadline_exceeded(brand)
         if thread.name == "schedule ops.jam":
             thread.join(WAIT_S)
             assert not thread.is_alive()
-    # It finished late, and that changed nothing.
+    # It finished late, and that changed nothing: one failure, counted once (issue 31).
     assert ScheduleRun.objects.get(schedule__name="ops.jam").reason == "deadline_exceeded"
+    jam = Schedule.objects.get(name="ops.jam")
+    assert (jam.attempts, jam.last_error) == (1, "deadline_exceeded")
 
 
 def test_it_fails_a_run_lost_with_its_process_as_lease_expired(brand):
@@ -116,6 +118,9 @@ def test_it_fails_a_run_lost_with_its_process_as_lease_expired(brand):
     ticks(T0 + timedelta(minutes=3))
     lost.refresh_from_db()
     assert (lost.outcome, lost.reason) == ("failed", "lease_expired")
+    # A failure of the schedule, counted toward its backoff (issue 31).
+    census = Schedule.objects.get(name="ops.census")
+    assert (census.attempts, census.last_error) == (1, "lease_expired")
 
 
 def test_it_runs_a_schedule_by_hand_at_the_next_tick_without_moving_the_grid(brand):

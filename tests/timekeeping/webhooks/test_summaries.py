@@ -62,6 +62,9 @@ SAMPLES = {
     "connection.parked": {"connection": "con_0123456789abcdef", "attempts": 10,
                           "error": "ConnectionDoesNotExist: The connection 'venue' doesn't "
                                    "exist."},
+    "schedule.parked": {"schedule": "nightly-sync", "schedule_id": "sch_0123456789abcdef",
+                        "run": "run_0123456789abcdef", "attempts": 10,
+                        "error": "TimeoutError: The books service did not answer."},
     "tick.stopped": {"since": "2027-03-14T04:46:00Z", "until": "2027-03-14T06:18:00Z",
                      "stopped_s": 5520.0},
 }
@@ -90,6 +93,8 @@ def test_it_says_every_event_in_words(brand, kind):
                      "ran again and caught up."),
     ("schedule.failed", "The schedule 'nightly-sync' did not run: The books service did not "
                         "answer."),
+    ("schedule.parked", "The schedule 'nightly-sync' failed 10 times in a row, so it was "
+                        "parked: it does not run until someone retries it or gives it up."),
     ("subscription.ended", "The plan ended after cycle 3, as it was cancelled."),
     ("subject.erased", "The subject's personal data was erased by ana: its name, contact and "
                        "facts are gone; 2 open jobs were cancelled, 1 plan ended, 1 customer "
