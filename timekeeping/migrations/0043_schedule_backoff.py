@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('timekeeping', '0041_connection_backoff'),
+        ('timekeeping', '0042_subject_erased'),
     ]
 
     operations = [
