@@ -70,6 +70,10 @@ REFERENCE = {
                             "empty) beside each manifest's",
     "timekeeping.ScheduleRun": "a run of a Schedule, in the same store; housekeeping deletes "
                                "runs after 30 days",
+    "timekeeping.BrandArchive": "a deleted brand's export, kept 30 days after its brand is gone "
+                                "(no Brand row is left to point at); read only by the people it "
+                                "names (`keepers`) and by housekeeping, which removes it",
+    "timekeeping.ArchivePart": "a megabyte of a BrandArchive's export, in the same store",
     "timekeeping.SpentToken": "a form's one-time token, random and of no brand (it names "
                               "nothing): it only guards a double submit, and housekeeping "
                               "deletes those more than a day old",

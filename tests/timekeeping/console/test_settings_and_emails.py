@@ -26,7 +26,8 @@ def test_the_console_shows_six_entries_and_settings_lists_the_rest(desk):
     listed = re.findall(r"<dt><a href=\"([^\"]+)\">([^<]+)</a></dt><dd>([^<]+)</dd>", html)
     assert [name for _, name, _ in listed] == ["Postponements", "Standby", "Test clocks",
                                                 "Manifests", "Plan", "Your email digest",
-                                                "Sent emails", "API keys", "Webhooks"]
+                                                "Sent emails", "API keys", "Webhooks",
+                                                "Download or delete"]
     for url, _, said in listed:
         assert said and desk.clients["owner"].get(url).status_code == 200
     assert engine_words(visible_text(html)) == []
