@@ -1,0 +1,621 @@
+"""Load held (issue 31): 50 people and programs on the console, the portal and the API while
+the tick fires a backlog of 200,000 timers on the same PostgreSQL.
+
+    .venv/bin/python bench/load.py [--database-url postgres://postgres@127.0.0.1:5432/kt_load_bench]
+
+Makes the database the URL names (it must not exist; `--reuse` takes one this benchmark made
+and kept with `--keep`) and fills it once as a template: a practice with `--subjects` subjects
+and ten dates each (bench/pages.py's fill; the pay dates the customer's, as the tax manifest
+says), its members, customers and API keys, and the backlog: `--backlog` owed no-op timers
+over 10 other brands (bench/brands.py's fill). Then, each phase on its own copy of it:
+
+1. unloaded: `manage.py tick` fires the backlog, `--unloaded-passes` times (the backlog armed
+   again between passes, and the timers' table vacuumed, as bench/tick.py resets it);
+2. loaded: the web (gunicorn as deploy/ runs it when it is installed, the `deploy` extra;
+   else `manage.py runserver --noreload`), on 127.0.0.1 only, and `--users` locust users
+   signed in (a third each on the console, the portal and the API, each waiting `--wait`
+   seconds between requests), reading and writing: the at-risk page, the subjects, a
+   subject's page, a portal subject's dates, the API's subjects, jobs and records; making a
+   subject, ordering its job and postponing its dates, acknowledging a date and undoing it.
+   Once every user is signed in, the window opens and the tick fires the backlog, pass after
+   pass as in phase 1, until `--seconds` have passed (the last pass ends the window).
+
+Each phase ends by checking that every backlog timer fired once a pass (none left armed, one
+`timer.fired` record a pass each). The server runs with DEBUG off and the throttles raised so
+they never refuse (their counting still runs); the benchmark prints which settings it set.
+
+Prints per kind of request and in total: requests per second, p50/p95/p99 latency (ms) and
+errors; the same while the tick fired; the tick's rate unloaded and loaded. Ends with one line:
+rps=… p50_ms=… p95_ms=… p99_ms=… errors=… tick_unloaded=… tick_loaded=… tick_ratio=…
+(targets: 0 errors, p95 under 500 ms, tick_ratio at least 0.7). Drops what it made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import itertools
+import json
+import math
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# Locust patches the standard library for gevent when it is imported (the main process only:
+# the fill runs in a child with LOCUST_SKIP_MONKEY_PATCH set); psycopg cooperates with it.
+import gevent  # noqa: E402
+import psycopg  # noqa: E402
+from locust import HttpUser, between, task  # noqa: E402
+from locust.env import Environment  # noqa: E402
+
+from bench.processes import child_env, together  # noqa: E402
+from bench.tick import admin_connect, scratch_database, scratch_url  # noqa: E402
+
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/kt_load_bench"
+BACKLOG_BRANDS = 10
+PASSWORD = "pw"  # bench/pages.py's, for every person of the world
+# Throttles raised past anything the run can reach, so none refuses; API keys, people and
+# addresses are still counted on every request, as deployed.
+SERVER_SETTINGS = {
+    "API_RATE_PER_KEY": "9999999/min", "API_RATE_PER_PERSON": "9999999/min",
+    "API_RATE_PER_ADDRESS": "9999999/min", "LINK_RATE_PER_ADDRESS": "9999999/min",
+    "AXES_FAILURE_LIMIT": "1000",
+    # Plain http on loopback: a deployment's proxy ends TLS and redirects; without these the
+    # cookies would be Secure and never sent back over http.
+    "SECURE_SSL_REDIRECT": "false", "SESSION_COOKIE_SECURE": "false",
+    "CSRF_COOKIE_SECURE": "false", "SECURE_HSTS_SECONDS": "0",
+    "ALLOWED_HOSTS": "127.0.0.1",
+}
+
+
+# -- the world: filled once in a child process (Django), then copied for each phase ----------
+
+def fill_child(subjects: int, backlog: int, users: int) -> None:
+    """In a child with DATABASE_URL set: migrate, fill, and keep the world's description in
+    the database (table kt_load_world), for this run and a later `--reuse`."""
+    from bench import brands, pages
+    from bench.tick import setup_django
+
+    setup_django(os.environ["DATABASE_URL"])
+    made = pages.fill(subjects)
+    world = people_and_keys(made["brand"], users)
+    world["backlog_brands"] = brands.fill(BACKLOG_BRANDS, backlog // BACKLOG_BRANDS)
+    world["sizes"] = {"subjects": subjects, "backlog": backlog, "users": users}
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE kt_load_world (doc text)")
+        cursor.execute("INSERT INTO kt_load_world VALUES (%s)", [json.dumps(world)])
+
+
+def people_and_keys(brand_id: str, users: int) -> dict:
+    """Members (managers), customers and API keys, `users` of each, and what they act on."""
+    from django.contrib.auth import get_user_model
+
+    from timekeeping.access import keys
+    from timekeeping.basics import wallclock
+    from timekeeping.models import Brand, Clock, Customer, Job, Member, Subject
+
+    brand = Brand.objects.get(pk=brand_id)
+    # The tax manifest's pay date is the buyer's (bench/pages.py writes every date of record).
+    Clock.objects.filter(brand=brand, name="pay").update(owner="buyer")
+    users_ = get_user_model().objects
+    hashed = users_.get(username="owner").password  # one hash for all: no 100 slow hashings
+    staff = users_.bulk_create([users_.model(username=f"staff-{n}", password=hashed)
+                                for n in range(users)])
+    Member.objects.bulk_create([Member(brand=brand, user=user, role="manager") for user in staff])
+    opened = list(Subject.objects.filter(brand=brand, clocks__occurrences__status="open")
+                  .distinct().order_by("key"))
+    buyers = users_.bulk_create([users_.model(username=f"buyer-{n}", password=hashed)
+                                 for n in range(users)])
+    for n, user in enumerate(buyers):
+        Customer.objects.create(brand=brand, user=user).subjects.add(
+            opened[n % len(opened)], through_defaults={"brand": brand})
+    clocks = {(row.subject_id, row.name): row.pk for row in Clock.objects.filter(brand=brand)}
+    now = wallclock.wall_now()
+    return {
+        "brand": brand.pk,
+        "open": [{"subject": subject.pk, "file": clocks[subject.pk, "file"],
+                  "pay": clocks[subject.pk, "pay"]} for subject in opened],
+        "subjects": list(Subject.objects.filter(brand=brand).values_list("pk", flat=True)),
+        "jobs": list(Job.objects.filter(brand=brand).values_list("pk", flat=True)[:500]),
+        "keys": [keys.make(brand=brand, name=f"load {n}", by=brand.owner, now=now).secret
+                 for n in range(users)],
+    }
+
+
+def template(admin: str, name: str, args: argparse.Namespace) -> dict:
+    """Make and fill the template database `name` (or take the one kept): its world."""
+    with admin_connect(admin) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if exists and not args.reuse:
+            raise SystemExit(f"--database-url: the database {name!r} exists; drop it, name "
+                             "another, or add --reuse if this benchmark kept it (--keep)")
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    url = scratch_url(admin, name)
+    if not exists:
+        began = time.perf_counter()
+        code = (f"import bench.load as b; b.fill_child({args.subjects}, {args.backlog}, "
+                f"{args.users})")
+        env = {**child_env(url), "LOCUST_SKIP_MONKEY_PATCH": "1"}
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                              capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"filling {name} failed:\n{done.stderr[-4000:]}")
+        with admin_connect(url) as conn:
+            conn.execute("VACUUM ANALYZE")
+        print(f"template {name}: filled in {time.perf_counter() - began:.0f} s", flush=True)
+    with psycopg.connect(pg(url)) as conn:
+        world = json.loads(conn.execute("SELECT doc FROM kt_load_world").fetchone()[0])
+    sizes = {"subjects": args.subjects, "backlog": args.backlog, "users": args.users}
+    if world["sizes"] != sizes:
+        raise SystemExit(f"--reuse: {name} was filled for {world['sizes']}, not {sizes}")
+    return world
+
+
+def pg(url: str) -> str:
+    return url.replace("postgres://", "postgresql://", 1)
+
+
+# -- the tick: passes over the backlog, and the check that each fired it exactly once --------
+
+@dataclass
+class Pass:
+    began: float  # epoch seconds, as the request log keeps them
+    ended: float
+    fired: int  # the backlog's timers, from the tick's own runs
+    span: float  # from the first of those runs' start to the last one's end
+
+    @property
+    def rate(self) -> float:
+        return self.fired / self.span if self.span else 0.0
+
+
+def tick_pass(url: str, backlog_brands: list[str]) -> Pass:
+    """One `manage.py tick` process, as cron starts it but with the budget to finish."""
+    began = time.time()
+    _, outputs = together([[sys.executable, "manage.py", "tick", "--budget", "3600"]],
+                          child_env(url))
+    ended = time.time()
+    faults = [fault for line in outputs[0].splitlines() if '"event": "tick"' in line
+              for fault in json.loads(line)["faults"]]
+    if faults:
+        raise SystemExit(f"the tick recorded faults: {faults[:5]}")
+    with psycopg.connect(pg(url)) as conn:
+        fired, span = conn.execute(
+            "SELECT coalesce(sum(fired), 0), extract(epoch FROM max(finished) - min(started)) "
+            "FROM timekeeping_tickrun WHERE brand_id = ANY(%s) AND started >= to_timestamp(%s)",
+            (backlog_brands, began)).fetchone()
+    return Pass(began, ended, int(fired), float(span or 0))
+
+
+def rearm(url: str, backlog_brands: list[str]) -> None:
+    """The same backlog owed again, the timers' table vacuumed: each pass starts alike."""
+    with psycopg.connect(pg(url), autocommit=True) as conn:
+        conn.execute("UPDATE timekeeping_timer SET state = 'armed', fired = NULL, late_by = NULL "
+                     "WHERE brand_id = ANY(%s) AND state = 'fired'", (backlog_brands,))
+        conn.execute("VACUUM ANALYZE timekeeping_timer")
+
+
+def fire_passes(url: str, world: dict, label: str, until: float, most: int) -> list[Pass]:
+    """Passes until `until` (epoch seconds) has passed or `most` were made."""
+    passes: list[Pass] = []
+    while len(passes) < most and (not passes or time.time() < until):
+        if passes:
+            rearm(url, world["backlog_brands"])
+        passes.append(tick_pass(url, world["backlog_brands"]))
+        done = passes[-1]
+        print(f"{label} pass {len(passes)}: {done.fired} fired in {done.span:.1f} s, "
+              f"{done.rate:.0f}/s (process {done.ended - done.began:.1f} s)", flush=True)
+    exactly_once(url, world, len(passes))
+    return passes
+
+
+def exactly_once(url: str, world: dict, passes: int) -> None:
+    """Every backlog timer fired once a pass, or SystemExit saying what is wrong."""
+    total = world["sizes"]["backlog"] // BACKLOG_BRANDS * BACKLOG_BRANDS
+    with psycopg.connect(pg(url)) as conn:
+        armed, records, off = conn.execute(
+            "SELECT (SELECT count(*) FROM timekeeping_timer WHERE brand_id = ANY(%(b)s) "
+            "        AND state <> 'fired'), "
+            "(SELECT count(*) FROM timekeeping_record WHERE brand_id = ANY(%(b)s) "
+            "        AND kind = 'timer.fired'), "
+            "(SELECT count(*) FROM (SELECT timer FROM timekeeping_record WHERE brand_id = "
+            " ANY(%(b)s) AND kind = 'timer.fired' GROUP BY timer HAVING count(*) <> %(p)s) AS x)",
+            {"b": world["backlog_brands"], "p": passes}).fetchone()
+    said = f"{armed} not fired, {records} records for {passes} × {total}, {off} timers off"
+    if (armed, records, off) != (0, passes * total, 0):
+        raise SystemExit(f"NOT exactly once: {said}")
+    print(f"exactly once: {said}", flush=True)
+
+
+# -- the web server ----------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def serving(url: str, workers: int, log_path: Path) -> Iterator[tuple[str, str]]:
+    """The web on 127.0.0.1 as deploy/ runs it: its address and what serves it."""
+    port = free_port()
+    if importlib.util.find_spec("gunicorn"):
+        command = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
+                   f"127.0.0.1:{port}", "--workers", str(workers), "--timeout", "60"]
+        said = f"gunicorn, {workers} sync workers (deploy/keeping-time-web.service)"
+    else:
+        command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
+        said = "manage.py runserver --noreload (threaded; gunicorn is not installed)"
+    with log_path.open("w") as log:
+        server = subprocess.Popen(command, cwd=ROOT, env={**child_env(url), **SERVER_SETTINGS},
+                                  stdout=log, stderr=subprocess.STDOUT)
+    host = f"http://127.0.0.1:{port}"
+    try:
+        ready(host, server)
+        yield host, said
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def ready(host: str, server: subprocess.Popen) -> None:
+    for _ in range(240):
+        if server.poll() is not None:
+            raise SystemExit(f"the web server exited {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{host}/accounts/login/", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        gevent.sleep(0.5)
+    raise SystemExit("the web server did not answer within 2 minutes")
+
+
+# -- the users: people signed in on the console and the portal, programs on the API ---------
+
+class Cast:
+    """What the users act on (the world) and how many have signed in."""
+
+    world: dict = {}
+    signed_in = 0
+    numbers: dict[str, Iterator[int]] = defaultdict(itertools.count)
+
+
+class Person(HttpUser):
+    abstract = True
+    wait_time = between(1, 3)
+    role = ""
+
+    def on_start(self) -> None:
+        self.n = next(Cast.numbers[self.role])
+        self.brand = Cast.world["brand"]
+        self.mine = Cast.world["open"][self.n % len(Cast.world["open"])]
+        self.sign_in()
+        Cast.signed_in += 1
+
+    def sign_in(self) -> None:
+        self.get("sign in: the form", "/accounts/login/")
+        with self.client.post("/accounts/login/", name="sign in", allow_redirects=False,
+                              catch_response=True, data={
+                                  "username": f"{self.role}-{self.n}", "password": PASSWORD,
+                                  "csrfmiddlewaretoken": self.client.cookies.get("csrftoken")},
+                              ) as answer:
+            if answer.status_code != 302 or "login" in answer.headers.get("Location", ""):
+                answer.failure(f"HTTP {answer.status_code}: not signed in")
+
+    def get(self, name: str, path: str, **params) -> str:
+        """A page, 200 or an error; its text."""
+        with self.client.get(path, name=name, params=params, allow_redirects=False,
+                             catch_response=True) as answer:
+            if answer.status_code != 200:
+                answer.failure(f"HTTP {answer.status_code}")
+            return answer.text
+
+    def control(self, name: str, path: str, data: dict) -> str:
+        """A date's control as htmx posts it: the row comes back in place."""
+        headers = {"HX-Request": "true", "X-CSRFToken": self.client.cookies.get("csrftoken")}
+        with self.client.post(path, name=name, data=data, headers=headers,
+                              allow_redirects=False, catch_response=True) as answer:
+            if answer.status_code != 200 or "refused" in answer.text:
+                answer.failure(f"HTTP {answer.status_code}"
+                               + (": refused" if "refused" in answer.text else ""))
+            return answer.text
+
+    def acknowledge_and_undo(self, door: str, clock: str, item: str) -> None:
+        row = self.control(f"{door}: acknowledge", f"{self.base}/clocks/{clock}/acknowledge",
+                           {"item": item})
+        undo = re.search(r'"([^"\s]*/records/rec_[^"/\s]+/undo)"', row)
+        if undo:  # none when it was acknowledged already (an undo of before failed)
+            self.control(f"{door}: undo", undo.group(1), {})
+
+
+class ConsoleUser(Person):
+    role = "staff"
+
+    @property
+    def base(self) -> str:
+        return f"/console/{self.brand}"
+
+    @task(3)
+    def at_risk(self) -> None:
+        self.get("console: at risk", f"{self.base}/")
+
+    @task(2)
+    def subjects(self) -> None:
+        self.get("console: subjects", f"{self.base}/subjects/", page=random.randint(1, 5))
+
+    @task(1)
+    def search(self) -> None:
+        self.get("console: subjects, searched", f"{self.base}/subjects/",
+                 q=f"Subject {random.randint(1, 99)}")
+
+    @task(3)
+    def subject(self) -> None:
+        self.get("console: a subject", f"{self.base}/subjects/"
+                 f"{random.choice(Cast.world['subjects'])}/")
+
+    @task(1)
+    def acknowledge(self) -> None:
+        self.acknowledge_and_undo("console", self.mine["file"], "US-NY")
+
+
+class PortalUser(Person):
+    role = "buyer"
+    base = "/portal"
+
+    @task(2)
+    def home(self) -> None:
+        self.get("portal: home", "/portal/")
+
+    @task(3)
+    def dates(self) -> None:
+        self.get("portal: a subject's dates", f"/portal/subjects/{self.mine['subject']}/")
+
+    @task(1)
+    def acknowledge(self) -> None:
+        self.acknowledge_and_undo("portal", self.mine["pay"], "")
+
+
+class ApiUser(HttpUser):
+    """A program with its own API key."""
+
+    wait_time = between(1, 3)
+
+    def on_start(self) -> None:
+        self.n = next(Cast.numbers["api"])
+        self.mine = Cast.world["open"][self.n % len(Cast.world["open"])]
+        self.client.headers["Authorization"] = f"Bearer {Cast.world['keys'][self.n]}"
+        Cast.signed_in += 1
+
+    def call(self, name: str, method: str, path: str, body: dict | None = None,
+             expect: int = 200, **params) -> dict:
+        with self.client.request(method, f"/api/{path}", name=name, json=body, params=params,
+                                 allow_redirects=False, catch_response=True) as answer:
+            if answer.status_code != expect:
+                answer.failure(f"HTTP {answer.status_code}: {answer.text[:120]}")
+                return {}
+            return answer.json()
+
+    @task(3)
+    def subjects(self) -> None:
+        self.call("api: GET subjects", "GET", "subjects", limit=50,
+                  offset=random.randint(0, 900))
+
+    @task(2)
+    def jobs(self) -> None:
+        self.call("api: GET jobs", "GET", "jobs", limit=50)
+
+    @task(2)
+    def records(self) -> None:
+        self.call("api: GET records", "GET", "records", limit=50, subject=self.mine["subject"])
+
+    @task(1)
+    def job(self) -> None:
+        self.call("api: GET a job", "GET", f"jobs/{random.choice(Cast.world['jobs'])}")
+
+    @task(1)
+    def calendar(self) -> None:
+        self.call("api: GET a subject's calendar", "GET",
+                  f"subjects/{random.choice(Cast.world['subjects'])}/calendar")
+
+    @task(1)
+    def acknowledge(self) -> None:
+        said = self.call("api: POST acknowledge", "POST", f"clocks/{self.mine['file']}/acknowledge",
+                         {"item": "US"})
+        if said.get("undo"):
+            self.call("api: POST undo", "POST", f"records/{said['undo']['record']}/undo")
+
+    @task(1)
+    def new_client(self) -> None:
+        """A subject made, its return ordered, and a relief notice moving its dates only."""
+        key = f"load-{uuid.uuid4().hex[:12]}"
+        made = self.call("api: POST subjects", "POST", "subjects", {
+            "kind": "taxpayer", "key": key, "name": f"Load taxpayer {key}",
+            "zone": "America/New_York"}, expect=201)
+        period = random.randint(2027, 2035)
+        if made and self.call("api: POST jobs", "POST", "jobs", {
+                "service": "annual-return", "subject": made["id"], "period": str(period),
+                "input": {"jurisdictions": ["US", "US-CA", "US-NY"]}}, expect=201):
+            due = date(period + 1, 4, 15)
+            self.call("api: POST postponements", "POST", "owner/calendar/postponements", {
+                "from": due.isoformat(), "through": (due + timedelta(days=7)).isoformat(),
+                "to": (due + timedelta(days=45)).isoformat(), "where": {"key": key},
+                "notice": "Relief for one taxpayer (load bench)"}, expect=201)
+
+
+# -- what the users met, kept per request --------------------------------------------------------
+
+@dataclass
+class Heard:
+    """Every answer: when its request began, its kind, how long it took, its error if any."""
+
+    answers: list[tuple[float, str, float, str]] = field(default_factory=list)
+
+    def request(self, request_type, name, response_time, response_length, response=None,
+                context=None, exception=None, start_time=None, **_) -> None:
+        error = "" if exception is None else str(exception)[:100]
+        self.answers.append((start_time or time.time(), name, response_time, error))
+
+
+def percentile(ordered: list[float], share: float) -> float:
+    """The nearest-rank percentile of sorted values."""
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)] if ordered else 0.0
+
+
+def figures(answers: list[tuple[float, str, float, str]], seconds: float) -> dict:
+    times = sorted(answer[2] for answer in answers)
+    return {"count": len(answers), "rps": len(answers) / seconds if seconds else 0.0,
+            "p50": percentile(times, 0.50), "p95": percentile(times, 0.95),
+            "p99": percentile(times, 0.99), "max": times[-1] if times else 0.0,
+            "errors": sum(1 for answer in answers if answer[3])}
+
+
+def table(answers: list, seconds: float, title: str) -> dict:
+    """Print the figures per kind and in total; the total's."""
+    print(f"\n{title}\n{'kind':<34} {'count':>6} {'rps':>6} {'p50':>6} {'p95':>6} {'p99':>6} "
+          f"{'max':>6} {'errors':>6}")
+    by_kind = defaultdict(list)
+    for answer in answers:
+        by_kind[answer[1]].append(answer)
+    rows = [(kind, figures(found, seconds)) for kind, found in sorted(by_kind.items())]
+    total = figures(answers, seconds)
+    for kind, row in [*rows, ("total", total)]:
+        print(f"{kind:<34} {row['count']:>6} {row['rps']:>6.1f} {row['p50']:>6.0f} "
+              f"{row['p95']:>6.0f} {row['p99']:>6.0f} {row['max']:>6.0f} {row['errors']:>6}")
+    return total
+
+
+# -- the phases ----------------------------------------------------------------------------------
+
+def loaded(base: str, name: str, world: dict, args: argparse.Namespace
+           ) -> tuple[Heard, list[Pass], float, float]:
+    """The web under load while the tick fires, pass after pass: what was heard, the passes,
+    and the window (epoch seconds)."""
+    heard = Heard()
+    with scratch_database(base, f"{name}_loaded", template=name) as url, \
+            serving(url, args.workers, args.server_log) as (host, said):
+        print(f"web: {said} on {host}; DEBUG off; set for the run: " + ", ".join(
+            f"{key}={value}" for key, value in SERVER_SETTINGS.items()), flush=True)
+        Cast.world = world
+        low, high = (float(part) for part in args.wait.split("-"))
+        for user in (Person, ApiUser):
+            user.wait_time = between(low, high)
+        env = Environment(user_classes=[ConsoleUser, PortalUser, ApiUser], host=host)
+        env.events.request.add_listener(heard.request)
+        runner = env.create_local_runner()
+        runner.start(args.users, spawn_rate=args.spawn_rate)
+        signed_in(args.users)
+        opened = time.time()
+        passes = fire_passes(url, world, "loaded", opened + args.seconds, most=10_000)
+        gevent.sleep(max(0.0, opened + args.seconds - time.time()))
+        closed = time.time()
+        runner.quit()
+        for problem in runner.exceptions.values():  # a user's own code failed: an error too
+            heard.answers.append((opened, "exception in a user", 0.0, problem["msg"][:100]))
+    return heard, passes, opened, closed
+
+
+def signed_in(users: int) -> None:
+    began = time.time()
+    while Cast.signed_in < users:
+        if time.time() - began > 600:
+            raise SystemExit(f"only {Cast.signed_in} of {users} users signed in in 10 minutes")
+        gevent.sleep(0.5)
+    print(f"{users} users signed in after {time.time() - began:.0f} s", flush=True)
+
+
+def report(heard: Heard, passes: list[Pass], unloaded: list[Pass], opened: float,
+           closed: float) -> None:
+    inside = [answer for answer in heard.answers if opened <= answer[0] < closed]
+    total = table(inside, closed - opened, f"the window: {closed - opened:.0f} s "
+                  "(ms; rps over the window)")
+    firing = [answer for answer in inside
+              if any(run.began <= answer[0] < run.ended for run in passes)]
+    fired_for = sum(run.ended - run.began for run in passes)
+    during = figures(firing, fired_for)
+    print(f"\nwhile a tick process ran ({fired_for:.0f} s of the window): {during['count']} "
+          f"requests, {during['rps']:.1f}/s, p50 {during['p50']:.0f} ms, p95 "
+          f"{during['p95']:.0f} ms, p99 {during['p99']:.0f} ms, {during['errors']} errors")
+    errors = Counter((answer[1], answer[3]) for answer in inside if answer[3])
+    for (kind, error), count in errors.most_common(20):
+        print(f"error: {count} × {kind}: {error}")
+    before = [answer for answer in heard.answers if answer[0] < opened]
+    signing = figures(before, 1.0)
+    print(f"before the window (signing in): {signing['count']} requests, p50 "
+          f"{signing['p50']:.0f} ms, max {signing['max']:.0f} ms, {signing['errors']} errors")
+    quiet, busy = rate(unloaded), rate(passes)
+    print(f"tick: unloaded {quiet:.0f}/s over {len(unloaded)} pass(es), loaded {busy:.0f}/s "
+          f"over {len(passes)}; ratio {busy / quiet:.2f}")
+    print(f"rps={total['rps']:.1f} p50_ms={total['p50']:.0f} p95_ms={total['p95']:.0f} "
+          f"p99_ms={total['p99']:.0f} errors={total['errors']} tick_unloaded={quiet:.0f} "
+          f"tick_loaded={busy:.0f} tick_ratio={busy / quiet:.2f}")
+
+
+def rate(passes: list[Pass]) -> float:
+    return sum(run.fired for run in passes) / sum(run.span for run in passes)
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", default=DEFAULT_URL,
+                        help="the template database to make (copies beside it per phase)")
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--spawn-rate", type=float, default=10, help="users started a second")
+    parser.add_argument("--seconds", type=float, default=300, help="the loaded window")
+    parser.add_argument("--backlog", type=int, default=200_000)
+    parser.add_argument("--subjects", type=int, default=1000)
+    parser.add_argument("--wait", default="1-3", help="seconds a user waits between requests")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn's workers")
+    parser.add_argument("--unloaded-passes", type=int, default=2)
+    parser.add_argument("--server-log", type=Path, default=Path("/tmp/kt_load_server.log"))
+    parser.add_argument("--keep", action="store_true", help="keep the filled template")
+    parser.add_argument("--reuse", action="store_true", help="take the template kept")
+    args = parser.parse_args()
+    if not args.database_url.startswith(("postgres://", "postgresql://")):
+        raise SystemExit("--database-url: a PostgreSQL URL, e.g. " + DEFAULT_URL)
+    return args
+
+
+def main() -> None:
+    args = arguments()
+    name = args.database_url.rsplit("/", 1)[1]
+    admin = scratch_url(args.database_url, "postgres")
+    try:
+        world = template(admin, name, args)
+        print(f"world: one brand of {args.subjects} subjects ({len(world['open'])} with open "
+              f"dates), {args.users} members, customers and API keys each; backlog "
+              f"{args.backlog} owed timers over {BACKLOG_BRANDS} brands", flush=True)
+        with scratch_database(admin, f"{name}_unloaded", template=name) as url:
+            unloaded = fire_passes(url, world, "unloaded", math.inf, most=args.unloaded_passes)
+        heard, passes, opened, closed = loaded(admin, name, world, args)
+    finally:
+        if not args.keep:
+            with admin_connect(admin) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    report(heard, passes, unloaded, opened, closed)
+
+
+if __name__ == "__main__":
+    main()
