@@ -34,23 +34,19 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import itertools
 import json
 import math
 import os
-import random
-import re
+import resource
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,17 +54,20 @@ sys.path.insert(0, str(ROOT))
 
 # Locust patches the standard library for gevent when it is imported (the main process only:
 # the fill runs in a child with LOCUST_SKIP_MONKEY_PATCH set); psycopg cooperates with it.
+# The users are in bench/load_users.py.
 import gevent  # noqa: E402
+import psutil  # noqa: E402
 import psycopg  # noqa: E402
-from locust import HttpUser, between, task  # noqa: E402
+from locust import between  # noqa: E402
 from locust.env import Environment  # noqa: E402
+from locust.runners import Runner  # noqa: E402
 
+from bench.load_users import ApiUser, Cast, ConsoleUser, Person, PortalUser  # noqa: E402
 from bench.processes import child_env, together  # noqa: E402
 from bench.tick import admin_connect, scratch_database, scratch_url  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/kt_load_bench"
 BACKLOG_BRANDS = 10
-PASSWORD = "pw"  # bench/pages.py's, for every person of the world
 # Throttles raised past anything the run can reach, so none refuses; API keys, people and
 # addresses are still counted on every request, as deployed.
 SERVER_SETTINGS = {
@@ -222,7 +221,8 @@ def fire_passes(url: str, world: dict, label: str, until: float, most: int) -> l
         passes.append(tick_pass(url, world["backlog_brands"]))
         done = passes[-1]
         print(f"{label} pass {len(passes)}: {done.fired} fired in {done.span:.1f} s, "
-              f"{done.rate:.0f}/s (process {done.ended - done.began:.1f} s)", flush=True)
+              f"{done.rate:.0f}/s (process {done.ended - done.began:.1f} s; load average "
+              f"{os.getloadavg()[0]:.1f})", flush=True)
     exactly_once(url, world, len(passes))
     return passes
 
@@ -254,23 +254,25 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(url: str, workers: int, log_path: Path) -> Iterator[tuple[str, str]]:
-    """The web on 127.0.0.1 as deploy/ runs it: its address and what serves it."""
+def serving(url: str, args: argparse.Namespace
+            ) -> Iterator[tuple[str, str, subprocess.Popen]]:
+    """The web on 127.0.0.1 as deploy/ runs it: its address, what serves it, its process."""
     port = free_port()
     if importlib.util.find_spec("gunicorn"):
         command = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
-                   f"127.0.0.1:{port}", "--workers", str(workers), "--timeout", "60"]
-        said = f"gunicorn, {workers} sync workers (deploy/keeping-time-web.service)"
+                   f"127.0.0.1:{port}", "--workers", str(args.workers), "--timeout", "60"]
+        said = f"gunicorn, {args.workers} sync workers (deploy/keeping-time-web.service)"
     else:
         command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
         said = "manage.py runserver --noreload (threaded; gunicorn is not installed)"
-    with log_path.open("w") as log:
-        server = subprocess.Popen(command, cwd=ROOT, env={**child_env(url), **SERVER_SETTINGS},
-                                  stdout=log, stderr=subprocess.STDOUT)
+    env = {**child_env(url), **SERVER_SETTINGS, "CONN_MAX_AGE": str(args.conn_max_age)}
+    with args.server_log.open("w") as log:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT)
     host = f"http://127.0.0.1:{port}"
     try:
         ready(host, server)
-        yield host, said
+        yield host, said, server
     finally:
         server.terminate()
         try:
@@ -291,178 +293,6 @@ def ready(host: str, server: subprocess.Popen) -> None:
             pass
         gevent.sleep(0.5)
     raise SystemExit("the web server did not answer within 2 minutes")
-
-
-# -- the users: people signed in on the console and the portal, programs on the API ---------
-
-class Cast:
-    """What the users act on (the world) and how many have signed in."""
-
-    world: dict = {}
-    signed_in = 0
-    numbers: dict[str, Iterator[int]] = defaultdict(itertools.count)
-
-
-class Person(HttpUser):
-    abstract = True
-    wait_time = between(1, 3)
-    role = ""
-
-    def on_start(self) -> None:
-        self.n = next(Cast.numbers[self.role])
-        self.brand = Cast.world["brand"]
-        self.mine = Cast.world["open"][self.n % len(Cast.world["open"])]
-        self.sign_in()
-        Cast.signed_in += 1
-
-    def sign_in(self) -> None:
-        self.get("sign in: the form", "/accounts/login/")
-        with self.client.post("/accounts/login/", name="sign in", allow_redirects=False,
-                              catch_response=True, data={
-                                  "username": f"{self.role}-{self.n}", "password": PASSWORD,
-                                  "csrfmiddlewaretoken": self.client.cookies.get("csrftoken")},
-                              ) as answer:
-            if answer.status_code != 302 or "login" in answer.headers.get("Location", ""):
-                answer.failure(f"HTTP {answer.status_code}: not signed in")
-
-    def get(self, name: str, path: str, **params) -> str:
-        """A page, 200 or an error; its text."""
-        with self.client.get(path, name=name, params=params, allow_redirects=False,
-                             catch_response=True) as answer:
-            if answer.status_code != 200:
-                answer.failure(f"HTTP {answer.status_code}")
-            return answer.text
-
-    def control(self, name: str, path: str, data: dict) -> str:
-        """A date's control as htmx posts it: the row comes back in place."""
-        headers = {"HX-Request": "true", "X-CSRFToken": self.client.cookies.get("csrftoken")}
-        with self.client.post(path, name=name, data=data, headers=headers,
-                              allow_redirects=False, catch_response=True) as answer:
-            if answer.status_code != 200 or "refused" in answer.text:
-                answer.failure(f"HTTP {answer.status_code}"
-                               + (": refused" if "refused" in answer.text else ""))
-            return answer.text
-
-    def acknowledge_and_undo(self, door: str, clock: str, item: str) -> None:
-        row = self.control(f"{door}: acknowledge", f"{self.base}/clocks/{clock}/acknowledge",
-                           {"item": item})
-        undo = re.search(r'"([^"\s]*/records/rec_[^"/\s]+/undo)"', row)
-        if undo:  # none when it was acknowledged already (an undo of before failed)
-            self.control(f"{door}: undo", undo.group(1), {})
-
-
-class ConsoleUser(Person):
-    role = "staff"
-
-    @property
-    def base(self) -> str:
-        return f"/console/{self.brand}"
-
-    @task(3)
-    def at_risk(self) -> None:
-        self.get("console: at risk", f"{self.base}/")
-
-    @task(2)
-    def subjects(self) -> None:
-        self.get("console: subjects", f"{self.base}/subjects/", page=random.randint(1, 5))
-
-    @task(1)
-    def search(self) -> None:
-        self.get("console: subjects, searched", f"{self.base}/subjects/",
-                 q=f"Subject {random.randint(1, 99)}")
-
-    @task(3)
-    def subject(self) -> None:
-        self.get("console: a subject", f"{self.base}/subjects/"
-                 f"{random.choice(Cast.world['subjects'])}/")
-
-    @task(1)
-    def acknowledge(self) -> None:
-        self.acknowledge_and_undo("console", self.mine["file"], "US-NY")
-
-
-class PortalUser(Person):
-    role = "buyer"
-    base = "/portal"
-
-    @task(2)
-    def home(self) -> None:
-        self.get("portal: home", "/portal/")
-
-    @task(3)
-    def dates(self) -> None:
-        self.get("portal: a subject's dates", f"/portal/subjects/{self.mine['subject']}/")
-
-    @task(1)
-    def acknowledge(self) -> None:
-        self.acknowledge_and_undo("portal", self.mine["pay"], "")
-
-
-class ApiUser(HttpUser):
-    """A program with its own API key."""
-
-    wait_time = between(1, 3)
-
-    def on_start(self) -> None:
-        self.n = next(Cast.numbers["api"])
-        self.mine = Cast.world["open"][self.n % len(Cast.world["open"])]
-        self.client.headers["Authorization"] = f"Bearer {Cast.world['keys'][self.n]}"
-        Cast.signed_in += 1
-
-    def call(self, name: str, method: str, path: str, body: dict | None = None,
-             expect: int = 200, **params) -> dict:
-        with self.client.request(method, f"/api/{path}", name=name, json=body, params=params,
-                                 allow_redirects=False, catch_response=True) as answer:
-            if answer.status_code != expect:
-                answer.failure(f"HTTP {answer.status_code}: {answer.text[:120]}")
-                return {}
-            return answer.json()
-
-    @task(3)
-    def subjects(self) -> None:
-        self.call("api: GET subjects", "GET", "subjects", limit=50,
-                  offset=random.randint(0, 900))
-
-    @task(2)
-    def jobs(self) -> None:
-        self.call("api: GET jobs", "GET", "jobs", limit=50)
-
-    @task(2)
-    def records(self) -> None:
-        self.call("api: GET records", "GET", "records", limit=50, subject=self.mine["subject"])
-
-    @task(1)
-    def job(self) -> None:
-        self.call("api: GET a job", "GET", f"jobs/{random.choice(Cast.world['jobs'])}")
-
-    @task(1)
-    def calendar(self) -> None:
-        self.call("api: GET a subject's calendar", "GET",
-                  f"subjects/{random.choice(Cast.world['subjects'])}/calendar")
-
-    @task(1)
-    def acknowledge(self) -> None:
-        said = self.call("api: POST acknowledge", "POST", f"clocks/{self.mine['file']}/acknowledge",
-                         {"item": "US"})
-        if said.get("undo"):
-            self.call("api: POST undo", "POST", f"records/{said['undo']['record']}/undo")
-
-    @task(1)
-    def new_client(self) -> None:
-        """A subject made, its return ordered, and a relief notice moving its dates only."""
-        key = f"load-{uuid.uuid4().hex[:12]}"
-        made = self.call("api: POST subjects", "POST", "subjects", {
-            "kind": "taxpayer", "key": key, "name": f"Load taxpayer {key}",
-            "zone": "America/New_York"}, expect=201)
-        period = random.randint(2027, 2035)
-        if made and self.call("api: POST jobs", "POST", "jobs", {
-                "service": "annual-return", "subject": made["id"], "period": str(period),
-                "input": {"jurisdictions": ["US", "US-CA", "US-NY"]}}, expect=201):
-            due = date(period + 1, 4, 15)
-            self.call("api: POST postponements", "POST", "owner/calendar/postponements", {
-                "from": due.isoformat(), "through": (due + timedelta(days=7)).isoformat(),
-                "to": (due + timedelta(days=45)).isoformat(), "where": {"key": key},
-                "notice": "Relief for one taxpayer (load bench)"}, expect=201)
 
 
 # -- what the users met, kept per request --------------------------------------------------------
@@ -515,26 +345,62 @@ def loaded(base: str, name: str, world: dict, args: argparse.Namespace
     and the window (epoch seconds)."""
     heard = Heard()
     with scratch_database(base, f"{name}_loaded", template=name) as url, \
-            serving(url, args.workers, args.server_log) as (host, said):
-        print(f"web: {said} on {host}; DEBUG off; set for the run: " + ", ".join(
-            f"{key}={value}" for key, value in SERVER_SETTINGS.items()), flush=True)
-        Cast.world = world
-        low, high = (float(part) for part in args.wait.split("-"))
-        for user in (Person, ApiUser):
-            user.wait_time = between(low, high)
-        env = Environment(user_classes=[ConsoleUser, PortalUser, ApiUser], host=host)
-        env.events.request.add_listener(heard.request)
-        runner = env.create_local_runner()
-        runner.start(args.users, spawn_rate=args.spawn_rate)
-        signed_in(args.users)
-        opened = time.time()
+            serving(url, args) as (host, said, server):
+        print(f"web: {said} on {host}; DEBUG off, CONN_MAX_AGE={args.conn_max_age}; set for "
+              "the run: " + ", ".join(f"{key}={value}" for key, value in SERVER_SETTINGS.items()),
+              flush=True)
+        print(f"load: {args.users} users, {args.spawn_rate:g} started a second, each waiting "
+              f"{args.wait} s between requests; the window {args.seconds:g} s", flush=True)
+        runner = start_users(host, world, args, heard)
+        opened, cpu = time.time(), Cpu(server.pid)
         passes = fire_passes(url, world, "loaded", opened + args.seconds, most=10_000)
         gevent.sleep(max(0.0, opened + args.seconds - time.time()))
         closed = time.time()
+        cpu.said(closed - opened)
         runner.quit()
         for problem in runner.exceptions.values():  # a user's own code failed: an error too
             heard.answers.append((opened, "exception in a user", 0.0, problem["msg"][:100]))
     return heard, passes, opened, closed
+
+
+def start_users(host: str, world: dict, args: argparse.Namespace, heard: Heard) -> Runner:
+    """Locust's users, started and signed in: a third each on the console, the portal and
+    the API (equal weights), each heard as it answers."""
+    Cast.world = world
+    low, high = (float(part) for part in args.wait.split("-"))
+    for user in (Person, ApiUser):
+        user.wait_time = between(low, high)
+    env = Environment(user_classes=[ConsoleUser, PortalUser, ApiUser], host=host)
+    env.events.request.add_listener(heard.request)
+    runner = env.create_local_runner()
+    runner.start(args.users, spawn_rate=args.spawn_rate)
+    signed_in(args.users)
+    return runner
+
+
+class Cpu:
+    """CPU seconds spent from now on: by the web's processes, the tick's (this process's
+    children that ended), locust's (this process) and the whole machine's."""
+
+    def __init__(self, server: int) -> None:
+        self.server = psutil.Process(server)
+        self.began = self.read()
+
+    def read(self) -> dict[str, float]:
+        web = [self.server, *self.server.children(recursive=True)]
+        machine = psutil.cpu_times()
+        return {"web": sum(sum(each.cpu_times()[:2]) for each in web),
+                "tick": sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2]),
+                "locust": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]),
+                "busy": sum(machine) - machine.idle - getattr(machine, "iowait", 0.0)}
+
+    def said(self, seconds: float) -> None:
+        spent = {key: value - self.began[key] for key, value in self.read().items()}
+        rest = spent["busy"] - spent["web"] - spent["tick"] - spent["locust"]
+        print(f"CPU in the window ({psutil.cpu_count()} cores × {seconds:.0f} s): the web "
+              f"{spent['web']:.0f} s, the tick {spent['tick']:.0f} s, locust "
+              f"{spent['locust']:.0f} s, the rest (PostgreSQL, other work on the machine) "
+              f"{rest:.0f} s; load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def signed_in(users: int) -> None:
@@ -586,8 +452,11 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=300, help="the loaded window")
     parser.add_argument("--backlog", type=int, default=200_000)
     parser.add_argument("--subjects", type=int, default=1000)
-    parser.add_argument("--wait", default="1-3", help="seconds a user waits between requests")
+    parser.add_argument("--wait", default="5-15",
+                        help="seconds a user waits between requests, from-to")
     parser.add_argument("--workers", type=int, default=3, help="gunicorn's workers")
+    parser.add_argument("--conn-max-age", type=int, default=0,
+                        help="the server's CONN_MAX_AGE (0, the default: a connection a request)")
     parser.add_argument("--unloaded-passes", type=int, default=2)
     parser.add_argument("--server-log", type=Path, default=Path("/tmp/kt_load_server.log"))
     parser.add_argument("--keep", action="store_true", help="keep the filled template")
