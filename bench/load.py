@@ -37,7 +37,6 @@ import importlib.util
 import json
 import math
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -352,7 +351,7 @@ def loaded(base: str, name: str, world: dict, args: argparse.Namespace
         print(f"load: {args.users} users, {args.spawn_rate:g} started a second, each waiting "
               f"{args.wait} s between requests; the window {args.seconds:g} s", flush=True)
         runner = start_users(host, world, args, heard)
-        opened, cpu = time.time(), Cpu(server.pid)
+        opened, cpu = time.time(), Cpu(server.pid, url.rsplit("/", 1)[1])
         passes = fire_passes(url, world, "loaded", opened + args.seconds, most=10_000)
         gevent.sleep(max(0.0, opened + args.seconds - time.time()))
         closed = time.time()
@@ -379,28 +378,70 @@ def start_users(host: str, world: dict, args: argparse.Namespace, heard: Heard) 
 
 
 class Cpu:
-    """CPU seconds spent from now on: by the web's processes, the tick's (this process's
-    children that ended), locust's (this process) and the whole machine's."""
+    """Where the machine's CPU went from now on, read from every process once a second: the
+    web (the server's processes), the tick (this process's other children), locust (this
+    process), PostgreSQL's processes for the benchmark's database and for the others, and the
+    machine's other work. A process that begins and ends between two readings (a backend for
+    one request, with CONN_MAX_AGE 0) is counted only in the machine's total, as unseen."""
 
-    def __init__(self, server: int) -> None:
-        self.server = psutil.Process(server)
-        self.began = self.read()
+    PARTS = ("the web", "the tick", "PostgreSQL, this database", "locust",
+             "PostgreSQL, other databases", "other work")
 
-    def read(self) -> dict[str, float]:
-        web = [self.server, *self.server.children(recursive=True)]
-        machine = psutil.cpu_times()
-        return {"web": sum(sum(each.cpu_times()[:2]) for each in web),
-                "tick": sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2]),
-                "locust": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]),
-                "busy": sum(machine) - machine.idle - getattr(machine, "iowait", 0.0)}
+    def __init__(self, server: int, database: str) -> None:
+        self.server, self.database = psutil.Process(server), database
+        self.seen: dict[tuple[int, float], tuple[str, float]] = {}
+        self.spent: Counter[str] = Counter()
+        self.began = self.machine()
+        self.opened = time.time()
+        self.watching = gevent.spawn(self.watch)
+
+    @staticmethod
+    def machine() -> tuple[float, float]:
+        times = psutil.cpu_times()
+        return sum(times) - times.idle - getattr(times, "iowait", 0.0), times.idle
+
+    def part(self, process: psutil.Process, web: set[int], children: set[int]) -> str:
+        if process.pid in web:
+            return "the web"
+        if process.pid in children:
+            return "the tick"
+        if process.pid == os.getpid():
+            return "locust"
+        if process.name() != "postgres":
+            return "other work"
+        mine = self.database in " ".join(process.cmdline())
+        return "PostgreSQL, this database" if mine else "PostgreSQL, other databases"
+
+    def read(self) -> None:
+        web = {self.server.pid, *(each.pid for each in self.server.children(recursive=True))}
+        children = {each.pid for each in psutil.Process().children(recursive=True)} - web
+        for process in psutil.process_iter():
+            try:
+                key = (process.pid, process.create_time())
+                total = sum(process.cpu_times()[:2])
+                part = self.seen[key][0] if key in self.seen else self.part(process, web,
+                                                                             children)
+            except psutil.Error:
+                continue
+            before = self.seen.get(key, (part, 0.0 if key[1] > self.opened else total))[1]
+            self.spent[part] += total - before
+            self.seen[key] = (part, total)
+
+    def watch(self) -> None:
+        self.read()
+        while True:
+            gevent.sleep(1.0)
+            self.read()
 
     def said(self, seconds: float) -> None:
-        spent = {key: value - self.began[key] for key, value in self.read().items()}
-        rest = spent["busy"] - spent["web"] - spent["tick"] - spent["locust"]
-        print(f"CPU in the window ({psutil.cpu_count()} cores × {seconds:.0f} s): the web "
-              f"{spent['web']:.0f} s, the tick {spent['tick']:.0f} s, locust "
-              f"{spent['locust']:.0f} s, the rest (PostgreSQL, other work on the machine) "
-              f"{rest:.0f} s; load average {os.getloadavg()[0]:.1f}", flush=True)
+        self.watching.kill()
+        self.read()
+        busy, idle = (now - then for now, then in zip(self.machine(), self.began, strict=True))
+        unseen = busy - sum(self.spent.values())
+        print(f"CPU in the window, of {psutil.cpu_count()} cores × {seconds:.0f} s: "
+              + ", ".join(f"{part} {self.spent[part]:.0f} s" for part in self.PARTS)
+              + f", unseen {unseen:.0f} s, idle {idle:.0f} s; load average "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
 
 
 def signed_in(users: int) -> None:
@@ -459,6 +500,8 @@ def arguments() -> argparse.Namespace:
                         help="the server's CONN_MAX_AGE (0, the default: a connection a request)")
     parser.add_argument("--unloaded-passes", type=int, default=2)
     parser.add_argument("--server-log", type=Path, default=Path("/tmp/kt_load_server.log"))
+    parser.add_argument("--answers", type=Path,
+                        help="also write every answer and the passes to this file (JSON)")
     parser.add_argument("--keep", action="store_true", help="keep the filled template")
     parser.add_argument("--reuse", action="store_true", help="take the template kept")
     args = parser.parse_args()
@@ -484,6 +527,10 @@ def main() -> None:
             with admin_connect(admin) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     report(heard, passes, unloaded, opened, closed)
+    if args.answers:  # for reading the run again: when each slow answer came, beside the passes
+        args.answers.write_text(json.dumps({
+            "window": [opened, closed], "answers": heard.answers,
+            "passes": [[run.began, run.ended, run.fired, run.span] for run in passes]}))
 
 
 if __name__ == "__main__":
