@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -52,14 +53,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # Locust patches the standard library for gevent when it is imported (the main process only:
-# the fill runs in a child with LOCUST_SKIP_MONKEY_PATCH set); psycopg cooperates with it.
+# the fill runs in a child with LOCUST_SKIP_MONKEY_PATCH set). psycopg picks how it waits when
+# it is first imported, cooperatively only if the patch came first: so locust before psycopg
+# (here and in the bench modules below), or every query would stop the users while it runs.
 # The users are in bench/load_users.py.
 import gevent  # noqa: E402
 import psutil  # noqa: E402
-import psycopg  # noqa: E402
 from locust import between  # noqa: E402
 from locust.env import Environment  # noqa: E402
 from locust.runners import Runner  # noqa: E402
+from psycopg import connect, waiting  # noqa: E402
 
 from bench.load_users import ApiUser, Cast, ConsoleUser, Person, PortalUser  # noqa: E402
 from bench.processes import child_env, together  # noqa: E402
@@ -159,7 +162,7 @@ def template(admin: str, name: str, args: argparse.Namespace) -> dict:
         with admin_connect(url) as conn:
             conn.execute("VACUUM ANALYZE")
         print(f"template {name}: filled in {time.perf_counter() - began:.0f} s", flush=True)
-    with psycopg.connect(pg(url)) as conn:
+    with connect(pg(url)) as conn:
         world = json.loads(conn.execute("SELECT doc FROM kt_load_world").fetchone()[0])
     sizes = {"subjects": args.subjects, "backlog": args.backlog, "users": args.users}
     if world["sizes"] != sizes:
@@ -195,7 +198,7 @@ def tick_pass(url: str, backlog_brands: list[str]) -> Pass:
               for fault in json.loads(line)["faults"]]
     if faults:
         raise SystemExit(f"the tick recorded faults: {faults[:5]}")
-    with psycopg.connect(pg(url)) as conn:
+    with connect(pg(url)) as conn:
         fired, span = conn.execute(
             "SELECT coalesce(sum(fired), 0), extract(epoch FROM max(finished) - min(started)) "
             "FROM timekeeping_tickrun WHERE brand_id = ANY(%s) AND started >= to_timestamp(%s)",
@@ -205,7 +208,7 @@ def tick_pass(url: str, backlog_brands: list[str]) -> Pass:
 
 def rearm(url: str, backlog_brands: list[str]) -> None:
     """The same backlog owed again, the timers' table vacuumed: each pass starts alike."""
-    with psycopg.connect(pg(url), autocommit=True) as conn:
+    with connect(pg(url), autocommit=True) as conn:
         conn.execute("UPDATE timekeeping_timer SET state = 'armed', fired = NULL, late_by = NULL "
                      "WHERE brand_id = ANY(%s) AND state = 'fired'", (backlog_brands,))
         conn.execute("VACUUM ANALYZE timekeeping_timer")
@@ -229,7 +232,7 @@ def fire_passes(url: str, world: dict, label: str, until: float, most: int) -> l
 def exactly_once(url: str, world: dict, passes: int) -> None:
     """Every backlog timer fired once a pass, or SystemExit saying what is wrong."""
     total = world["sizes"]["backlog"] // BACKLOG_BRANDS * BACKLOG_BRANDS
-    with psycopg.connect(pg(url)) as conn:
+    with connect(pg(url)) as conn:
         armed, records, off = conn.execute(
             "SELECT (SELECT count(*) FROM timekeeping_timer WHERE brand_id = ANY(%(b)s) "
             "        AND state <> 'fired'), "
@@ -468,6 +471,9 @@ def report(heard: Heard, passes: list[Pass], unloaded: list[Pass], opened: float
     errors = Counter((answer[1], answer[3]) for answer in inside if answer[3])
     for (kind, error), count in errors.most_common(20):
         print(f"error: {count} × {kind}: {error}")
+    starts = sorted([opened, *(answer[0] for answer in inside), closed])
+    print(f"longest stretch with no request begun: "  # the users' or the server's stall
+          f"{max(b - a for a, b in itertools.pairwise(starts)):.1f} s")
     before = [answer for answer in heard.answers if answer[0] < opened]
     signing = figures(before, 1.0)
     print(f"before the window (signing in): {signing['count']} requests, p50 "
@@ -511,6 +517,9 @@ def arguments() -> argparse.Namespace:
 
 
 def main() -> None:
+    if waiting.wait is getattr(waiting, "wait_c", None):
+        raise SystemExit("psycopg was imported before locust patched the standard library: "
+                         "its queries would stop the users while they run")
     args = arguments()
     name = args.database_url.rsplit("/", 1)[1]
     admin = scratch_url(args.database_url, "postgres")
