@@ -140,8 +140,9 @@ def people_and_keys(brand_id: str, users: int) -> dict:
     }
 
 
-def template(admin: str, name: str, args: argparse.Namespace) -> dict:
-    """Make and fill the template database `name` (or take the one kept): its world."""
+def claim(admin: str, name: str, args: argparse.Namespace) -> bool:
+    """Make the template database `name`: True. With `--reuse`, take the one kept: False.
+    A database of that name made by anyone else is refused, and never dropped."""
     with admin_connect(admin) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if exists and not args.reuse:
@@ -149,8 +150,13 @@ def template(admin: str, name: str, args: argparse.Namespace) -> dict:
                              "another, or add --reuse if this benchmark kept it (--keep)")
         if not exists:
             conn.execute(f'CREATE DATABASE "{name}"')
+    return not exists
+
+
+def template(admin: str, name: str, args: argparse.Namespace, *, fill: bool) -> dict:
+    """Fill the template database `name` (or read the one kept): its world."""
     url = scratch_url(admin, name)
-    if not exists:
+    if fill:
         began = time.perf_counter()
         code = (f"import bench.load as b; b.fill_child({args.subjects}, {args.backlog}, "
                 f"{args.users})")
@@ -383,12 +389,13 @@ def start_users(host: str, world: dict, args: argparse.Namespace, heard: Heard) 
 class Cpu:
     """Where the machine's CPU went from now on, read from every process once a second: the
     web (the server's processes), the tick (this process's other children), locust (this
-    process), PostgreSQL's processes for the benchmark's database and for the others, and the
-    machine's other work. A process that begins and ends between two readings (a backend for
-    one request, with CONN_MAX_AGE 0) is counted only in the machine's total, as unseen."""
+    process), PostgreSQL's processes for the benchmark's database and the rest of PostgreSQL
+    (other databases, its own processes), and the machine's other work. A process that begins
+    and ends between two readings (a backend for one request, with CONN_MAX_AGE 0) is counted
+    only in the machine's total, as unseen."""
 
     PARTS = ("the web", "the tick", "PostgreSQL, this database", "locust",
-             "PostgreSQL, other databases", "other work")
+             "PostgreSQL, the rest", "other work")
 
     def __init__(self, server: int, database: str) -> None:
         self.server, self.database = psutil.Process(server), database
@@ -413,7 +420,7 @@ class Cpu:
         if process.name() != "postgres":
             return "other work"
         mine = self.database in " ".join(process.cmdline())
-        return "PostgreSQL, this database" if mine else "PostgreSQL, other databases"
+        return "PostgreSQL, this database" if mine else "PostgreSQL, the rest"
 
     def read(self) -> None:
         web = {self.server.pid, *(each.pid for each in self.server.children(recursive=True))}
@@ -523,8 +530,9 @@ def main() -> None:
     args = arguments()
     name = args.database_url.rsplit("/", 1)[1]
     admin = scratch_url(args.database_url, "postgres")
+    made = claim(admin, name, args)  # from here on the template is the benchmark's own
     try:
-        world = template(admin, name, args)
+        world = template(admin, name, args, fill=made)
         print(f"world: one brand of {args.subjects} subjects ({len(world['open'])} with open "
               f"dates), {args.users} members, customers and API keys each; backlog "
               f"{args.backlog} owed timers over {BACKLOG_BRANDS} brands", flush=True)
