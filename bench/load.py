@@ -38,6 +38,7 @@ import itertools
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -483,7 +484,7 @@ def report(heard: Heard, passes: list[Pass], unloaded: list[Pass], opened: float
           f"{max(b - a for a, b in itertools.pairwise(starts)):.1f} s")
     before = [answer for answer in heard.answers if answer[0] < opened]
     signing = figures(before, 1.0)
-    print(f"before the window (signing in): {signing['count']} requests, p50 "
+    print(f"before the window (while the users signed in): {signing['count']} requests, p50 "
           f"{signing['p50']:.0f} ms, max {signing['max']:.0f} ms, {signing['errors']} errors")
     quiet, busy = rate(unloaded), rate(passes)
     print(f"tick: unloaded {quiet:.0f}/s over {len(unloaded)} pass(es), loaded {busy:.0f}/s "
@@ -520,6 +521,12 @@ def arguments() -> argparse.Namespace:
     args = parser.parse_args()
     if not args.database_url.startswith(("postgres://", "postgresql://")):
         raise SystemExit("--database-url: a PostgreSQL URL, e.g. " + DEFAULT_URL)
+    if not re.fullmatch(r"\d+(\.\d+)?-\d+(\.\d+)?", args.wait):
+        raise SystemExit(f"--wait: seconds from-to, e.g. 5-15, not {args.wait!r}")
+    if args.subjects < 10 * math.ceil(args.users / 3):
+        # One subject in ten has open dates (bench/pages.py), one for each user of a door.
+        raise SystemExit(f"--subjects: at least {10 * math.ceil(args.users / 3)} for "
+                         f"{args.users} users, so that each acts on dates of its own")
     return args
 
 
