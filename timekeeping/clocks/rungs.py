@@ -39,15 +39,12 @@ def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "",
         if owed is not None:
             wanted[f"{occurrence.label}:{rung.text}"] = (owed, {"rung": rung.text})
     wanted[f"{occurrence.label}:date"] = (occurrence.late_from, {"date": True})
-    live = arming.clock_timers(row.brand, row.test_clock).filter(
-        owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD])
-    for stale in live.exclude(key__in=list(wanted)):
-        arming.end(stale.id, state=Timer.State.SUPERSEDED, by=why or "re-armed")
-    for key, (owed, payload) in wanted.items():
-        arming.rearm(brand=row.brand, test_clock=row.test_clock, kind=KIND, key=key, owed=owed,
-                     why=why or "re-armed", owner_type="occurrence", owner_id=occurrence.label,
-                     owner_opened=row.job.opened, bundle=row.bundle,
-                     payload={"occurrence": occurrence.pk, **payload})
+    # In a constant number of statements, however many rungs (issue 32).
+    arming.rearm_many(
+        brand=row.brand, test_clock=row.test_clock, kind=KIND, why=why or "re-armed",
+        owner_id=occurrence.label, owner_type="occurrence", owner_opened=row.job.opened,
+        bundle=row.bundle, wanted={key: (owed, {"occurrence": occurrence.pk, **payload})
+                                   for key, (owed, payload) in wanted.items()})
 
 
 def _next_ring(cal: rules.Calendar, after: datetime, due: date) -> datetime | None:
@@ -62,7 +59,6 @@ def _next_ring(cal: rules.Calendar, after: datetime, due: date) -> datetime | No
 
 def end_timers(occurrence: Occurrence, why: str) -> None:
     row = occurrence.clock
-    for timer_id in arming.clock_timers(row.brand, row.test_clock).filter(
-            owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD]
-    ).values_list("id", flat=True):
-        arming.end(timer_id, state=Timer.State.SUPERSEDED, by=why)
+    arming.end_many(list(arming.clock_timers(row.brand, row.test_clock).filter(
+        owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD]
+    ).values_list("id", flat=True)), state=Timer.State.SUPERSEDED, by=why)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.spans import span_text
@@ -106,6 +106,64 @@ def rearm(
     if fired is not None:
         return fired  # already rang for this very instant
     return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock, **fields)
+
+
+def rearm_many(
+    *, brand: Brand, kind: str, wanted: dict[str, tuple[datetime, dict]], why: str,
+    owner_id: str, test_clock: TestClock | None = SAME_CLOCK, **fields,
+) -> None:
+    """`rearm` for a set of keys of one owner, in a constant number of statements whatever
+    their number (issue 32): `wanted` maps each key to (owed, payload), in the order they are
+    armed. The owner's other live timers, under keys it no longer wants, are superseded; a
+    live timer owed at another time is superseded and armed anew; one already owed then is
+    left; a key that already rang for that very instant is not armed again."""
+    batch = firing.current()
+    if test_clock is SAME_CLOCK:
+        test_clock = batch.test_clock if batch is not None else None
+    if any(owed.tzinfo is None for owed, _ in wanted.values()):
+        raise ValueError("owed: give aware instants")
+    place = kinds.get(kind).place
+    live = list(clock_timers(brand, test_clock).filter(
+        Q(owner_id=owner_id) | Q(key__in=list(wanted)),
+        state__in=[Timer.State.ARMED, Timer.State.HELD]).values_list("id", "key", "owed"))
+    kept = {key for _, key, owed in live if key in wanted and wanted[key][0] == owed}
+    end_many([pk for pk, key, _ in live if key not in kept], state=Timer.State.SUPERSEDED,
+             by=why)
+    rang = set(clock_timers(brand, test_clock).filter(
+        key__in=[key for key in wanted if key not in kept], state=Timer.State.FIRED)
+        .values_list("key", "owed"))
+    now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
+    fields["owner_opened"] = fields.get("owner_opened") or now
+    made = [Timer(brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place),
+                  owed=owed, owner_id=owner_id, payload=payload, armed_at=now,
+                  armed_by=batch.current.id if batch and batch.current else "", **fields)
+            for key, (owed, payload) in wanted.items()
+            if key not in kept and (key, owed) not in rang]
+    if not made:
+        return
+    # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
+    Timer.objects.bulk_create(made, ignore_conflicts=True)
+    if batch is not None:
+        stored = set(Timer.objects.filter(pk__in=[timer.pk for timer in made])
+                     .values_list("pk", flat=True))
+        for timer in made:
+            if timer.pk in stored:
+                batch.note_armed(timer)
+
+
+def end_many(timer_ids: list[str], *, state: Timer.State, by: str) -> int:
+    """`end` for timers just read as open, in one statement: how many still were. Inside a
+    firing each is noted ended (one another process ended meanwhile is ended all the same)."""
+    if not timer_ids:
+        return 0
+    updated = Timer.objects.filter(
+        id__in=timer_ids, state__in=[Timer.State.ARMED, Timer.State.HELD]
+    ).update(state=state, ended_by=by)
+    batch = firing.current()
+    if batch is not None:
+        for timer_id in timer_ids:
+            batch.note_ended(timer_id)
+    return updated
 
 
 def end(timer_id: str, *, state: Timer.State, by: str) -> bool:
