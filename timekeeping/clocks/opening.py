@@ -206,7 +206,7 @@ def _open_clock(job: Job, service: ServiceSpec, spec: ClockSpec, now: datetime) 
         hard=spec.hard, lives_on_subject=spec.lives_on_subject, bundle=job.bundle, opened=now,
     )
     for item in items_of(job, spec):
-        open_occurrence(row, spec, item, seq=0)
+        open_occurrence(row, spec, item, seq=0, fresh=True)  # a clock made just now
     return row
 
 
@@ -217,7 +217,8 @@ def items_of(job: Job, spec: ClockSpec) -> list[str]:
     return [str(item) for item in found]
 
 
-def open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurrence | None:
+def open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int, *,
+                    fresh: bool = False) -> Occurrence | None:
     try:
         rule_due = due_by_rule(row, spec, spec.due, item, seq)
     except (OverflowError, ValueError):  # past the end of the calendar itself
@@ -246,7 +247,7 @@ def open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int) -> Occurre
     keep_on(occurrence, rule_due, by="")  # sets the date kept and late_from
     _apply_postponements(occurrence)
     occurrence.save()
-    arm(occurrence, spec)
+    arm(occurrence, spec, fresh=fresh)
     return occurrence
 
 

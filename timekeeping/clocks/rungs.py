@@ -23,12 +23,13 @@ def spec_of(row: Clock) -> ClockSpec:
 
 
 def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "",
-        ahead_of: datetime | None = None) -> None:
+        ahead_of: datetime | None = None, fresh: bool = False) -> None:
     """Arm (or re-arm, after a move) the occurrence's rungs and its date, under stable keys.
     With `ahead_of`, a rung owed by then is not armed (a live timer under its key is
     superseded): a date reopened by a late notice sends no reminder whose day has passed
     (SPEC S2, issue 29). An `ack daily` rung asks each day until the date, so one whose first
-    day has passed arms at its next ring after `ahead_of`, while that is not after the date."""
+    day has passed arms at its next ring after `ahead_of`, while that is not after the date.
+    `fresh`: the date's clock was made in this transaction (`rearm_many`'s `fresh`)."""
     row = occurrence.clock
     cal = calendar_for(row.subject)
     wanted = {}
@@ -43,8 +44,9 @@ def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "",
     arming.rearm_many(
         brand=row.brand, test_clock=row.test_clock, kind=KIND, why=why or "re-armed",
         owner_id=occurrence.label, owner_type="occurrence", owner_opened=row.job.opened,
-        bundle=row.bundle, wanted={key: (owed, {"occurrence": occurrence.pk, **payload})
-                                   for key, (owed, payload) in wanted.items()})
+        bundle=row.bundle, fresh=fresh,
+        wanted={key: (owed, {"occurrence": occurrence.pk, **payload})
+                for key, (owed, payload) in wanted.items()})
 
 
 def _next_ring(cal: rules.Calendar, after: datetime, due: date) -> datetime | None:

@@ -110,28 +110,32 @@ def rearm(
 
 def rearm_many(
     *, brand: Brand, kind: str, wanted: dict[str, tuple[datetime, dict]], why: str,
-    owner_id: str, test_clock: TestClock | None = SAME_CLOCK, **fields,
+    owner_id: str, test_clock: TestClock | None = SAME_CLOCK, fresh: bool = False, **fields,
 ) -> None:
     """`rearm` for a set of keys of one owner, in a constant number of statements whatever
     their number (issue 32): `wanted` maps each key to (owed, payload), in the order they are
     armed. The owner's other live timers, under keys it no longer wants, are superseded; a
     live timer owed at another time is superseded and armed anew; one already owed then is
-    left; a key that already rang for that very instant is not armed again."""
+    left; a key that already rang for that very instant is not armed again. `fresh`: the
+    owner was made in this transaction (a date of a job being ordered), so no timer can be
+    under its keys yet and none is looked for: one statement."""
     batch = firing.current()
     if test_clock is SAME_CLOCK:
         test_clock = batch.test_clock if batch is not None else None
     if any(owed.tzinfo is None for owed, _ in wanted.values()):
         raise ValueError("owed: give aware instants")
     place = kinds.get(kind).place
-    live = list(clock_timers(brand, test_clock).filter(
-        Q(owner_id=owner_id) | Q(key__in=list(wanted)),
-        state__in=[Timer.State.ARMED, Timer.State.HELD]).values_list("id", "key", "owed"))
-    kept = {key for _, key, owed in live if key in wanted and wanted[key][0] == owed}
-    end_many([pk for pk, key, _ in live if key not in kept], state=Timer.State.SUPERSEDED,
-             by=why)
-    rang = set(clock_timers(brand, test_clock).filter(
-        key__in=[key for key in wanted if key not in kept], state=Timer.State.FIRED)
-        .values_list("key", "owed"))
+    kept, rang = set(), set()
+    if not fresh:
+        live = list(clock_timers(brand, test_clock).filter(
+            Q(owner_id=owner_id) | Q(key__in=list(wanted)),
+            state__in=[Timer.State.ARMED, Timer.State.HELD]).values_list("id", "key", "owed"))
+        kept = {key for _, key, owed in live if key in wanted and wanted[key][0] == owed}
+        end_many([pk for pk, key, _ in live if key not in kept],
+                 state=Timer.State.SUPERSEDED, by=why)
+        rang = set(clock_timers(brand, test_clock).filter(
+            key__in=[key for key in wanted if key not in kept], state=Timer.State.FIRED)
+            .values_list("key", "owed"))
     now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
     fields["owner_opened"] = fields.get("owner_opened") or now
     made = [Timer(brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place),
