@@ -95,14 +95,16 @@ def rearm(
     batch = firing.current()
     if test_clock is SAME_CLOCK:
         test_clock = batch.test_clock if batch is not None else None
-    live = clock_timers(brand, test_clock).filter(
-        key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first()
+    # The key's live timer and one that already rang for this very instant, in one read.
+    found = list(clock_timers(brand, test_clock).filter(key=key).filter(
+        Q(state__in=[Timer.State.ARMED, Timer.State.HELD])
+        | Q(state=Timer.State.FIRED, owed=owed)))
+    live = next((timer for timer in found if timer.state != Timer.State.FIRED), None)
+    fired = next((timer for timer in found if timer.state == Timer.State.FIRED), None)
     if live is not None:
         if live.owed == owed:
             return live
         end(live.id, state=Timer.State.SUPERSEDED, by=why)
-    fired = clock_timers(brand, test_clock).filter(key=key, state=Timer.State.FIRED,
-                                                   owed=owed).first()
     if fired is not None:
         return fired  # already rang for this very instant
     return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock, **fields)
