@@ -29,7 +29,7 @@ from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.specs import limits, tiers
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec, ServiceSpec, parse_every
-from timekeeping.timers import records
+from timekeeping.timers import arming, records
 
 
 def order(*, brand: Brand, service: str, subject: Subject, period: str = "", input: dict | None
@@ -48,8 +48,9 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
     _check_size(spec, {**subject.input, **input})
     _check_order(spec, period, {**subject.input, **input})
     now = now_for(brand, test_clock)
-    # Whole or absent: the job, its record, its clocks and their timers commit together.
-    with transaction.atomic():
+    # Whole or absent: the job, its record, its clocks and their timers commit together; its
+    # timers and records are gathered and written at its end, one statement each (issue 32).
+    with transaction.atomic(), arming.gathering() as gathered:
         lock_unerased(subject)  # an erasure at the same time: one waits for the other
         try:
             with transaction.atomic():
@@ -59,13 +60,12 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
         except IntegrityError:
             raise PeriodTaken(f"{subject.pk} already holds a {service} job for period "
                               f"{period!r}") from None
+        gathered.fresh.add(job.pk)  # a job made just now: no timer can be under its keys
         records.write("job.opened", brand=brand, instant=now, test_clock=test_clock,
                       subject=subject.pk, job=job.pk,
                       data={"service": service, "period": period, "by": by,
                             "bundle": version.bundle, "brand_plan": plan})
-        # A clock whose date follows another clock opens after the clocks it follows.
-        for clock_spec in sorted(spec.clocks.values(), key=lambda c: "clock" in c.due):
-            _open_clock(job, spec, clock_spec, now)
+        _open_clocks(job, spec, now)
         for opened in OPEN_HOOKS:  # the job's own time (timekeeping.jobs), after its clocks
             opened(job, spec, now)
     return job
@@ -199,15 +199,44 @@ def _input_dates(spec: ServiceSpec) -> set[str]:
     return found
 
 
-def _open_clock(job: Job, service: ServiceSpec, spec: ClockSpec, now: datetime) -> Clock:
-    row = Clock.objects.create(
-        brand=job.brand, test_clock=job.test_clock, subject=job.subject, job=job,
-        name=spec.name, title=spec.title.replace("{period}", job.period), owner=spec.owner,
-        hard=spec.hard, lives_on_subject=spec.lives_on_subject, bundle=job.bundle, opened=now,
-    )
-    for item in items_of(job, spec):
-        open_occurrence(row, spec, item, seq=0, fresh=True)  # a clock made just now
-    return row
+def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> None:
+    """Open a new job's clocks and their dates, in a constant number of statements: the
+    clocks, then their dates, each written together (their timers are gathered). A clock whose
+    date follows another clock opens after the clocks it follows, measured from their dates
+    as opened here (`Opening`)."""
+    specs = sorted(service.clocks.values(), key=lambda c: "clock" in c.due)
+    rows = [Clock(brand=job.brand, test_clock=job.test_clock, subject=job.subject, job=job,
+                  name=spec.name, title=spec.title.replace("{period}", job.period),
+                  owner=spec.owner, hard=spec.hard, lives_on_subject=spec.lives_on_subject,
+                  bundle=job.bundle, opened=now) for spec in specs]
+    Clock.objects.bulk_create(rows)
+    opening = Opening()
+    for row, spec in zip(rows, specs, strict=True):
+        for item in items_of(job, spec):
+            occurrence = new_occurrence(row, spec, item, seq=0, opening=opening)
+            if occurrence is not None:
+                opening.dates.setdefault(row.name, []).append(occurrence)
+    dates = [(row, spec, occurrence) for row, spec in zip(rows, specs, strict=True)
+             for occurrence in opening.dates.get(row.name, [])]
+    Occurrence.objects.bulk_create([occurrence for _, _, occurrence in dates])
+    for _, spec, occurrence in dates:
+        arm(occurrence, spec, fresh=True)  # a clock made just now
+
+
+class Opening:
+    """What a job being opened holds before its dates are written: the dates opened so far
+    (by clock name, in order), which a date measured from another reads; and the brand's
+    postponements, read once."""
+
+    def __init__(self) -> None:
+        self.dates: dict[str, list[Occurrence]] = {}
+        self.notices: list[Postponement] | None = None
+
+    def postponements(self, row: Clock) -> list[Postponement]:
+        if self.notices is None:
+            self.notices = list(Postponement.objects.filter(
+                calendar_id=row.brand.calendar_id, test_clock=row.test_clock_id or ""))
+        return self.notices
 
 
 def items_of(job: Job, spec: ClockSpec) -> list[str]:
@@ -219,8 +248,21 @@ def items_of(job: Job, spec: ClockSpec) -> list[str]:
 
 def open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int, *,
                     fresh: bool = False) -> Occurrence | None:
+    occurrence = new_occurrence(row, spec, item, seq)
+    if occurrence is None:
+        return None
+    occurrence.save()
+    arm(occurrence, spec, fresh=fresh)
+    return occurrence
+
+
+def new_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int, *,
+                   opening: Opening | None = None) -> Occurrence | None:
+    """A date of the clock, not yet written: from its due rule, rolled, postponed. None, on
+    the record, when the rule gives no date (refused when opening the job finds one outside
+    the dates kept). `opening`: the job is being opened (`_open_clocks`)."""
     try:
-        rule_due = due_by_rule(row, spec, spec.due, item, seq)
+        rule_due = due_by_rule(row, spec, spec.due, item, seq, opening=opening)
     except (OverflowError, ValueError):  # past the end of the calendar itself
         rule_due = date.max
     why = "its due rule gave no date"
@@ -245,21 +287,20 @@ def open_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int, *,
                             hard=row.hard, miss_cost=price.monthly if price else 0,
                             miss_currency=price.currency if price else "")
     keep_on(occurrence, rule_due, by="")  # sets the date kept and late_from
-    _apply_postponements(occurrence)
-    occurrence.save()
-    arm(occurrence, spec, fresh=fresh)
+    _apply_postponements(occurrence, opening)
     return occurrence
 
 
-def due_by_rule(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int) -> date | None:
+def due_by_rule(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int, *,
+                opening: Opening | None = None) -> date | None:
     job = row.job
     service = services_of(row.bundle)[job.service]
     context = dues.DueContext(
         period_end=service.period.end_of(job.period, job.input),
         job_input={**job.subject.input, **job.input},
-        item=item, job=job, other_clock=lambda name, other_item: _other_due(job, name,
-                                                                            other_item),
-        other_kept=lambda name, other_item: _other_kept(row, name, other_item),
+        item=item, job=job, other_clock=lambda name, other_item: _other_due(
+            job, name, other_item, opening),
+        other_kept=lambda name, other_item: _other_kept(row, name, other_item, opening),
         period=job.period)
     found = dues.evaluate(rule, context)
     if found is not None and seq and spec.every:
@@ -267,16 +308,26 @@ def due_by_rule(row: Clock, spec: ClockSpec, rule: dict, item: str, seq: int) ->
     return found
 
 
-def _other_due(job: Job, name: str, item: str) -> date | None:
+def _other_due(job: Job, name: str, item: str, opening: Opening | None) -> date | None:
+    if opening is not None:  # the job is being opened: its dates are the ones opened so far
+        opened = opening.dates.get(name, [])
+        occurrence = next((each for each in opened if each.item == item), None) or next(
+            iter(sorted(opened, key=lambda each: (each.due, each.item, each.seq))), None)
+        return occurrence.due if occurrence else None
     of_clock = Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job, clock__name=name)
     occurrence = of_clock.filter(item=item).first() or of_clock.first()
     return occurrence.due if occurrence else None
 
 
-def _other_kept(row: Clock, name: str, item: str) -> tuple[date | None, date] | None:
+def _other_kept(row: Clock, name: str, item: str, opening: Opening | None = None
+                ) -> tuple[date | None, date] | None:
     """When another clock's item of the job was kept (the day, in the subject's zone; None
     while it is not) and the date its due rule first gave; None when the job has no such
     date."""
+    if opening is not None:  # the job is being opened: none of its dates is kept yet
+        occurrence = next((each for each in opening.dates.get(name, [])
+                           if each.item == item), None)
+        return (None, occurrence.rule_due) if occurrence is not None else None
     occurrence = Occurrence.objects.filter(
         brand_id=row.brand_id, clock__job_id=row.job_id, clock__name=name,
         item=item).order_by("-seq").first()
@@ -322,14 +373,20 @@ def keep_on(occurrence: Occurrence, day: date, *, by: str) -> None:
                                             "why": rolled.reasons, "by": by or "due rule"})
 
 
-def _apply_postponements(occurrence: Occurrence) -> None:
+def _apply_postponements(occurrence: Occurrence, opening: Opening | None = None) -> None:
     calendar_id = occurrence.clock.brand.calendar_id
     if calendar_id is None:
         return
-    for notice in Postponement.objects.filter(calendar_id=calendar_id,
-                                              test_clock=occurrence.clock.test_clock_id or "",
-                                              from_date__lte=occurrence.due,
-                                              through__gte=occurrence.due):
+    if opening is not None:  # the brand's postponements, read once for the job's dates
+        due = occurrence.due
+        covering = [notice for notice in opening.postponements(occurrence.clock)
+                    if notice.from_date <= due <= notice.through]
+    else:
+        covering = Postponement.objects.filter(calendar_id=calendar_id,
+                                               test_clock=occurrence.clock.test_clock_id or "",
+                                               from_date__lte=occurrence.due,
+                                               through__gte=occurrence.due)
+    for notice in covering:
         if matches(occurrence.clock.subject, notice.where):
             before = occurrence.due
             occurrence.moved_from, occurrence.moved_by = before, "calendar"

@@ -68,7 +68,7 @@ def _party(job: Job, ask: str | dict | None) -> tuple[str, str]:
     return subject.owner_name or "the subject's contact", subject.contact_email
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)  # whole with the order or firing that opens it
 def open_ask(job: Job, *, now: datetime, step: str = "", spec: DeliverSpec | None = None,
              purpose: str = Ask.Purpose.STEP, term: Span | None = None,
              title: str = "") -> Opened:

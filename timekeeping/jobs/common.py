@@ -49,14 +49,12 @@ def rearm(job: Job, kind: str, key: str, owed: datetime, payload: dict, *, why: 
 
 
 def live(job: Job, key: str) -> Timer | None:
-    return arming.clock_timers(job.brand, job.test_clock).filter(
-        key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first()
+    return arming.live(job.brand, job.test_clock, key, owner_id=job.pk)
 
 
 def cancel(job: Job, *keys: str, why: str) -> None:
-    for timer in arming.clock_timers(job.brand, job.test_clock).filter(
-            key__in=keys, state__in=[Timer.State.ARMED, Timer.State.HELD]):
-        arming.end(timer.id, state=Timer.State.CANCELLED, by=why)
+    arming.end_keys(job.brand, job.test_clock, list(keys), state=Timer.State.CANCELLED,
+                    by=why, owner_id=job.pk)
 
 
 def record(job: Job, kind: str, data: dict, *, at: datetime | None = None) -> None:

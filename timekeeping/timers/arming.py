@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from django.db.models import Q, QuerySet
@@ -9,7 +11,7 @@ from django.db.models import Q, QuerySet
 from timekeeping.basics import wallclock
 from timekeeping.basics.spans import span_text
 from timekeeping.models import Brand, TestClock, Timer
-from timekeeping.timers import firing, kinds
+from timekeeping.timers import firing, gathered, kinds, records
 
 
 def clock_timers(brand: Brand, test_clock: TestClock | None) -> QuerySet[Timer]:
@@ -49,6 +51,12 @@ def arm(
     if test_clock is not None and test_clock.brand_id != brand.pk:
         raise ValueError(f"test_clock: {test_clock.pk} is not a clock of brand {brand.pk}")
     kinds.get(kind)  # an unknown kind is refused before anything is written
+    gathering = gathered.current()
+    if gathering is not None and gathering.holds(owner_id):  # its owner is new: none yet
+        return gathering.live.get(key) or gathering.add(_new(
+            brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
+            owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened,
+            payload=payload, bundle=bundle, held_by=held_by), held_by=held_by)
     existing = (clock_timers(brand, test_clock).filter(key=key)
                 .exclude(state=Timer.State.SUPERSEDED).order_by("-armed_at").first())
     if existing is not None:
@@ -58,21 +66,33 @@ def arm(
                    payload=payload, bundle=bundle, held_by=held_by)
 
 
-def _insert(
+def _new(
     *, brand: Brand, kind: str, key: str, owed: datetime, test_clock: TestClock | None,
     owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,
     payload: dict | None = None, bundle: str = "", held_by: str = "",
 ) -> Timer:
+    """A timer not yet written, armed now (the firing's instant inside one) by the firing."""
     place = kinds.get(kind).place
     batch = firing.current()
     now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
-    timer = Timer(
+    return Timer(
         brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place), owed=owed,
         owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened or now,
         payload=payload or {}, bundle=bundle, armed_at=now,
         armed_by=batch.current.id if batch and batch.current else "",
         state=Timer.State.HELD if held_by else Timer.State.ARMED, ended_by=held_by[:200],
     )
+
+
+def _insert(
+    *, brand: Brand, kind: str, key: str, owed: datetime, test_clock: TestClock | None,
+    owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,
+    payload: dict | None = None, bundle: str = "", held_by: str = "",
+) -> Timer:
+    timer = _new(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
+                 owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened,
+                 payload=payload, bundle=bundle, held_by=held_by)
+    batch = firing.current()
     # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
     Timer.objects.bulk_create([timer], ignore_conflicts=True)
     stored = clock_timers(brand, test_clock).filter(
@@ -95,6 +115,15 @@ def rearm(
     batch = firing.current()
     if test_clock is SAME_CLOCK:
         test_clock = batch.test_clock if batch is not None else None
+    gathering = gathered.current()
+    if gathering is not None and gathering.holds(fields.get("owner_id", "")):
+        live = gathering.live.get(key)
+        if live is not None:
+            if live.owed == owed:
+                return live
+            gathering.end(live, state=Timer.State.SUPERSEDED, by=why)
+        return gathering.add(_new(brand=brand, kind=kind, key=key, owed=owed,
+                                  test_clock=test_clock, **fields))
     # The key's live timer and one that already rang for this very instant, in one read.
     found = list(clock_timers(brand, test_clock).filter(key=key).filter(
         Q(state__in=[Timer.State.ARMED, Timer.State.HELD])
@@ -128,6 +157,15 @@ def rearm_many(
         raise ValueError("owed: give aware instants")
     place = kinds.get(kind).place
     kept, rang = set(), set()
+    gathering = gathered.current()
+    if gathering is not None and (fresh or gathering.holds(owner_id)):
+        fresh = True  # its timers are gathered: the ones it armed before, here
+        gathering.fresh.add(owner_id)
+        for timer in [t for t in gathering.live.values() if t.owner_id == owner_id]:
+            if timer.key in wanted and wanted[timer.key][0] == timer.owed:
+                kept.add(timer.key)
+            else:
+                gathering.end(timer, state=Timer.State.SUPERSEDED, by=why)
     if not fresh:
         live = list(clock_timers(brand, test_clock).filter(
             Q(owner_id=owner_id) | Q(key__in=list(wanted)),
@@ -145,6 +183,10 @@ def rearm_many(
                   armed_by=batch.current.id if batch and batch.current else "", **fields)
             for key, (owed, payload) in wanted.items()
             if key not in kept and (key, owed) not in rang]
+    if gathering is not None and fresh:
+        for timer in made:
+            gathering.add(timer)
+        return
     if not made:
         return
     # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
@@ -162,6 +204,14 @@ def end_many(timer_ids: list[str], *, state: Timer.State, by: str) -> int:
     firing each is noted ended (one another process ended meanwhile is ended all the same)."""
     if not timer_ids:
         return 0
+    gathering, ended = gathered.current(), 0
+    if gathering is not None:  # gathered timers end where they are, before they are written
+        pending = {timer.pk for timer in gathering.timers}
+        ended = sum(end(timer_id, state=state, by=by) for timer_id in timer_ids
+                    if timer_id in pending)
+        timer_ids = [timer_id for timer_id in timer_ids if timer_id not in pending]
+        if not timer_ids:
+            return ended
     updated = Timer.objects.filter(
         id__in=timer_ids, state__in=[Timer.State.ARMED, Timer.State.HELD]
     ).update(state=state, ended_by=by)
@@ -169,11 +219,17 @@ def end_many(timer_ids: list[str], *, state: Timer.State, by: str) -> int:
     if batch is not None:
         for timer_id in timer_ids:
             batch.note_ended(timer_id)
-    return updated
+    return updated + ended
 
 
 def end(timer_id: str, *, state: Timer.State, by: str) -> bool:
     """End an armed (or held) timer as superseded or cancelled. True if it was still open."""
+    gathering, pending = _gathered(timer_id)
+    if pending is not None:
+        if pending.key not in gathering.live:
+            return False
+        gathering.end(pending, state=state, by=by)
+        return True
     updated = Timer.objects.filter(
         id=timer_id, state__in=[Timer.State.ARMED, Timer.State.HELD]
     ).update(state=state, ended_by=by)
@@ -186,6 +242,13 @@ def end(timer_id: str, *, state: Timer.State, by: str) -> bool:
 def hold(timer_id: str, *, by: str) -> bool:
     """Hold an armed timer: the tick passes it by until it is released. Inside a firing, the
     trace lists it held under the firing that held it."""
+    gathering, pending = _gathered(timer_id)
+    if pending is not None:
+        if pending.state != Timer.State.ARMED:
+            return False
+        gathering.end(pending, state=Timer.State.HELD, by=by)
+        gathering.held[pending.pk] = by
+        return True
     held = Timer.objects.filter(id=timer_id, state=Timer.State.ARMED).update(
         state=Timer.State.HELD, ended_by=by[:200]) == 1
     batch = firing.current()
@@ -200,6 +263,74 @@ def release(timer_id: str) -> bool:
     return Timer.objects.filter(id=timer_id, state=Timer.State.HELD).update(
         state=Timer.State.ARMED, ended_by="", parked=None, next_attempt=None
     ) == 1
+
+
+@contextmanager
+def gathering() -> Iterator[gathered.Gathered]:
+    """Gather what an operation that opens new work arms and records, and write it when the
+    operation ends: its timers in one INSERT, its records in one more (issue 32). Timers are
+    gathered for the owners it made (`Gathered.fresh`: a job just ordered, its dates), whose
+    keys cannot be taken yet; `live`, `end` and `hold` see them. Use inside the operation's
+    transaction; what an error stops is not written. Nested, the outermost writes."""
+    outer = gathered.current()
+    if outer is not None:
+        yield outer
+        return
+    collected = gathered.Gathered()
+    token = gathered.enter(collected)
+    try:
+        yield collected
+    finally:
+        gathered.leave(token)
+    _write_gathered(collected)
+
+
+def _write_gathered(collected: gathered.Gathered) -> None:
+    if collected.timers:
+        # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
+        Timer.objects.bulk_create(collected.timers, ignore_conflicts=True)
+        batch = firing.current()
+        if batch is not None:  # an order inside a firing: its trace lists what it armed
+            stored = set(Timer.objects.filter(pk__in=[t.pk for t in collected.timers])
+                         .values_list("pk", flat=True))
+            for timer in (t for t in collected.timers if t.pk in stored):
+                if timer.pk in collected.held:
+                    batch.note_held(timer, collected.held[timer.pk])
+                else:
+                    batch.note_armed(timer)
+                if timer.state not in (Timer.State.ARMED, Timer.State.HELD):
+                    batch.note_ended(timer.pk)
+    records.write_rows(collected.records)
+
+
+def _gathered(timer_id: str) -> tuple[gathered.Gathered | None, Timer | None]:
+    gathering = gathered.current()
+    if gathering is None:
+        return None, None
+    return gathering, next((t for t in gathering.timers if t.pk == timer_id), None)
+
+
+def live(brand: Brand, test_clock: TestClock | None, key: str, *, owner_id: str = ""
+         ) -> Timer | None:
+    """The armed or held timer under `key` on a brand clock, or None (gathered ones too)."""
+    gathering = gathered.current()
+    if gathering is not None and gathering.holds(owner_id):
+        return gathering.live.get(key)
+    return clock_timers(brand, test_clock).filter(
+        key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first()
+
+
+def end_keys(brand: Brand, test_clock: TestClock | None, keys: list[str], *,
+             state: Timer.State, by: str, owner_id: str = "") -> None:
+    """End the armed or held timers under `keys` (gathered ones too)."""
+    gathering = gathered.current()
+    if gathering is not None and gathering.holds(owner_id):
+        for timer in [gathering.live[key] for key in keys if key in gathering.live]:
+            gathering.end(timer, state=state, by=by)
+        return
+    for timer in clock_timers(brand, test_clock).filter(
+            key__in=keys, state__in=[Timer.State.ARMED, Timer.State.HELD]):
+        end(timer.id, state=state, by=by)
 
 
 def explain(timer: Timer) -> str:

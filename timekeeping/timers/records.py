@@ -19,7 +19,7 @@ from psycopg import sql as pgsql
 
 from timekeeping.basics.public_ids import new_id
 from timekeeping.models import Brand, Record, TestClock
-from timekeeping.timers import in_progress
+from timekeeping.timers import gathered, in_progress
 
 COLUMNS = ("id", "kind", "instant", "brand_id", "test_clock_id", "subject", "job", "timer",
            "data")
@@ -88,12 +88,18 @@ def write(
     kind: str, *, brand: Brand, instant: datetime, test_clock: TestClock | None = None,
     subject: str = "", job: str = "", timer: str = "", data: dict | None = None,
 ) -> Record | None:
-    """Write one record: the row written, or None inside a firing (it joins the batch)."""
+    """Write one record: the row written, or None inside a firing (it joins the batch) or
+    an operation that gathers its writes (`arming.gathering`)."""
     batch = in_progress.current()
     if batch is not None and batch.brand.pk == brand.pk:
         batch.record(kind, timer=timer, subject=subject, job=job, data=data)
         return None
     entry = Entry(kind, timer=timer, subject=subject, job=job, data=data or {})
+    gathering = gathered.current()
+    if gathering is not None:  # written with the operation's other records, at its end
+        gathering.records.append((brand, test_clock, instant, entry))
+        heard(brand, test_clock, instant, entry)
+        return None
     record = Record.objects.create(id=entry.id, kind=kind, instant=instant, brand=brand,
                                    test_clock=test_clock, subject=subject, job=job,
                                    timer=timer, data=data or {})
@@ -111,13 +117,19 @@ def write_clocks(clocks: list[tuple[Brand, TestClock | None, list[Entry]]], *,
                  instant: datetime) -> None:
     """Write the entries of many brand clocks at one instant in one statement (a tick that
     fires a group of small clocks together writes their records with one COPY)."""
-    if not any(entries for _, _, entries in clocks):
+    write_rows([(brand, test_clock, instant, entry) for brand, test_clock, entries in clocks
+                for entry in entries])
+
+
+def write_rows(rows: list[tuple[Brand, TestClock | None, datetime, Entry]]) -> None:
+    """Write entries, each of its brand clock and instant, in one statement."""
+    if not rows:
         return
     if connection.vendor != "postgresql":
         Record.objects.bulk_create([
             Record(id=e.id, kind=e.kind, instant=instant, brand=brand, test_clock=test_clock,
                    timer=e.timer, subject=e.subject, job=e.job, data=json.loads(e.encoded))
-            for brand, test_clock, entries in clocks for e in entries
+            for brand, test_clock, instant, e in rows
         ])
         return
     statement = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
@@ -125,8 +137,7 @@ def write_clocks(clocks: list[tuple[Brand, TestClock | None, list[Entry]]], *,
         pgsql.SQL(", ").join(pgsql.Identifier(column) for column in COLUMNS))
     with connection.cursor() as cursor:
         with cursor.cursor.copy(statement) as copy:
-            for brand, test_clock, entries in clocks:
-                test_clock_id = test_clock.pk if test_clock is not None else None
-                for e in entries:
-                    copy.write_row((e.id, e.kind, instant, brand.pk, test_clock_id,
-                                    e.subject, e.job, e.timer, e.encoded))
+            for brand, test_clock, instant, e in rows:
+                copy.write_row((e.id, e.kind, instant, brand.pk,
+                                test_clock.pk if test_clock is not None else None,
+                                e.subject, e.job, e.timer, e.encoded))
