@@ -10,7 +10,7 @@ import pytest
 from calendars.models import Postponement
 from timekeeping import clocks, manifests
 from timekeeping.clocks import opening
-from timekeeping.models import Clock, Job, Record, TestClock, Timer
+from timekeeping.models import Clock, Job, Occurrence, Record, TestClock, Timer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "timekeeping" / "manifests" / "examples"
 TAX = json.loads((EXAMPLES / "tax.json").read_text())
@@ -56,24 +56,27 @@ def test_a_far_input_date_is_refused_by_name_and_leaves_the_period_free(owner, s
 
 
 def test_an_order_that_fails_halfway_keeps_nothing(brand, owner, subject, monkeypatch):
-    opened = []
-    real = opening._open_clock
+    # Its clocks and dates are written, its first date's reminders armed (gathered), and the
+    # second date's arming fails: nothing of the order is kept.
+    armed = []
+    real = opening.arm
 
-    def fails_on_the_second(job, service, spec, now):
-        if opened:
-            raise RuntimeError("the database refused the second clock")
-        opened.append(spec.name)
-        return real(job, service, spec, now)
+    def fails_on_the_second(occurrence, spec, **options):
+        if armed:
+            raise RuntimeError("the database refused the second date's reminders")
+        armed.append(occurrence.label)
+        return real(occurrence, spec, **options)
 
-    monkeypatch.setattr(opening, "_open_clock", fails_on_the_second)
+    monkeypatch.setattr(opening, "arm", fails_on_the_second)
     from timekeeping.models import Subject
 
     with pytest.raises(RuntimeError):
         clocks.order(brand=brand, service="annual-return", period="2027",
                      subject=Subject.objects.get(pk=subject["id"]),
                      input={"jurisdictions": ["US"]})
-    assert opened, "the first clock opened before the failure"
+    assert armed, "the first date was armed before the failure"
     assert not Job.objects.exists() and not Clock.objects.exists()
+    assert not Occurrence.objects.exists()
     assert not Timer.objects.exists() and not Record.objects.filter(kind="job.opened").exists()
 
 
