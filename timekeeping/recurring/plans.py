@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from calendars import periods
 from calendars.moments import day_in_zone
@@ -252,12 +252,21 @@ def use(subscription: Subscription, service: str, at: datetime) -> tuple[int, in
     """Count one use of `service`: (its cycle, used so far in it, included in a cycle)."""
     day = day_in_zone(at, _calendar(subscription).zone_name)
     cycle = cycle_on(subscription, day)
-    row, _ = Allowance.objects.get_or_create(brand_id=subscription.brand_id,
-                                             subscription=subscription, service=service,
-                                             cycle=cycle)
-    Allowance.objects.filter(brand_id=subscription.brand_id, pk=row.pk).update(
-        used=row.used + 1)
-    return cycle, row.used + 1, plan_of(subscription).includes.get(service, 0)
+    return cycle, _count_use(subscription, service, cycle), \
+        plan_of(subscription).includes.get(service, 0)
+
+
+def _count_use(subscription: Subscription, service: str, cycle: int) -> int:
+    """One more use of `service` in `cycle`, counted in one statement whether or not the
+    cycle's row exists yet (an upsert: two uses at once both count): how many now."""
+    table = connection.ops.quote_name(Allowance._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (brand_id, subscription_id, service, cycle, used) "  # noqa: S608
+            "VALUES (%s, %s, %s, %s, 1) ON CONFLICT (subscription_id, service, cycle) "
+            f"DO UPDATE SET used = {table}.used + 1 RETURNING used",
+            [subscription.brand_id, subscription.pk, service, cycle])
+        return cursor.fetchone()[0]
 
 
 def allowances(subscription: Subscription, *, at: datetime,
@@ -314,26 +323,28 @@ def renew(subscription_id: str, cycle: int, instant: datetime, *,
 def mint(subscription_id: str, name: str, label: str, timer: Timer, instant: datetime) -> str:
     """Mint the period's job: first arm the next period's mint (past a catch-up's gap, whose
     skipped periods are named on the record, S23), then open the job unless the schedule's
-    `when` does not hold; a refused order is on the record and heard (`mint_lapses`)."""
-    with transaction.atomic():
-        subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
-            "subject__brand").get(pk=subscription_id)
-        if subscription.state != Subscription.State.ACTIVE:
-            return f"{name} · period {label} · the subscription ended: nothing minted"
-        dunning.hold_mint(subscription)
-        schedule = plan_of(subscription).schedules[name]
-        gap, following = _gap(schedule, subscription, periods.period(schedule.each, label),
-                              timer, instant)
-        _arm_mint(subscription, schedule, following)
-        if gap:
-            return mint_lapses.skipped(subscription, schedule, gap, following.label, instant)
-        if any(subscription.subject.input.get(key) != value
-               for key, value in schedule.when.items()):
-            skipped = "its 'when' does not hold for the subject"
-            _record(subscription, "schedule.skipped", {"schedule": name, "period": label,
-                                                       "why": skipped}, at=instant)
-            return f"{name} · period {label} · skipped: {skipped}"
-        return _open(subscription, schedule, label, timer, instant)
+    `when` does not hold; a refused order is on the record and heard (`mint_lapses`).
+    It runs inside its timer's firing, whose transaction (and, redone one by one, its own
+    savepoint) makes it whole: it opens no savepoint of its own (a Hold raised in one would
+    mark the firing's transaction for rollback)."""
+    subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
+        "subject__brand").get(pk=subscription_id)
+    if subscription.state != Subscription.State.ACTIVE:
+        return f"{name} · period {label} · the subscription ended: nothing minted"
+    dunning.hold_mint(subscription)
+    schedule = plan_of(subscription).schedules[name]
+    gap, following = _gap(schedule, subscription, periods.period(schedule.each, label),
+                          timer, instant)
+    _arm_mint(subscription, schedule, following)
+    if gap:
+        return mint_lapses.skipped(subscription, schedule, gap, following.label, instant)
+    if any(subscription.subject.input.get(key) != value
+           for key, value in schedule.when.items()):
+        skipped = "its 'when' does not hold for the subject"
+        _record(subscription, "schedule.skipped", {"schedule": name, "period": label,
+                                                   "why": skipped}, at=instant)
+        return f"{name} · period {label} · skipped: {skipped}"
+    return _open(subscription, schedule, label, timer, instant)
 
 
 def _open(subscription: Subscription, schedule: ScheduleSpec, label: str, timer: Timer,
