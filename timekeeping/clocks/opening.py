@@ -29,7 +29,7 @@ from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.specs import limits, tiers
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec, ServiceSpec, parse_every
-from timekeeping.timers import arming, records
+from timekeeping.timers import arming, firing, records
 
 
 def order(*, brand: Brand, service: str, subject: Subject, period: str = "", input: dict | None
@@ -92,7 +92,7 @@ def offered(brand: Brand, service: str, subject: Subject) -> tuple[Manifest, Ser
     naming the field, when there is no manifest, no such service, or a subject of another
     kind, or an erased subject. Ordering a job and subscribing to a plan both start here."""
     refuse_erased(subject)
-    version = Manifest.objects.filter(brand=brand).order_by("-version").first()
+    version = _current_version(brand)
     if version is None:
         raise OrderRefused("service", "the brand has no manifest yet")
     spec = services_of(version.bundle).get(service)
@@ -102,6 +102,18 @@ def offered(brand: Brand, service: str, subject: Subject) -> tuple[Manifest, Ser
         raise OrderRefused("subject", f"{service!r} is for a {spec.subject_kind}, "
                                       f"not a {subject.kind}")
     return version, spec
+
+
+def _current_version(brand: Brand) -> Manifest | None:
+    """The brand's current manifest version: read once per firing batch (a batch of mints
+    orders many jobs of one brand; nothing in a batch loads a manifest)."""
+    batch = firing.current()
+    if batch is None or batch.brand.pk != brand.pk:
+        return Manifest.objects.filter(brand=brand).order_by("-version").first()
+    if "manifest" not in batch.memo:
+        batch.memo["manifest"] = Manifest.objects.filter(brand=brand).order_by(
+            "-version").first()
+    return batch.memo["manifest"]
 
 
 def check_live(brand: Brand, subject: Subject, spec: ServiceSpec, *, kept_plan: str = "") -> str:

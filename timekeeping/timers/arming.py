@@ -291,9 +291,9 @@ def _write_gathered(collected: gathered.Gathered) -> None:
         Timer.objects.bulk_create(collected.timers, ignore_conflicts=True)
         batch = firing.current()
         if batch is not None:  # an order inside a firing: its trace lists what it armed
-            stored = set(Timer.objects.filter(pk__in=[t.pk for t in collected.timers])
-                         .values_list("pk", flat=True))
-            for timer in (t for t in collected.timers if t.pk in stored):
+            # Each was stored: its key names an owner made in this transaction (a job, its
+            # dates, asks and deadlines), which no other process can have armed.
+            for timer in collected.timers:
                 if timer.pk in collected.held:
                     batch.note_held(timer, collected.held[timer.pk])
                 else:
