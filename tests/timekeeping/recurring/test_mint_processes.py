@@ -131,9 +131,12 @@ def test_two_ticks_at_once_mint_every_subscribers_return_exactly_once():
     took = time.monotonic() - began
     tick_to_the_end(brand, TICKED)
     minted_once_each(brand)
-    # One process ticked the practice's clock (its lease); the other found it held.
-    runs = TickRun.objects.filter(brand=brand, fired__gt=0)
-    assert runs.count() == 1 and runs.get().error == "", outputs
+    # One of the two processes ticked the practice's clock (its lease); the other found it
+    # held, or, started late, nothing owed.
+    pids = {str(process.pid) for process in ticks}
+    runs = [run for run in TickRun.objects.filter(brand=brand)
+            if run.holder.split(":")[1] in pids]
+    assert len(runs) == 1 and runs[0].error == "" and runs[0].fired > 0, outputs
     assert not Brand.objects.filter(pk=brand.pk).exclude(lease_holder="").exists()
     said = [line for out, _ in outputs for line in out.splitlines() if line.startswith("tick ")]
     print(f"two ticks at once: {CLIENTS} returns minted in {took:.1f} s; {said}")
