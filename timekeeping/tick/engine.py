@@ -172,8 +172,8 @@ class Engine:
         armed_now |= batch.owed_now
         self.run.fired += len(batch.fired)
         self.run.dropped += len(batch.dropped)
-        self.run.armed += len(batch.armed_log)
-        self.run.held += len(batch.held_log) + len(batch.holding)
+        self.run.armed += batch.armed_count
+        self.run.held += batch.held_count + len(batch.holding)
         for timer in batch.fired:
             self.late_by.add((batch.instant - timer.owed).total_seconds())
 
