@@ -167,15 +167,18 @@ def rearm_many(
             else:
                 gathering.end(timer, state=Timer.State.SUPERSEDED, by=why)
     if not fresh:
-        live = list(clock_timers(brand, test_clock).filter(
-            Q(owner_id=owner_id) | Q(key__in=list(wanted)),
-            state__in=[Timer.State.ARMED, Timer.State.HELD]).values_list("id", "key", "owed"))
+        # The owner's live timers, and those of its keys that already rang: one read.
+        found = list(clock_timers(brand, test_clock).filter(
+            Q(state__in=[Timer.State.ARMED, Timer.State.HELD])
+            & (Q(owner_id=owner_id) | Q(key__in=list(wanted)))
+            | Q(state=Timer.State.FIRED, key__in=list(wanted)))
+            .values_list("id", "key", "owed", "state"))
+        live = [(pk, key, owed) for pk, key, owed, state in found if state != Timer.State.FIRED]
         kept = {key for _, key, owed in live if key in wanted and wanted[key][0] == owed}
         end_many([pk for pk, key, _ in live if key not in kept],
                  state=Timer.State.SUPERSEDED, by=why)
-        rang = set(clock_timers(brand, test_clock).filter(
-            key__in=[key for key in wanted if key not in kept], state=Timer.State.FIRED)
-            .values_list("key", "owed"))
+        rang = {(key, owed) for _, key, owed, state in found
+                if state == Timer.State.FIRED and key not in kept}
     now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
     fields["owner_opened"] = fields.get("owner_opened") or now
     made = [Timer(brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place),
