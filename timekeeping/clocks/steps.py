@@ -36,10 +36,10 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
     satisfies it (the step names the item)."""
     kept = []
     # A lapsed date is still kept by its step, late: the record says so.
-    for occurrence in Occurrence.objects.filter(
+    for occurrence in _of_job(job, Occurrence.objects.filter(
             brand_id=job.brand_id, clock__job=job,
             status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED],
-    ).select_related("clock"):
+    )):
         spec = spec_of(occurrence.clock)
         if step not in spec.satisfied_by:
             continue
@@ -48,6 +48,19 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
         _settle(occurrence, spec, by=step, at=at)
         kept.append(f"{occurrence.clock.name} {occurrence.item or ''}".strip())
     return kept
+
+
+def _of_job(job: Job, occurrences) -> list[Occurrence]:
+    """The job's occurrences with their clock, the clock's job, brand and subject the ones
+    in hand (issue 32: each was read again per date, its spec (`spec_of`) asking for the
+    job). `job` is the gate's, read with its brand and subject under its row's lock."""
+    found = list(occurrences.select_related("clock"))
+    for occurrence in found:
+        row = occurrence.clock
+        row.job, row.brand = job, job.brand
+        if row.subject_id == job.subject_id:
+            row.subject = job.subject
+    return found
 
 
 def _settle(occurrence: Occurrence, spec: ClockSpec, *, by: str, at: datetime,
@@ -103,7 +116,7 @@ def mark_done(occurrence: Occurrence, *, by: str):
 def move(job: Job, step: str, items: list[str]) -> list[str]:
     """Move the occurrences a committed step covers, each by its clock's rule for that step."""
     moved = []
-    for occurrence in open_occurrences(job, hard=False).select_related("clock"):
+    for occurrence in _of_job(job, open_occurrences(job, hard=False)):
         spec = spec_of(occurrence.clock)
         # With `each`, a step moves only the items it names (as it satisfies only those).
         if step not in spec.moves or (occurrence.item and occurrence.item not in items):
