@@ -21,6 +21,7 @@ from timekeeping.clocks.opening import (
 from timekeeping.clocks.rungs import end_timers, spec_of
 from timekeeping.clocks.telling import record_line, tell_owner
 from timekeeping.models import Clock, Job, Member, Occurrence
+from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec
 from timekeeping.timers import records
 
@@ -35,6 +36,8 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
     """Satisfy the open occurrences this step keeps. With `each`, only an item's own step
     satisfies it (the step names the item)."""
     kept = []
+    if not _names(job, step, "satisfied_by"):
+        return kept
     # A lapsed date is still kept by its step, late: the record says so.
     for occurrence in _of_job(job, Occurrence.objects.filter(
             brand_id=job.brand_id, clock__job=job,
@@ -48,6 +51,15 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
         _settle(occurrence, spec, by=step, at=at)
         kept.append(f"{occurrence.clock.name} {occurrence.item or ''}".strip())
     return kept
+
+
+def _names(job: Job, step: str, rule: str) -> bool:
+    """Whether a clock of the job's Service names `step` in its `rule` (`satisfied_by`,
+    `moves`). A job's clocks are its Service's, of its pinned version
+    (`opening._open_clock`), so when none does, no date of the job is read for the step
+    (issue 32)."""
+    return any(step in getattr(spec, rule)
+               for spec in services_of(job.bundle)[job.service].clocks.values())
 
 
 def _of_job(job: Job, occurrences) -> list[Occurrence]:
@@ -116,6 +128,8 @@ def mark_done(occurrence: Occurrence, *, by: str):
 def move(job: Job, step: str, items: list[str]) -> list[str]:
     """Move the occurrences a committed step covers, each by its clock's rule for that step."""
     moved = []
+    if not _names(job, step, "moves"):
+        return moved
     for occurrence in _of_job(job, open_occurrences(job, hard=False)):
         spec = spec_of(occurrence.clock)
         # With `each`, a step moves only the items it names (as it satisfies only those).

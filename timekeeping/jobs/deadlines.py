@@ -180,10 +180,12 @@ def release_all(job: Job, now: datetime) -> list[Deadline]:
     return released
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def follow(job: Job) -> list[str]:
     """Deadlines written before a clock follow its date when it moves (an extension, a
-    postponement, a new roll): their end and their work time change with it."""
+    postponement, a new roll): their end and their work time change with it. Called inside
+    the gate's transaction, whose savepoint undoes it on an error: no savepoint of its own
+    (two statements a commit, issue 32)."""
     moved = []
     for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
             brand_id=job.brand_id, job=job, state__in=OPEN_STATES).exclude(follows=""):
