@@ -236,7 +236,9 @@ def close(job: Job, why: str) -> None:
 # -- firing -----------------------------------------------------------------------------------
 
 def fire(deadline_id: str, mark: str, instant: datetime) -> str:
-    with transaction.atomic():
+    # Inside the firing's transaction (a savepoint per timer when a batch is redone one by
+    # one): nothing here raises to be caught short of it, so no savepoint of its own.
+    with transaction.atomic(savepoint=False):
         deadline = Deadline.objects.select_for_update(of=("self",)).select_related(
             "job__brand__owner", "job__subject").get(pk=deadline_id)
         job = deadline.job
