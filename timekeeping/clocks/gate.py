@@ -114,7 +114,7 @@ def _propose(job: Job, step: str, items: list[str], by: str) -> Outcome:
     for follow in services_of(job.bundle)[job.service].steps[step].then:
         # In the transaction of the step they follow, whose savepoint undoes them with it on
         # an error: no savepoint of their own (two statements each, issue 32).
-        outcome.then.append(_propose(job, follow, items, f"then {step}"))
+        outcome.then.append(_propose(job, follow, list(items), f"then {step}"))
     return outcome
 
 

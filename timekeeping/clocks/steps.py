@@ -69,7 +69,9 @@ def _of_job(job: Job, occurrences) -> list[Occurrence]:
     found = list(occurrences.select_related("clock"))
     for occurrence in found:
         row = occurrence.clock
-        row.job, row.brand = job, job.brand
+        row.job = job
+        if row.brand_id == job.brand_id:
+            row.brand = job.brand
         if row.subject_id == job.subject_id:
             row.subject = job.subject
     return found
