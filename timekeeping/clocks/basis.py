@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from calendars import rules
 from timekeeping.basics import shown
 from timekeeping.models import Subject
-from timekeeping.timers import firing
+from timekeeping.timers import firing, in_progress
 
 
 class PeriodTaken(Exception):
@@ -50,10 +52,31 @@ def lock_unerased(subject: Subject) -> None:
 
 def calendar_for(subject: Subject) -> rules.Calendar:
     """The brand's calendar, read in the subject's zone: a due closes in the subject's zone."""
-    base = subject.brand.calendar_rules()
+    base = _brand_calendar(subject)
     if not subject.zone or subject.zone == base.zone:
         return base
-    return rules.Calendar(zone=subject.zone, weekends=base.weekends, holidays=base.holidays,
+    return _in_zone(base, subject.zone)
+
+
+def _brand_calendar(subject: Subject) -> rules.Calendar:
+    """The brand's calendar: read once per firing batch of the subject's brand (issue 32: a
+    fired timer asked for it several times, two statements each), else read now. A batch is
+    one transaction, so the calendar it reads first is the one its timers fire on, as the
+    batch's webhook endpoints are (`timekeeping.webhooks.publish._enabled`)."""
+    batch = in_progress.current()
+    if batch is None or batch.brand.pk != subject.brand_id:
+        return subject.brand.calendar_rules()
+    memo = batch.memo.get("brand_calendar")
+    if memo is None:
+        memo = batch.memo["brand_calendar"] = subject.brand.calendar_rules()
+    return memo
+
+
+@lru_cache(maxsize=256)
+def _in_zone(base: rules.Calendar, zone: str) -> rules.Calendar:
+    # One value per calendar (`calendar_rules` answers one per distinct calendar) and zone, so
+    # each year's closed days are built once, not once a call.
+    return rules.Calendar(zone=zone, weekends=base.weekends, holidays=base.holidays,
                           closed=base.closed, closes=base.closes, rings_at=base.rings_at,
                           roll=base.roll_rule)
 

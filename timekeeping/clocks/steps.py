@@ -21,6 +21,7 @@ from timekeeping.clocks.opening import (
 from timekeeping.clocks.rungs import end_timers, spec_of
 from timekeeping.clocks.telling import record_line, tell_owner
 from timekeeping.models import Clock, Job, Member, Occurrence
+from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec
 from timekeeping.timers import records
 
@@ -35,11 +36,13 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
     """Satisfy the open occurrences this step keeps. With `each`, only an item's own step
     satisfies it (the step names the item)."""
     kept = []
+    if not _names(job, step, "satisfied_by"):
+        return kept
     # A lapsed date is still kept by its step, late: the record says so.
-    for occurrence in Occurrence.objects.filter(
+    for occurrence in _of_job(job, Occurrence.objects.filter(
             brand_id=job.brand_id, clock__job=job,
             status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED],
-    ).select_related("clock"):
+    )):
         spec = spec_of(occurrence.clock)
         if step not in spec.satisfied_by:
             continue
@@ -48,6 +51,30 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
         _settle(occurrence, spec, by=step, at=at)
         kept.append(f"{occurrence.clock.name} {occurrence.item or ''}".strip())
     return kept
+
+
+def _names(job: Job, step: str, rule: str) -> bool:
+    """Whether a clock of the job's Service names `step` in its `rule` (`satisfied_by`,
+    `moves`). A job's clocks are its Service's, of its pinned version
+    (`opening._open_clock`), so when none does, no date of the job is read for the step
+    (issue 32)."""
+    return any(step in getattr(spec, rule)
+               for spec in services_of(job.bundle)[job.service].clocks.values())
+
+
+def _of_job(job: Job, occurrences) -> list[Occurrence]:
+    """The job's occurrences with their clock, the clock's job, brand and subject the ones
+    in hand (issue 32: each was read again per date, its spec (`spec_of`) asking for the
+    job). `job` is the gate's, read with its brand and subject under its row's lock."""
+    found = list(occurrences.select_related("clock"))
+    for occurrence in found:
+        row = occurrence.clock
+        row.job = job
+        if row.brand_id == job.brand_id:
+            row.brand = job.brand
+        if row.subject_id == job.subject_id:
+            row.subject = job.subject
+    return found
 
 
 def _settle(occurrence: Occurrence, spec: ClockSpec, *, by: str, at: datetime,
@@ -103,7 +130,9 @@ def mark_done(occurrence: Occurrence, *, by: str):
 def move(job: Job, step: str, items: list[str]) -> list[str]:
     """Move the occurrences a committed step covers, each by its clock's rule for that step."""
     moved = []
-    for occurrence in open_occurrences(job, hard=False).select_related("clock"):
+    if not _names(job, step, "moves"):
+        return moved
+    for occurrence in _of_job(job, open_occurrences(job, hard=False)):
         spec = spec_of(occurrence.clock)
         # With `each`, a step moves only the items it names (as it satisfies only those).
         if step not in spec.moves or (occurrence.item and occurrence.item not in items):

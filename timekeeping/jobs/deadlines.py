@@ -180,10 +180,12 @@ def release_all(job: Job, now: datetime) -> list[Deadline]:
     return released
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def follow(job: Job) -> list[str]:
     """Deadlines written before a clock follow its date when it moves (an extension, a
-    postponement, a new roll): their end and their work time change with it."""
+    postponement, a new roll): their end and their work time change with it. Called inside
+    the gate's transaction, whose savepoint undoes it on an error: no savepoint of its own
+    (two statements a commit, issue 32)."""
     moved = []
     for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
             brand_id=job.brand_id, job=job, state__in=OPEN_STATES).exclude(follows=""):
@@ -234,7 +236,9 @@ def close(job: Job, why: str) -> None:
 # -- firing -----------------------------------------------------------------------------------
 
 def fire(deadline_id: str, mark: str, instant: datetime) -> str:
-    with transaction.atomic():
+    # Inside the firing's transaction (a savepoint per timer when a batch is redone one by
+    # one): nothing here raises to be caught short of it, so no savepoint of its own.
+    with transaction.atomic(savepoint=False):
         deadline = Deadline.objects.select_for_update(of=("self",)).select_related(
             "job__brand__owner", "job__subject").get(pk=deadline_id)
         job = deadline.job

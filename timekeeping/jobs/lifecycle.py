@@ -40,13 +40,12 @@ def open_steps(job: Job, now: datetime) -> list[str]:
     the party's asks first (the job then waits on them), then step deadlines and tasks."""
     work = common.work_of(job)
     done = set(job.steps_done)
-    mine = {"brand_id": job.brand_id, "job": job}
-    started = set(Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).values_list(
-        "step", flat=True)) | set(Task.objects.filter(**mine).values_list("step", flat=True)) \
-        | set(Deadline.objects.filter(**mine).exclude(step="").values_list("step", flat=True))
     ready = [spec for spec in work.deliver.values()
-             if spec.name not in done and spec.name not in started
-             and set(spec.after) <= done and (spec.ask or spec.task or spec.within)]
+             if spec.name not in done and set(spec.after) <= done
+             and (spec.ask or spec.task or spec.within)]
+    if ready:  # what has started is read only when a step could open (issue 32)
+        started = _started(job)
+        ready = [spec for spec in ready if spec.name not in started]
     for spec in ready:
         if spec.ask:
             asks.open_ask(job, now=now, step=spec.name, spec=spec)
@@ -58,18 +57,35 @@ def open_steps(job: Job, now: datetime) -> list[str]:
     return [spec.name for spec in ready]
 
 
+def _started(job: Job) -> set[str]:
+    """The steps of the job with an ask, a task or a deadline of their own: one statement."""
+    mine = {"brand_id": job.brand_id, "job": job}
+    return set(Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).order_by().values_list(
+        "step", flat=True).union(
+        Task.objects.filter(**mine).order_by().values_list("step", flat=True),
+        Deadline.objects.filter(**mine).exclude(step="").order_by().values_list(
+            "step", flat=True)))
+
+
 def effect_committed(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
     if step not in job.steps_done:
         job.steps_done = [*job.steps_done, step]
         Job.objects.filter(pk=job.pk).update(steps_done=job.steps_done)
-    for ask in Ask.objects.select_for_update(of=("self",)).filter(
-            brand_id=job.brand_id, job=job, step=step, purpose=Ask.Purpose.STEP,
-            state=Ask.State.OPEN):
-        asks.settle(ask, now, by=f"{step} committed")
-    tasks.done(job, step, now, by=f"{step} committed")
-    for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
-            brand_id=job.brand_id, job=job, step=step, state__in=deadlines.OPEN_STATES):
-        deadlines.meet(deadline, now)
+    # A step's ask, task and deadline are opened only when its `deliver` spec (of the job's
+    # pinned version) declares them (`open_steps`, and an automation's task), so a step that
+    # declares none has none to settle: nothing is read for it (issue 32).
+    spec = common.work_of(job).deliver.get(step)
+    if spec is not None and spec.ask:
+        for ask in Ask.objects.select_for_update(of=("self",)).filter(
+                brand_id=job.brand_id, job=job, step=step, purpose=Ask.Purpose.STEP,
+                state=Ask.State.OPEN):
+            asks.settle(ask, now, by=f"{step} committed")
+    if spec is not None and spec.task:
+        tasks.done(job, step, now, by=f"{step} committed")
+    if spec is not None and spec.within is not None:
+        for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
+                brand_id=job.brand_id, job=job, step=step, state__in=deadlines.OPEN_STATES):
+            deadlines.meet(deadline, now)
     deadlines.follow(job)
     open_steps(job, now)
     signals.arm_all(job, now)

@@ -84,7 +84,10 @@ def _window(job: Job, step: str) -> Timer | None:
 
 def effect_resubmitted(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
     """The step commits again inside its repair window: the dates it keeps again are kept at
-    their first filing time (after 10 kept them now)."""
+    their first filing time (after 10 kept them now). Only a step with `perfect` opens a
+    window (`reject`), so another step reads none (issue 32)."""
+    if _perfect(job, step) is None:
+        return
     window = _window(job, step)
     if window is None or now >= window.owed:
         return

@@ -23,8 +23,9 @@ def _key(job: Job, name: str) -> str:
 
 
 def arm_all(job: Job, now: datetime) -> None:
-    zone = common.zone_of(job)
-    for spec in common.work_of(job).signals.values():
+    signals = common.work_of(job).signals.values()
+    zone = common.zone_of(job) if signals else ""  # a job with no signals reads no calendar
+    for spec in signals:
         common.rearm(job, KIND, _key(job, spec.name), spec.silent.after(now, zone),
                      {"signal": spec.name, "silent": spec.silent.text, "goto": spec.goto},
                      why="something happened on the job")

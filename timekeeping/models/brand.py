@@ -9,6 +9,9 @@ from timekeeping.basics.public_ids import PublicIdField
 # Failed tries in a row before a piece of scheduled work is parked (issue 31): a brand's
 # `park_after` unless it sets its own, and the product's own schedules' (no brand).
 PARK_AFTER = 10
+# The calendar of a brand that has none (UTC, weekends only): immutable, so one value serves
+# every call, and each year's closed days are built once.
+NO_CALENDAR = rules.Calendar()
 
 
 class Brand(models.Model):
@@ -65,7 +68,7 @@ class Brand(models.Model):
         return self.members.filter(user=user).values_list("role", flat=True).first()
 
     def calendar_rules(self) -> rules.Calendar:
-        return self.calendar.rules() if self.calendar else rules.Calendar()
+        return self.calendar.rules() if self.calendar else NO_CALENDAR
 
 
 class TestClock(models.Model):

@@ -1,0 +1,141 @@
+"""What firing a real clock's timers costs in statements (issue 32): the April wave of the
+tax practice (`bench/practice.py --profile`), a few clients in New York. Before issue 32's
+cached reads a fired timer cost 18.5 statements on average here and a `run tentative 3d` rung
+(the step, its `then`, the dates it moves) 76.7; 7.1 and 22.7 after. The bounds fail a
+regression."""
+
+import json
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from calendars.models import Calendar
+from timekeeping import clocks, manifests
+from timekeeping.basics import wallclock
+from timekeeping.demo import TAX_MANIFEST
+from timekeeping.models import Brand, Member, Subject, Timer
+from timekeeping.tick import phases
+from timekeeping.timers import in_progress
+from timekeeping.timers.firing import Firing
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
+
+CLIENT_INPUT = {"jurisdictions": ["US", "US-CA", "US-NY"], "earliest_credit_expiry": "2046-12-31"}
+ORDERED = datetime(2027, 1, 5, 14, tzinfo=UTC)  # 09:00 in New York
+MARCH_END = datetime(2027, 3, 31, 16, tzinfo=UTC)
+APRIL_END = datetime(2027, 4, 30, 16, tzinfo=UTC)
+WHOLE = timedelta(days=1)
+
+
+def practice(clients: int) -> Brand:
+    """The tax practice: a brand on the demo's tax manifest and `clients` taxpayers in New
+    York, each with its 2026 return ordered on 5 January 2027."""
+    owner = get_user_model().objects.create_user("practice-owner", "owner@practice.example")
+    brand = Brand.objects.create(name="Practice", slug="practice", owner=owner, plan="team")
+    Member.objects.create(brand=brand, user=owner, role="owner")
+    version = manifests.load(brand, json.loads(TAX_MANIFEST.read_text()))
+    with wallclock.fixed(ORDERED):
+        for n in range(clients):
+            subject = Subject.objects.create(
+                brand=brand, bundle=version.bundle, plan=brand.plan, kind="taxpayer",
+                key=f"{n:02d}-{n:07d}", name=f"Client {n}", zone="America/New_York",
+                input=CLIENT_INPUT, owner_name=f"Owner {n}",
+                contact_email=f"client{n}@practice.example")
+            clocks.order(brand=brand, service="annual-return", subject=subject, period="2026",
+                         by="the practice")
+    return brand
+
+
+def noon_days(first: datetime, last: datetime):
+    """Noon in New York each day from `first` to `last` that owes a timer."""
+    at = first
+    while at <= last:
+        if Timer.objects.filter(state=Timer.State.ARMED, test_clock=None, owed__lte=at).exists():
+            yield at
+        at += timedelta(days=1)
+
+
+def tick_daily(first: datetime, last: datetime) -> int:
+    fired = 0
+    for at in noon_days(first, last):
+        with wallclock.fixed(at):
+            fired += phases.run_once(now=at, budget=WHOLE, sweep=False).total("fired")
+    return fired
+
+
+def rung_of(timer: Timer) -> str:
+    rung = timer.key.split(":", 1)[1] if timer.kind == "clock" else timer.key.rsplit(":", 1)[-1]
+    return f"{timer.kind} {'ack (the next day)' if rung.startswith('ack:') else rung}"
+
+
+class Counted:
+    """Statements sent while a timer's handler runs (`Firing.fire`), by the timer's rung."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.statements, self.calls, self.rung = Counter(), Counter(), None
+        fire = Firing.fire
+
+        def counted(batch, timer):
+            self.rung = rung_of(timer)
+            self.calls[self.rung] += 1
+            try:
+                return fire(batch, timer)
+            finally:
+                self.rung = None
+
+        monkeypatch.setattr(Firing, "fire", counted)
+
+    def __call__(self, execute, sql, params, many, context):
+        if self.rung is not None:
+            self.statements[self.rung] += 1
+        return execute(sql, params, many, context)
+
+    def per_call(self, rung: str) -> float:
+        return self.statements[rung] / self.calls[rung]
+
+
+def test_it_fires_the_april_wave_in_a_bounded_number_of_statements(monkeypatch):
+    practice(3)
+    tick_daily(ORDERED.replace(hour=16), MARCH_END)
+    counted = Counted(monkeypatch)
+    with connection.execute_wrapper(counted):
+        fired = tick_daily(MARCH_END + timedelta(days=1), APRIL_END)
+    assert fired == sum(counted.calls.values()) == 48
+    assert counted.calls["clock run tentative 3d"] == 9
+    # 76.7, 6.1, 6.1, 6.3 and 18.5 before issue 32's cached reads; 22.7, 4.3, 4.2, 3 and 7.1
+    # after (the first of a batch reads the brand's calendar).
+    assert counted.per_call("clock run tentative 3d") <= 24
+    assert counted.per_call("clock ack daily 5d") <= 5
+    assert counted.per_call("clock ack (the next day)") <= 5
+    assert counted.per_call("deadline late") <= 4
+    assert sum(counted.statements.values()) / fired <= 8
+
+
+def _subject(brand: Brand, key: str, zone: str) -> Subject:
+    return Subject.objects.create(brand=brand, kind="taxpayer", key=key, name=key, zone=zone)
+
+
+def test_it_reads_the_brand_calendar_once_per_firing_batch_and_afresh_outside_one(
+        brand, django_assert_num_queries):
+    brand.calendar = Calendar.objects.create(name="New York", zone="America/New_York",
+                                             holidays_country="US", closes="17:00")
+    brand.save(update_fields=["calendar"])
+    here, paris = _subject(brand, "here", ""), _subject(brand, "paris", "Europe/Paris")
+    read = list(Subject.objects.filter(pk__in=[here.pk, paris.pk]).order_by("key"))
+    token = in_progress.enter(SimpleNamespace(brand=brand, memo={}))
+    try:
+        with django_assert_num_queries(2):  # the brand and its calendar, once
+            first, again = (clocks.calendar_for(subject) for subject in read)
+            assert clocks.calendar_for(here) is first
+        assert (first.zone_name, again.zone_name) == ("America/New_York", "Europe/Paris")
+        assert again.closes == "17:00" and again.holidays == first.holidays
+        assert clocks.calendar_for(paris) is again  # one value per calendar and zone
+    finally:
+        in_progress.leave(token)
+    # Outside a batch the calendar is read afresh: the owner's change is seen at once.
+    Calendar.objects.filter(pk=brand.calendar_id).update(closes="18:00")
+    assert clocks.calendar_for(Subject.objects.get(pk=paris.pk)).closes == "18:00"
