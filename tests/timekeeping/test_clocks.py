@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from timekeeping import clocks, manifests
 from timekeeping.attention import lists
-from timekeeping.clocks import dues, gate, postponing
+from timekeeping.clocks import dues, gate, opening, postponing
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Delivery, Job, Occurrence, Record, Subject, TestClock, Timer
 from timekeeping.tick import test_clocks
@@ -143,6 +143,26 @@ def test_it_answers_period_taken_to_a_second_order_and_changes_nothing(tax):
         order(tax)
     assert (Record.objects.count(), Timer.objects.count(), Job.objects.count()) == before
     assert order(tax, period="2028").period == "2028"
+
+
+def test_a_second_order_that_raced_past_the_look_is_answered_period_taken(tax, monkeypatch):
+    # Two orders of one subject wait for each other on the subject's lock, so the second sees
+    # the first's job; were it to miss it, the constraint refuses its insert, and the answer
+    # is still PeriodTaken with nothing changed.
+    order(tax)
+    before = (Record.objects.count(), Timer.objects.count(), Job.objects.count())
+    looks = []
+    real = opening._held
+
+    def missed_once(*args):
+        looks.append(args)
+        return False if len(looks) == 1 else real(*args)
+
+    monkeypatch.setattr(opening, "_held", missed_once)
+    with pytest.raises(clocks.PeriodTaken):
+        order(tax)
+    assert len(looks) == 2  # looked, missed, refused by the constraint, looked again
+    assert (Record.objects.count(), Timer.objects.count(), Job.objects.count()) == before
 
 
 def test_it_moves_a_hard_date_only_by_a_postponement(tax, client, actors):

@@ -48,27 +48,38 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
     _check_size(spec, {**subject.input, **input})
     _check_order(spec, period, {**subject.input, **input})
     now = now_for(brand, test_clock)
+    taken = PeriodTaken(f"{subject.pk} already holds a {service} job for period {period!r}")
     # Whole or absent: the job, its record, its clocks and their timers commit together; its
     # timers and records are gathered and written at its end, one statement each (issue 32).
-    with transaction.atomic(), arming.gathering() as gathered:
-        lock_unerased(subject)  # an erasure at the same time: one waits for the other
-        try:
-            with transaction.atomic():
-                job = Job.objects.create(brand=brand, test_clock=test_clock, subject=subject,
-                                         service=service, period=period, input=input,
-                                         bundle=version.bundle, plan=plan, opened=now)
-        except IntegrityError:
-            raise PeriodTaken(f"{subject.pk} already holds a {service} job for period "
-                              f"{period!r}") from None
-        gathered.fresh.add(job.pk)  # a job made just now: no timer can be under its keys
-        records.write("job.opened", brand=brand, instant=now, test_clock=test_clock,
-                      subject=subject.pk, job=job.pk,
-                      data={"service": service, "period": period, "by": by,
-                            "bundle": version.bundle, "brand_plan": plan})
-        _open_clocks(job, spec, now)
-        for opened in OPEN_HOOKS:  # the job's own time (timekeeping.jobs), after its clocks
-            opened(job, spec, now)
+    try:
+        with transaction.atomic(), arming.gathering() as gathered:
+            lock_unerased(subject)  # an erasure at the same time: one waits for the other
+            # Looked for first, so that making the job takes no savepoint of its own; of two
+            # orders at once, the second's insert fails on the constraint, answered below.
+            if _held(brand, subject, service, period):
+                raise taken
+            job = Job.objects.create(brand=brand, test_clock=test_clock, subject=subject,
+                                     service=service, period=period, input=input,
+                                     bundle=version.bundle, plan=plan, opened=now)
+            gathered.fresh.add(job.pk)  # a job made just now: no timer can be under its keys
+            records.write("job.opened", brand=brand, instant=now, test_clock=test_clock,
+                          subject=subject.pk, job=job.pk,
+                          data={"service": service, "period": period, "by": by,
+                                "bundle": version.bundle, "brand_plan": plan})
+            _open_clocks(job, spec, now)
+            for opened in OPEN_HOOKS:  # the job's own time (timekeeping.jobs), after its clocks
+                opened(job, spec, now)
+    except IntegrityError:
+        if not _held(brand, subject, service, period):
+            raise
+        raise taken from None
     return job
+
+
+def _held(brand: Brand, subject: Subject, service: str, period: str) -> bool:
+    """Whether the subject holds a job of `service` for `period` already (SPEC S17)."""
+    return Job.objects.filter(brand=brand, subject=subject, service=service,
+                              period=period).exists()
 
 
 # What else opens with a job, and ends with it: registered by the kinds that keep a job's own

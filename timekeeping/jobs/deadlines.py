@@ -135,7 +135,7 @@ def _task_due(deadline: Deadline) -> None:
             due=deadline.ends)
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)  # whole with the ask that opens (`asks.open_ask`)
 def hold_all(job: Job, ask: Ask, now: datetime) -> list[Deadline]:
     """The job now waits on a party: every running deadline of the job is held."""
     held = []

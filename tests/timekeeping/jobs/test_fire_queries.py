@@ -16,6 +16,7 @@ from django.db import connection
 from calendars.models import Calendar
 from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
+from timekeeping.clocks import opening
 from timekeeping.demo import TAX_MANIFEST
 from timekeeping.models import Brand, Member, Subject, Timer
 from timekeeping.tick import phases
@@ -139,3 +140,22 @@ def test_it_reads_the_brand_calendar_once_per_firing_batch_and_afresh_outside_on
     # Outside a batch the calendar is read afresh: the owner's change is seen at once.
     Calendar.objects.filter(pk=brand.calendar_id).update(closes="18:00")
     assert clocks.calendar_for(Subject.objects.get(pk=paris.pk)).closes == "18:00"
+
+
+def test_a_manifest_loaded_inside_a_firing_is_what_the_batch_reads_after_it(brand):
+    # A delay's operation may load a manifest: the batch's later timers read its version and
+    # calendar, not the ones the batch read once before it.
+    document = json.loads(TAX_MANIFEST.read_text())
+    manifests.load(brand, document)
+    subject = _subject(brand, "here", "")
+    token = in_progress.enter(SimpleNamespace(brand=brand, memo={}))
+    try:
+        before = clocks.calendar_for(subject)
+        assert opening.offered(brand, "annual-return", subject)[0].version == 1
+        document["calendar"] = {**document["calendar"], "weekends": ["fri", "sat"]}
+        manifests.load(brand, document)
+        subject = Subject.objects.get(pk=subject.pk)
+        assert clocks.calendar_for(subject).weekends != before.weekends
+        assert opening.offered(brand, "annual-return", subject)[0].version == 2
+    finally:
+        in_progress.leave(token)
