@@ -167,18 +167,7 @@ def rearm_many(
             else:
                 gathering.end(timer, state=Timer.State.SUPERSEDED, by=why)
     if not fresh:
-        # The owner's live timers, and those of its keys that already rang: one read.
-        found = list(clock_timers(brand, test_clock).filter(
-            Q(state__in=[Timer.State.ARMED, Timer.State.HELD])
-            & (Q(owner_id=owner_id) | Q(key__in=list(wanted)))
-            | Q(state=Timer.State.FIRED, key__in=list(wanted)))
-            .values_list("id", "key", "owed", "state"))
-        live = [(pk, key, owed) for pk, key, owed, state in found if state != Timer.State.FIRED]
-        kept = {key for _, key, owed in live if key in wanted and wanted[key][0] == owed}
-        end_many([pk for pk, key, _ in live if key not in kept],
-                 state=Timer.State.SUPERSEDED, by=why)
-        rang = {(key, owed) for _, key, owed, state in found
-                if state == Timer.State.FIRED and key not in kept}
+        kept, rang = _supersede_unwanted(clock_timers(brand, test_clock), owner_id, wanted, why)
     now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
     fields["owner_opened"] = fields.get("owner_opened") or now
     made = [Timer(brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place),
@@ -200,6 +189,25 @@ def rearm_many(
         for timer in made:
             if timer.pk in stored:
                 batch.note_armed(timer)
+
+
+def _supersede_unwanted(timers: QuerySet[Timer], owner_id: str,
+                        wanted: dict[str, tuple[datetime, dict]], why: str
+                        ) -> tuple[set[str], set[tuple[str, datetime]]]:
+    """Supersede the owner's live timers it no longer wants as they are (`rearm_many`):
+    the keys whose live timer is kept, and the (key, owed) that already rang. One read (the
+    owner's live timers, and those of its keys that rang) and one update."""
+    found = list(timers.filter(
+        Q(state__in=[Timer.State.ARMED, Timer.State.HELD])
+        & (Q(owner_id=owner_id) | Q(key__in=list(wanted)))
+        | Q(state=Timer.State.FIRED, key__in=list(wanted)))
+        .values_list("id", "key", "owed", "state"))
+    live = [(pk, key, owed) for pk, key, owed, state in found if state != Timer.State.FIRED]
+    kept = {key for _, key, owed in live if key in wanted and wanted[key][0] == owed}
+    end_many([pk for pk, key, _ in live if key not in kept], state=Timer.State.SUPERSEDED,
+             by=why)
+    return kept, {(key, owed) for _, key, owed, state in found
+                  if state == Timer.State.FIRED and key not in kept}
 
 
 def end_many(timer_ids: list[str], *, state: Timer.State, by: str) -> int:
