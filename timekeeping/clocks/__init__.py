@@ -98,9 +98,11 @@ def register() -> None:
     """What the gate asks of the clocks, and the stewards' hooks on a job's opening and end
     (called by `apps.ready`, before the jobs')."""
     from timekeeping.clocks import stewards
+    from timekeeping.timers import firing
 
     on_open(stewards.when_opened)
     on_end(stewards.when_ended)
+    firing.telling("clock.notice", "clock.escalated")  # a date's notices change nothing
     gate.check(30)(gating.check_items_known)
     gate.check(40)(gating.check_hard_date)
     gate.effect(10)(gating.effect_satisfied)

@@ -16,7 +16,8 @@ def register() -> None:
                                 ("grant", Place.ASK, grant), ("task", Place.TASK, task),
                                 ("deadline", Place.DEADLINE, deadline),
                                 ("signal", Place.DEADLINE, signal)):
-        kinds.register(name, place=place, describe=module.describe)(module.fire)
+        kinds.register(name, place=place, describe=module.describe,
+                       prepare=clock.prepare if module is clock else None)(module.fire)
     gate.check(50)(grants.check_needs_grant)
     gate.effect(15)(repairs.effect_resubmitted)
     gate.effect(30)(lifecycle.effect_committed)

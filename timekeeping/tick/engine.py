@@ -130,6 +130,7 @@ class Engine:
                 if not timers:
                     return 0
                 batch = self._firing(instant, pass_no)
+                batch.prepare(timers)
                 for timer in timers:
                     batch.fire(timer)
                 batch.flush()

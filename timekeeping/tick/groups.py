@@ -123,12 +123,16 @@ class Group:
         transaction; the clocks whose first pass armed timers owed by the instant."""
         batches: list[tuple[Engine, Firing]] = []
         with wallclock.fixed(self.instant), transaction.atomic():
-            owed = (real_owed(self.instant, brand_id__in=list(self.engines))
-                    .order_by("brand_id", *TIE_ORDER).select_for_update(skip_locked=True))
+            owed = list(real_owed(self.instant, brand_id__in=list(self.engines))
+                        .order_by("brand_id", *TIE_ORDER).select_for_update(skip_locked=True))
+            of_brand: dict[str, list[Timer]] = {}
+            for timer in owed:
+                of_brand.setdefault(timer.brand_id, []).append(timer)
             for timer in owed:
                 engine = self.engines[timer.brand_id]
                 if not batches or batches[-1][0] is not engine:
                     batches.append((engine, engine._firing(self.instant, 1)))
+                    batches[-1][1].prepare(of_brand[timer.brand_id])
                 timer.brand = engine.brand
                 batches[-1][1].fire(timer)
             flush_all([batch for _, batch in batches])

@@ -24,6 +24,15 @@ from timekeeping.timers import in_progress, kinds, records
 from timekeeping.timers.in_progress import current as current
 from timekeeping.timers.in_progress import now_for as now_for
 
+# Kinds of record that tell and change nothing (a date's notice): what a batch read for its
+# timers stands after one is made. Added by the wiring (`timekeeping.clocks.register`).
+TELLING: set[str] = set()
+
+
+def telling(*kinds_of_record: str) -> None:
+    """Say that records of these kinds change nothing a batch read (`Firing.take_read`)."""
+    TELLING.update(kinds_of_record)
+
 
 class Drop(Exception):
     """Raised by a handler that decides not to run its timer (a delay past its bound)."""
@@ -72,11 +81,37 @@ class Firing:
         self.holding: list[tuple[Timer, str]] = []  # fired timers that were held instead
         self.current: Timer | None = None
         self.memo: dict = {}  # what hearers of its records read once per batch
+        # What kinds read at once for the batch's timers (`prepare`), by (what, id), each
+        # taken once; and which of it belongs to which job, forgotten when the job changes.
+        self.read: dict[tuple[str, object], object] = {}
+        self.read_of_job: dict[str, list[tuple[str, object]]] = {}
         # Timers of this batch that a handler before them superseded, cancelled or held: they
         # stay as that handler left them, unfired (a catch-up tick over a moved date).
         self.ended: set[str] = set()
 
     # -- firing --------------------------------------------------------------------------
+
+    def prepare(self, timers: list[Timer]) -> None:
+        """Let each kind read at once what its timers of this batch need (issue 32)."""
+        by_kind: dict[str, list[Timer]] = {}
+        for timer in timers:
+            by_kind.setdefault(timer.kind, []).append(timer)
+        for name, theirs in by_kind.items():
+            prepare = kinds.get(name).prepare
+            if prepare is not None:
+                prepare(theirs, self)
+
+    def keep_read(self, what: str, pk: object, value: object, *, job: str) -> None:
+        """Keep what a kind read for a timer of the batch, belonging to `job`."""
+        self.read[(what, pk)] = value
+        self.read_of_job.setdefault(job, []).append((what, pk))
+
+    def take_read(self, what: str, pk: object):
+        """What was read for this batch, once, or None: read before the batch began, it is
+        forgotten as soon as a record of its job is made (every change to a job's dates,
+        steps or state is on the record; only a record that tells, `TELLING`, leaves it), so
+        a handler never acts on what an earlier one changed."""
+        return self.read.pop((what, pk), None)
 
     def fire(self, timer: Timer) -> None:
         """Run the timer's handler; on success the timer is fired and a record written. A
@@ -120,6 +155,9 @@ class Firing:
     def record(self, kind: str, *, timer: str = "", subject: str = "", job: str = "",
                data: dict | None = None) -> None:
         entry = records.Entry(kind, timer=timer, subject=subject, job=job, data=data or {})
+        if job and kind not in TELLING:  # the job changed, or may have: read it again
+            for read in self.read_of_job.pop(job, ()):
+                self.read.pop(read, None)
         self.records.append(entry)
         records.heard(self.brand, self.test_clock, self.instant, entry)
 

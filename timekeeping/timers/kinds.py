@@ -35,24 +35,33 @@ class Place(IntEnum):
 Handler = Callable[["Timer", "Firing"], str]
 
 
+# Reads at once what a batch's timers of the kind will need (`Firing.prepare`), keeping it on
+# the batch (`Firing.keep_read`) for the handler to take; a handler that finds nothing kept
+# reads for itself.
+Prepare = Callable[[list["Timer"], "Firing"], None]
+
+
 @dataclass(frozen=True)
 class Kind:
     name: str
     place: Place
     fire: Handler
     describe: Callable[[Timer], str]
+    prepare: Prepare | None = None
 
 
 _kinds: dict[str, Kind] = {}
 
 
-def register(name: str, *, place: Place, describe: Callable[[Timer], str]):
+def register(name: str, *, place: Place, describe: Callable[[Timer], str],
+             prepare: Prepare | None = None):
     """Register a kind's fire handler: `register("delay", place=Place.TASK, describe=…)(fire)`.
     Each package's `register()` registers its own kinds (called by `apps.ready`); this module
     knows no kind."""
 
     def decorator(fire: Handler) -> Handler:
-        _kinds[name] = Kind(name=name, place=place, fire=fire, describe=describe)
+        _kinds[name] = Kind(name=name, place=place, fire=fire, describe=describe,
+                            prepare=prepare)
         return fire
 
     return decorator

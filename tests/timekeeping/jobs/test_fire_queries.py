@@ -12,16 +12,18 @@ from types import SimpleNamespace
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from calendars.models import Calendar
 from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
 from timekeeping.clocks import opening
 from timekeeping.demo import TAX_MANIFEST
-from timekeeping.models import Brand, Member, Subject, Timer
+from timekeeping.models import Brand, Member, Occurrence, Record, Subject, Timer
 from timekeeping.tick import phases
-from timekeeping.timers import in_progress
+from timekeeping.timers import arming, in_progress, kinds, records
 from timekeeping.timers.firing import Firing
+from timekeeping.timers.kinds import Place
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
@@ -159,3 +161,47 @@ def test_a_manifest_loaded_inside_a_firing_is_what_the_batch_reads_after_it(bran
         assert opening.offered(brand, "annual-return", subject)[0].version == 2
     finally:
         in_progress.leave(token)
+
+
+def _settles_first(timer: Timer, firing) -> str:
+    """A test kind in place 1: settles a date before the batch's clock timers fire, as a
+    handler does, on the record, and leaves its timers armed."""
+    date = Occurrence.objects.select_related("clock").get(pk=timer.payload["occurrence"])
+    Occurrence.objects.filter(pk=date.pk).update(status=Occurrence.Status.SATISFIED)
+    records.write("test.settled", brand=date.clock.brand, instant=firing.instant,
+                  job=date.clock.job_id, data={"occurrence": date.pk})
+    return "settled"
+
+
+kinds.register("test_settles_first", place=Place.CYCLE, describe=lambda timer: timer.key)(
+    _settles_first)
+
+
+def test_a_batch_reads_its_dates_at_once_and_again_once_an_earlier_firing_changed_them():
+    # One read for the batch's dates (issue 32); a date whose job an earlier firing of the
+    # same batch changed is read again: settled first, its notice has nothing to do.
+    brand = practice(2)
+    settled, other = (Occurrence.objects.get(clock__job__subject__key=key, clock__name="pay")
+                      for key in ("00-0000000", "01-0000001"))
+    notices = {date.pk: Timer.objects.get(key=f"{date.label}:notice 14d")
+               for date in (settled, other)}
+    owed = notices[settled.pk].owed
+    assert notices[other.pk].owed == owed
+    arming.arm(brand=brand, kind="test_settles_first", key="settles-first", owed=owed,
+               payload={"occurrence": settled.pk})
+    tick_daily(ORDERED.replace(hour=16), owed - timedelta(days=1))
+    with wallclock.fixed(owed), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=owed, budget=WHOLE, sweep=False)
+    said = {record.timer: record.data["what"] for record in Record.objects.filter(
+        kind="timer.fired", timer__in=[timer.pk for timer in notices.values()])}
+    assert said[notices[settled.pk].pk].endswith("satisfied: nothing to do")
+    assert said[notices[other.pk].pk].endswith("notice 14d")
+    told = Record.objects.filter(kind="clock.notice", data__rung="notice 14d")
+    assert [record.job for record in told] == [other.clock.job_id]
+    # The batch's dates in one statement; then the settled one alone, by the test kind and
+    # again by its notice; the other date not again.
+    dates = [query["sql"] for query in tick.captured_queries
+             if query["sql"].startswith('SELECT "timekeeping_occurrence"."id"')]
+    assert sum(' IN (' in sql for sql in dates) == 1
+    assert sum(f'"timekeeping_occurrence"."id" = {settled.pk} ' in sql for sql in dates) == 2
+    assert not any(f'"timekeeping_occurrence"."id" = {other.pk} ' in sql for sql in dates)

@@ -30,9 +30,20 @@ def describe(timer: Timer) -> str:
 TOLD = ("clock", "clock__job", "clock__subject", "clock__brand__owner", "assignee__user")
 
 
+def prepare(timers: list[Timer], firing: Firing) -> None:
+    """The dates a batch's rungs name, read in one statement with whom they tell (a batch of
+    notices read them one a timer: a six-table join planned and compiled each time, most of
+    a notice's cost). Each is the handler's until a record of its job is made."""
+    wanted = {timer.payload.get("occurrence") for timer in timers}
+    for occurrence in Occurrence.objects.select_related(*TOLD).filter(
+            pk__in=[pk for pk in wanted if isinstance(pk, int)]):
+        firing.keep_read("occurrence", occurrence.pk, occurrence, job=occurrence.clock.job_id)
+
+
 def fire(timer: Timer, firing: Firing) -> str:
-    occurrence = Occurrence.objects.select_related(*(TOLD if _tells(timer) else TOLD[:2])).get(
-        pk=timer.payload["occurrence"])
+    occurrence = firing.take_read("occurrence", timer.payload["occurrence"]) or \
+        Occurrence.objects.select_related(*(TOLD if _tells(timer) else TOLD[:2])).get(
+            pk=timer.payload["occurrence"])
     name = occurrence.clock.name
     passed = " · its day passed: fired in place" if timer.owed < firing.instant else ""
     if occurrence.status != Occurrence.Status.OPEN:
