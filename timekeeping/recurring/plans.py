@@ -259,13 +259,18 @@ def use(subscription: Subscription, service: str, at: datetime) -> tuple[int, in
 def _count_use(subscription: Subscription, service: str, cycle: int) -> int:
     """One more use of `service` in `cycle`, counted in one statement whether or not the
     cycle's row exists yet (an upsert: two uses at once both count): how many now."""
-    table = connection.ops.quote_name(Allowance._meta.db_table)
+    quote = connection.ops.quote_name
+    table = quote(Allowance._meta.db_table)
+    brand, of, service_, cycle_, used = (quote(Allowance._meta.get_field(name).column) for name
+                                         in ("brand", "subscription", "service", "cycle", "used"))
     with connection.cursor() as cursor:
+        # Names from the model, values as parameters: nothing a caller wrote becomes SQL.
         cursor.execute(
-            f"INSERT INTO {table} (brand_id, subscription_id, service, cycle, used) "  # noqa: S608
-            "VALUES (%s, %s, %s, %s, 1) ON CONFLICT (subscription_id, service, cycle) "
-            f"DO UPDATE SET used = {table}.used + 1 RETURNING used",
-            [subscription.brand_id, subscription.pk, service, cycle])
+            f"INSERT INTO {table} ({brand}, {of}, {service_}, {cycle_}, {used}) "
+            f"VALUES (%s, %s, %s, %s, 1) ON CONFLICT ({of}, {service_}, {cycle_}) "
+            f"DO UPDATE SET {used} = {table}.{used} + 1 WHERE {table}.{brand} = %s "
+            f"RETURNING {used}",
+            [subscription.brand_id, subscription.pk, service, cycle, subscription.brand_id])
         return cursor.fetchone()[0]
 
 
