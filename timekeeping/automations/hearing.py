@@ -103,12 +103,7 @@ def _ask_step(brand: Brand, entry: Entry) -> str:
 
 def _rules(brand: Brand) -> tuple[Rule, ...]:
     """The brand's current rules; inside a firing of the brand, read once per batch."""
-    batch = in_progress.current()
-    if batch is not None and batch.brand.pk == brand.pk:
-        if "automations" not in batch.memo:
-            batch.memo["automations"] = current_rules(brand)
-        return batch.memo["automations"]
-    return current_rules(brand)
+    return in_progress.read_once(brand.pk, "automations", lambda: current_rules(brand))
 
 
 def current_rules(brand: Brand) -> tuple[Rule, ...]:

@@ -63,13 +63,8 @@ def _brand_calendar(subject: Subject) -> rules.Calendar:
     fired timer asked for it several times, two statements each), else read now. A batch is
     one transaction, so the calendar it reads first is the one its timers fire on, as the
     batch's webhook endpoints are (`timekeeping.webhooks.publish._enabled`)."""
-    batch = in_progress.current()
-    if batch is None or batch.brand.pk != subject.brand_id:
-        return subject.brand.calendar_rules()
-    memo = batch.memo.get("brand_calendar")
-    if memo is None:
-        memo = batch.memo["brand_calendar"] = subject.brand.calendar_rules()
-    return memo
+    return in_progress.read_once(subject.brand_id, "brand_calendar",
+                                 lambda: subject.brand.calendar_rules())
 
 
 @lru_cache(maxsize=256)

@@ -29,7 +29,7 @@ from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.specs import limits, tiers
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec, ServiceSpec, parse_every
-from timekeeping.timers import arming, firing, records
+from timekeeping.timers import arming, in_progress, records
 
 
 def order(*, brand: Brand, service: str, subject: Subject, period: str = "", input: dict | None
@@ -118,13 +118,8 @@ def offered(brand: Brand, service: str, subject: Subject) -> tuple[Manifest, Ser
 def _current_version(brand: Brand) -> Manifest | None:
     """The brand's current manifest version: read once per firing batch (a batch of mints
     orders many jobs of one brand; nothing in a batch loads a manifest)."""
-    batch = firing.current()
-    if batch is None or batch.brand.pk != brand.pk:
-        return Manifest.objects.filter(brand=brand).order_by("-version").first()
-    if "manifest" not in batch.memo:
-        batch.memo["manifest"] = Manifest.objects.filter(brand=brand).order_by(
-            "-version").first()
-    return batch.memo["manifest"]
+    return in_progress.read_once(brand.pk, "manifest", lambda: Manifest.objects.filter(
+        brand=brand).order_by("-version").first())
 
 
 def check_live(brand: Brand, subject: Subject, spec: ServiceSpec, *, kept_plan: str = "") -> str:

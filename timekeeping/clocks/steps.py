@@ -56,7 +56,7 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
 def _names(job: Job, step: str, rule: str) -> bool:
     """Whether a clock of the job's Service names `step` in its `rule` (`satisfied_by`,
     `moves`). A job's clocks are its Service's, of its pinned version
-    (`opening._open_clock`), so when none does, no date of the job is read for the step
+    (`opening._open_clocks`), so when none does, no date of the job is read for the step
     (issue 32)."""
     return any(step in getattr(spec, rule)
                for spec in services_of(job.bundle)[job.service].clocks.values())

@@ -12,12 +12,12 @@ def register() -> None:
     from timekeeping.timers import delays, kinds
     from timekeeping.timers.kinds import Place
 
-    for name, place, module in (("clock", Place.CLOCK, clock), ("ask", Place.ASK, ask),
-                                ("grant", Place.ASK, grant), ("task", Place.TASK, task),
-                                ("deadline", Place.DEADLINE, deadline),
+    kinds.register("clock", place=Place.CLOCK, describe=clock.describe,
+                   prepare=clock.prepare)(clock.fire)  # a batch's dates read at once
+    for name, place, module in (("ask", Place.ASK, ask), ("grant", Place.ASK, grant),
+                                ("task", Place.TASK, task), ("deadline", Place.DEADLINE, deadline),
                                 ("signal", Place.DEADLINE, signal)):
-        kinds.register(name, place=place, describe=module.describe,
-                       prepare=clock.prepare if module is clock else None)(module.fire)
+        kinds.register(name, place=place, describe=module.describe)(module.fire)
     gate.check(50)(grants.check_needs_grant)
     gate.effect(15)(repairs.effect_resubmitted)
     gate.effect(30)(lifecycle.effect_committed)

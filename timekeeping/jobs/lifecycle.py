@@ -71,24 +71,31 @@ def effect_committed(job: Job, step: str, items: list[str], now: datetime, outco
     if step not in job.steps_done:
         job.steps_done = [*job.steps_done, step]
         Job.objects.filter(pk=job.pk).update(steps_done=job.steps_done)
-    # A step's ask, task and deadline are opened only when its `deliver` spec (of the job's
-    # pinned version) declares them (`open_steps`, and an automation's task), so a step that
-    # declares none has none to settle: nothing is read for it (issue 32).
+    _settle_own_work(job, step, now)
+    deadlines.follow(job)
+    open_steps(job, now)
+    signals.arm_all(job, now)
+
+
+def _settle_own_work(job: Job, step: str, now: datetime) -> None:
+    """The step's ask answered, its task done, its deadline met. Each is opened only when the
+    step's `deliver` spec (of the job's pinned version) declares it (`open_steps`, and an
+    automation's task), so a step that declares none has none to settle: nothing is read for
+    it (issue 32)."""
     spec = common.work_of(job).deliver.get(step)
-    if spec is not None and spec.ask:
+    if spec is None:
+        return
+    if spec.ask:
         for ask in Ask.objects.select_for_update(of=("self",)).filter(
                 brand_id=job.brand_id, job=job, step=step, purpose=Ask.Purpose.STEP,
                 state=Ask.State.OPEN):
             asks.settle(ask, now, by=f"{step} committed")
-    if spec is not None and spec.task:
+    if spec.task:
         tasks.done(job, step, now, by=f"{step} committed")
-    if spec is not None and spec.within is not None:
+    if spec.within is not None:
         for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
                 brand_id=job.brand_id, job=job, step=step, state__in=deadlines.OPEN_STATES):
             deadlines.meet(deadline, now)
-    deadlines.follow(job)
-    open_steps(job, now)
-    signals.arm_all(job, now)
 
 
 def when_ended(job: Job, state: str, now: datetime) -> None:

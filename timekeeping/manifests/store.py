@@ -104,21 +104,12 @@ def _keep(brand: Brand, document: dict, planned: Plan, by: str, built=None) -> A
         if document.get("calendar") is not None:
             _apply_calendar(brand, document["calendar"])
         _record_removals(brand, version, planned, by)
-        _forget_read(brand)
+        in_progress.forget(brand)  # a load inside a firing: read again what it read once
     if built is not None:
         from timekeeping.moves import tables
 
         tables.register(*built, version)
     return Applied(version, planned)
-
-
-def _forget_read(brand: Brand) -> None:
-    """A load inside a firing of the brand (a delay's operation): the batch's later timers
-    read the new version and calendar, not the ones it read once for its timers (issue 32)."""
-    batch = in_progress.current()
-    if batch is not None and batch.brand.pk == brand.pk:
-        for read in ("manifest", "brand_calendar"):
-            batch.memo.pop(read, None)
 
 
 def _record_removals(brand: Brand, version: Manifest, planned: Plan, by: str) -> None:

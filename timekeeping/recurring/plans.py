@@ -35,6 +35,7 @@ from timekeeping import clocks
 from timekeeping.basics import shown
 from timekeeping.clocks import dues
 from timekeeping.models import Allowance, Subject, Subscription, Timer
+from timekeeping.moves.tables import safe
 from timekeeping.recurring import dunning, mint_lapses
 from timekeeping.recurring.spec import plan_of
 from timekeeping.specs.current import services_of
@@ -259,12 +260,14 @@ def use(subscription: Subscription, service: str, at: datetime) -> tuple[int, in
 def _count_use(subscription: Subscription, service: str, cycle: int) -> int:
     """One more use of `service` in `cycle`, counted in one statement whether or not the
     cycle's row exists yet (an upsert: two uses at once both count): how many now."""
-    quote = connection.ops.quote_name
+    def quote(name: str) -> str:  # the identifier pattern checked, then the database's quoting
+        return connection.ops.quote_name(safe(name))
+
     table = quote(Allowance._meta.db_table)
     brand, of, service_, cycle_, used = (quote(Allowance._meta.get_field(name).column) for name
                                          in ("brand", "subscription", "service", "cycle", "used"))
     with connection.cursor() as cursor:
-        # Names from the model, values as parameters: nothing a caller wrote becomes SQL.
+        # Names from the model, each checked and quoted; every value a parameter.
         cursor.execute(
             f"INSERT INTO {table} ({brand}, {of}, {service_}, {cycle_}, {used}) "
             f"VALUES (%s, %s, %s, %s, 1) ON CONFLICT ({of}, {service_}, {cycle_}) "

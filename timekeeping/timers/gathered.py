@@ -28,7 +28,7 @@ class Gathered:
     held: dict[str, str] = field(default_factory=dict)  # timer id: why it was armed held
     records: list[tuple[Brand, TestClock | None, datetime, Entry]] = field(
         default_factory=list)
-    memo: dict = field(default_factory=dict)  # what hearers read once per operation
+    memo: dict = field(default_factory=dict)  # read once per operation (`in_progress.read_once`)
 
     def holds(self, owner_id: str) -> bool:
         """Whether timers of this owner are gathered here (it was made in this operation)."""

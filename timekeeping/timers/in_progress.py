@@ -5,15 +5,19 @@ imports them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar, Token
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, TestClock
+from timekeeping.timers import gathered
 
 if TYPE_CHECKING:
     from timekeeping.timers.firing import Firing
+
+T = TypeVar("T")
 
 _current: ContextVar[Firing | None] = ContextVar("keeping_time_current_firing", default=None)
 
@@ -30,6 +34,31 @@ def enter(batch: Firing) -> Token:
 
 def leave(token: Token) -> None:
     _current.reset(token)
+
+
+def read_once(brand_id: str, name: str, read: Callable[[], T]) -> T:
+    """What `read()` answers: inside a firing of the brand, read once for the batch (its
+    `memo`, under `name`); else inside an operation that gathers its writes (an order,
+    `timekeeping.timers.gathered`), once for it; else read now. A batch is one transaction, so
+    what it reads first is what its timers fire on, unless `forget` says the brand changed."""
+    batch = current()
+    if batch is not None and batch.brand.pk == brand_id:
+        memo, key = batch.memo, name
+    elif (gathering := gathered.current()) is not None:
+        memo, key = gathering.memo, (brand_id, name)
+    else:
+        return read()
+    if key not in memo:
+        memo[key] = read()
+    return memo[key]
+
+
+def forget(brand: Brand) -> None:
+    """The brand changed inside a firing of it (a manifest loaded by a delay's operation):
+    what the batch read once is read again when next asked for."""
+    batch = current()
+    if batch is not None and batch.brand.pk == brand.pk:
+        batch.memo.clear()
 
 
 def now_for(brand: Brand, test_clock: TestClock | None) -> datetime:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from timekeeping.models import Brand, TestClock, WebhookEndpoint
-from timekeeping.timers import gathered, in_progress, outbox
+from timekeeping.timers import in_progress, outbox
 from timekeeping.timers.records import Entry
 from timekeeping.webhooks import catalogue
 
@@ -40,19 +40,7 @@ def hear(brand: Brand, test_clock: TestClock | None, instant: datetime, entry: E
 
 
 def _enabled(brand: Brand) -> list[WebhookEndpoint]:
-    batch = in_progress.current()
-    if batch is not None and batch.brand.pk == brand.pk:
-        memo = batch.memo.get("webhook_endpoints")
-        if memo is None:
-            memo = batch.memo["webhook_endpoints"] = _read(brand)
-        return memo
-    gathering = gathered.current()  # an operation gathering its writes (an order)
-    if gathering is not None:
-        memo = gathering.memo.setdefault("webhook_endpoints", {})
-        if brand.pk not in memo:
-            memo[brand.pk] = _read(brand)
-        return memo[brand.pk]
-    return _read(brand)
+    return in_progress.read_once(brand.pk, "webhook_endpoints", lambda: _read(brand))
 
 
 def _read(brand: Brand) -> list[WebhookEndpoint]:
