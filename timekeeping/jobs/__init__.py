@@ -12,8 +12,9 @@ def register() -> None:
     from timekeeping.timers import delays, kinds
     from timekeeping.timers.kinds import Place
 
+    # A batch's dates read at once; its notices and acks arm the next day's with the batch.
     kinds.register("clock", place=Place.CLOCK, describe=clock.describe,
-                   prepare=clock.prepare)(clock.fire)  # a batch's dates read at once
+                   prepare=clock.prepare, quiet=clock.quiet)(clock.fire)
     for name, place, module in (("ask", Place.ASK, ask), ("grant", Place.ASK, grant),
                                 ("task", Place.TASK, task), ("deadline", Place.DEADLINE, deadline),
                                 ("signal", Place.DEADLINE, signal)):

@@ -66,6 +66,32 @@ def arm(
                    payload=payload, bundle=bundle, held_by=held_by)
 
 
+def arm_later(
+    *, brand: Brand, kind: str, key: str, owed: datetime, test_clock: TestClock | None,
+    owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,
+    payload: dict | None = None, bundle: str = "",
+) -> None:
+    """`arm`, written with the firing batch it is armed in (issue 32: an `ack daily` rung
+    arms the next day's ask, three statements a rung one at a time). The batch writes it
+    before any handler that could read or end it runs (`Firing.write_later`), so to every
+    other handler it is as if armed at once. Outside a firing, on another clock, or owed by
+    the batch's instant (the next pass fires it), it is armed at once."""
+    batch = firing.current()
+    gathering = gathered.current()
+    if (batch is None or owed.tzinfo is None or owed <= batch.instant
+            or getattr(test_clock, "pk", None) != getattr(batch.test_clock, "pk", None)
+            or brand.pk != batch.brand.pk or (gathering is not None
+                                              and gathering.holds(owner_id))):
+        arm(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
+            owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened,
+            payload=payload, bundle=bundle)
+        return
+    kinds.get(kind)  # an unknown kind is refused before anything is written
+    batch.arm_later(_new(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
+                         owner_type=owner_type, owner_id=owner_id,
+                         owner_opened=owner_opened, payload=payload, bundle=bundle))
+
+
 def _new(
     *, brand: Brand, kind: str, key: str, owed: datetime, test_clock: TestClock | None,
     owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,

@@ -34,6 +34,13 @@ def telling(*kinds_of_record: str) -> None:
     TELLING.update(kinds_of_record)
 
 
+def _quiet(timer: Timer) -> bool:
+    """Whether the timer's handler leaves the timers armed with the batch alone (its kind's
+    `quiet`): else they are written before it runs."""
+    quiet = kinds.get(timer.kind).quiet
+    return quiet is not None and quiet(timer)
+
+
 class Drop(Exception):
     """Raised by a handler that decides not to run its timer (a delay past its bound)."""
 
@@ -88,6 +95,9 @@ class Firing:
         # Timers of this batch that a handler before them superseded, cancelled or held: they
         # stay as that handler left them, unfired (a catch-up tick over a moved date).
         self.ended: set[str] = set()
+        # Timers armed to be written with the batch (`arming.arm_later`), by key: written
+        # before a handler runs that might read or end them, and when the batch is written.
+        self.later: dict[str, Timer] = {}
 
     # -- firing --------------------------------------------------------------------------
 
@@ -118,6 +128,8 @@ class Firing:
         timer an earlier handler of the batch ended or held is passed by."""
         if timer.id in self.ended:
             return
+        if self.later and not _quiet(timer):
+            self.write_later()
         self.current = timer
         token = in_progress.enter(self)
         try:
@@ -160,6 +172,34 @@ class Firing:
                 self.read.pop(read, None)
         self.records.append(entry)
         records.heard(self.brand, self.test_clock, self.instant, entry)
+
+    def arm_later(self, timer: Timer) -> None:
+        """Arm `timer` (not yet written, owed after the batch's instant) with the batch: the
+        first armed under a key stands, as `arming.arm` finds the one already armed."""
+        if timer.owed <= self.instant:
+            raise ValueError("arm_later: a timer owed by the batch's instant is armed at once")
+        self.later.setdefault(timer.key, timer)
+
+    def write_later(self) -> None:
+        """Write the timers armed with the batch, in three statements however many: a key
+        already under a timer that was not superseded (live, fired, ended) is not armed
+        again, as `arming.arm` would find that timer; of two processes arming one key, one
+        row results (the live key's unique index)."""
+        later, self.later = self.later, {}
+        if not later:
+            return
+        taken = set(Timer.objects.filter(
+            brand=self.brand, test_clock=self.test_clock, key__in=list(later),
+        ).exclude(state=Timer.State.SUPERSEDED).values_list("key", flat=True))
+        made = [timer for key, timer in later.items() if key not in taken]
+        if not made:
+            return
+        Timer.objects.bulk_create(made, ignore_conflicts=True)
+        stored = set(Timer.objects.filter(pk__in=[timer.pk for timer in made])
+                     .values_list("pk", flat=True))
+        for timer in made:
+            if timer.pk in stored:
+                self.note_armed(timer)
 
     def deliver(self, delivery: Delivery) -> None:
         self.deliveries.append(delivery)
@@ -220,6 +260,8 @@ def flush_all(batches: list[Firing]) -> None:
     of the deliveries, whatever the number of clocks."""
     if not batches:
         return
+    for batch in batches:
+        batch.write_later()
     instant = batches[0].instant
     fired = [timer.id for batch in batches for timer in batch.fired]
     if fired:

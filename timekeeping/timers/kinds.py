@@ -40,6 +40,11 @@ Handler = Callable[["Timer", "Firing"], str]
 # reads for itself.
 Prepare = Callable[[list["Timer"], "Firing"], None]
 
+# Whether a timer's handler only tells (a record, an email) and arms later timers with the
+# batch (`arming.arm_later`), reading and ending no timer: the timers armed with the batch so
+# far need not be written before it runs (`Firing.fire`).
+Quiet = Callable[["Timer"], bool]
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -48,20 +53,21 @@ class Kind:
     fire: Handler
     describe: Callable[[Timer], str]
     prepare: Prepare | None = None
+    quiet: Quiet | None = None
 
 
 _kinds: dict[str, Kind] = {}
 
 
 def register(name: str, *, place: Place, describe: Callable[[Timer], str],
-             prepare: Prepare | None = None):
+             prepare: Prepare | None = None, quiet: Quiet | None = None):
     """Register a kind's fire handler: `register("delay", place=Place.TASK, describe=…)(fire)`.
     Each package's `register()` registers its own kinds (called by `apps.ready`); this module
     knows no kind."""
 
     def decorator(fire: Handler) -> Handler:
         _kinds[name] = Kind(name=name, place=place, fire=fire, describe=describe,
-                            prepare=prepare)
+                            prepare=prepare, quiet=quiet)
         return fire
 
     return decorator

@@ -110,12 +110,14 @@ def test_it_fires_the_april_wave_in_a_bounded_number_of_statements(monkeypatch):
     assert fired == sum(counted.calls.values()) == 48
     assert counted.calls["clock run tentative 3d"] == 9
     # 76.7, 6.1, 6.1, 6.3 and 18.5 before issue 32's cached reads; 22.7, 4.3, 4.2, 3 and 7.1
-    # after (the first of a batch reads the brand's calendar).
-    assert counted.per_call("clock run tentative 3d") <= 24
-    assert counted.per_call("clock ack daily 5d") <= 5
-    assert counted.per_call("clock ack (the next day)") <= 5
+    # after (the first of a batch reads the brand's calendar); 22.7, 0.3, 1, 3 and 5.1 once
+    # an ack's next day was armed with its batch and a rung's step took no savepoint (a run
+    # rung after an ack writes the acks armed before it: three statements).
+    assert counted.per_call("clock run tentative 3d") <= 23
+    assert counted.per_call("clock ack daily 5d") <= 1
+    assert counted.per_call("clock ack (the next day)") <= 1
     assert counted.per_call("deadline late") <= 4
-    assert sum(counted.statements.values()) / fired <= 8
+    assert sum(counted.statements.values()) / fired <= 5.5
 
 
 def _subject(brand: Brand, key: str, zone: str) -> Subject:

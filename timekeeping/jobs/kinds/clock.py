@@ -61,8 +61,17 @@ def fire(timer: Timer, firing: Firing) -> str:
         raise Hold(f"{name} · rung {rung.text} held: {held}")
     outcome = gate.propose(job=occurrence.clock.job, step=rung.step,
                            items=[occurrence.item] if occurrence.item else [],
-                           by=f"rung {timer.id}")
+                           by=f"rung {timer.id}", savepoint=False)
     return f"{name} · rung {rung.text} → {outcome.describe()}{passed}"
+
+
+def quiet(timer: Timer) -> bool:
+    """A notice, an escalation or an ask to acknowledge only tells, and arms the next day's
+    ask with the batch (`arming.arm_later`): it reads and ends no timer."""
+    if timer.payload.get("date"):
+        return False
+    rung = parse_rung(timer.payload.get("rung"))
+    return rung is not None and rung.action in ("notice", "escalate", "ack")
 
 
 def _tells(timer: Timer) -> bool:
@@ -81,10 +90,10 @@ def _ack(occurrence: Occurrence, timer: Timer, firing: Firing) -> str:
     next_day = day_in_zone(firing.instant, cal.zone_name) + timedelta(days=1)
     if next_day <= occurrence.due:
         row = occurrence.clock
-        arming.arm(brand=row.brand, test_clock=row.test_clock, kind="clock",
-                   key=f"{occurrence.label}:ack:{next_day}",
-                   owed=cal.rings(next_day),
-                   owner_type="occurrence", owner_id=occurrence.label,
-                   owner_opened=row.job.opened, bundle=row.bundle,
-                   payload={"occurrence": occurrence.pk, "rung": timer.payload["rung"]})
+        arming.arm_later(brand=row.brand, test_clock=row.test_clock, kind="clock",
+                         key=f"{occurrence.label}:ack:{next_day}",
+                         owed=cal.rings(next_day),
+                         owner_type="occurrence", owner_id=occurrence.label,
+                         owner_opened=row.job.opened, bundle=row.bundle,
+                         payload={"occurrence": occurrence.pk, "rung": timer.payload["rung"]})
     return "ack asked, again tomorrow until acknowledged"

@@ -1,0 +1,90 @@
+"""An `ack daily` rung arms the next day's ask with its firing batch (issue 32): written
+together when the batch is written, or before a handler that could read or end them runs,
+so to every other handler they are as if armed at once."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.timekeeping.jobs.test_fire_queries import (
+    MARCH_END, ORDERED, WHOLE, practice, tick_daily)
+from timekeeping.basics import wallclock
+from timekeeping.models import Record, TickRun, Timer
+from timekeeping.tick import phases
+from timekeeping.timers import arming, kinds
+from timekeeping.timers.kinds import Place
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
+
+APRIL_10 = datetime(2027, 4, 10, 16, tzinfo=UTC)  # noon in New York: the acks begin (15 April)
+APRIL_12 = APRIL_10 + timedelta(days=2)  # and the run rungs file the extensions
+
+
+def acks_for(day: str) -> list[Timer]:
+    return list(Timer.objects.filter(key__endswith=f":ack:{day}").order_by("key"))
+
+
+def test_a_batch_writes_the_next_days_asks_in_one_insert_each_armed_by_its_rung():
+    practice(4)
+    tick_daily(ORDERED.replace(hour=16), APRIL_10 - timedelta(days=1))
+    with wallclock.fixed(APRIL_10), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=APRIL_10, budget=WHOLE, sweep=False)
+    armed = acks_for("2027-04-11")
+    assert len(armed) == 12  # four clients, three jurisdictions
+    assert {timer.state for timer in armed} == {Timer.State.ARMED}
+    rungs = {timer.key: timer for timer in Timer.objects.filter(key__endswith=":ack daily 5d")}
+    for timer in armed:
+        rung = rungs[timer.key.replace(":ack:2027-04-11", ":ack daily 5d")]
+        assert (timer.armed_by, timer.payload["occurrence"]) == (
+            rung.pk, rung.payload["occurrence"])
+        assert timer.owed == datetime(2027, 4, 11, 13, tzinfo=UTC)  # the brand's ring hour
+    inserts = [query["sql"] for query in tick.captured_queries
+               if query["sql"].startswith("INSERT")  # … OR IGNORE on SQLite
+               and query["sql"].split("(", 1)[0].endswith('INTO "timekeeping_timer" ')]
+    assert len(inserts) == 1
+    run = TickRun.objects.get(instant=APRIL_10, test_clock=None)
+    assert (run.fired, run.armed) == (12, 12)
+
+
+def test_a_step_that_moves_the_date_later_in_the_batch_supersedes_the_ask_armed_before_it():
+    # On 12 April each date's ask fires first (its key sorts before its run rung's), then its
+    # run rung files the extension and moves the date to October: the ask armed for the 13th
+    # was written before the rung ran, and the move superseded it.
+    practice(2)
+    tick_daily(ORDERED.replace(hour=16), APRIL_12 - timedelta(days=1))
+    with wallclock.fixed(APRIL_12):
+        phases.run_once(now=APRIL_12, budget=WHOLE, sweep=False)
+    superseded = acks_for("2027-04-13")
+    assert len(superseded) == 6
+    assert {timer.state for timer in superseded} == {Timer.State.SUPERSEDED}
+    assert not Timer.objects.filter(key__contains=":ack:", state=Timer.State.ARMED).exists()
+    fired = Record.objects.filter(kind="timer.fired", instant=APRIL_12).order_by("data__seq")
+    keys = [record.data["key"].split(":", 1)[1] for record in fired
+            if record.data["kind"] == "clock"]
+    assert keys.count("ack:2027-04-12") == keys.count("run tentative 3d") == 6
+
+
+def _fails(timer: Timer, firing) -> str:
+    raise RuntimeError("the handler failed")
+
+
+kinds.register("test_fails_after_clocks", place=Place.WINDOW, describe=lambda t: t.key)(_fails)
+
+
+def test_a_batch_redone_after_a_failure_arms_each_next_day_once():
+    # A handler later in the batch fails: the batch is undone with what it armed, and redone
+    # a timer at a time; each ask of the next day is armed once, by its rung.
+    brand = practice(1)
+    tick_daily(ORDERED.replace(hour=16), APRIL_10 - timedelta(days=1))
+    arming.arm(brand=brand, kind="test_fails_after_clocks", key="fails", owed=APRIL_10)
+    with wallclock.fixed(APRIL_10):
+        phases.run_once(now=APRIL_10, budget=WHOLE, sweep=False)
+    armed = acks_for("2027-04-11")
+    assert len(armed) == 3
+    assert {timer.state for timer in armed} == {Timer.State.ARMED}
+    failed = Timer.objects.get(key="fails")
+    assert (failed.state, failed.attempts) == (Timer.State.ARMED, 1)
+    run = TickRun.objects.get(instant=APRIL_10, test_clock=None)
+    assert (run.fired, run.failed, run.armed) == (3, 1, 3)
