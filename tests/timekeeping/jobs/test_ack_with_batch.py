@@ -8,8 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.timekeeping.jobs.test_fire_queries import (
-    MARCH_END, ORDERED, WHOLE, practice, tick_daily)
+from tests.timekeeping.jobs.test_fire_queries import ORDERED, WHOLE, practice, tick_daily
 from timekeeping.basics import wallclock
 from timekeeping.models import Record, TickRun, Timer
 from timekeeping.tick import phases
