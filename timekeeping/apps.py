@@ -26,7 +26,7 @@ class TimekeepingConfig(AppConfig):
         )
         from timekeeping.web import strict
 
-        django_checks.register(checks.schedule_store)
+        django_checks.register(checks.schedule_store, checks.TAG)
         strict.register_converters()
         # Automations after webhooks: a record's own deliveries are queued before a rule's.
         for package in (timers, clocks, jobs, recurring, schedules, moves, webhooks, automations):

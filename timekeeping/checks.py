@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.checks import Error
 
 ROUTER = "config.routers.ScheduleStoreRouter"
+TAG = "timekeeping"  # the product's checks, which `manage.py tick` runs (it skips Django's)
 
 
 def schedule_store(app_configs, **kwargs):

@@ -61,6 +61,14 @@ def test_it_registers_extra_databases_and_asks_for_the_schedules_store():
     assert manage("check", env={**extra, "SCHEDULES_STORE": "default"}).returncode == 0
 
 
+def test_the_tick_runs_the_products_checks_before_it_fires():
+    # The tick skips Django's own checks (they import the whole site each minute) but not the
+    # product's: with the schedules' store unnamed it refuses before it touches a timer.
+    extra = {**PRODUCTION, "EXTRA_DATABASES": "venue=sqlite:////tmp/keeping-time-venue.sqlite3"}
+    done = manage("tick", env=extra)
+    assert done.returncode != 0 and "schedule.store_required" in done.stderr + done.stdout
+
+
 def _database_options(env: dict[str, str]) -> str:
     done = manage("shell", "-c", "from django.conf import settings; "
                   "print(repr(settings.DATABASES['default'].get('OPTIONS', {}).get('options')))",
