@@ -66,7 +66,7 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
                           subject=subject.pk, job=job.pk,
                           data={"service": service, "period": period, "by": by,
                                 "bundle": version.bundle, "brand_plan": plan})
-            _open_clocks(job, spec, now)
+            gathered.dates[job.pk] = _open_clocks(job, spec, now)
             for opened in OPEN_HOOKS:  # the job's own time (timekeeping.jobs), after its clocks
                 opened(job, spec, now)
     except IntegrityError:
@@ -217,11 +217,11 @@ def _input_dates(spec: ServiceSpec) -> set[str]:
     return found
 
 
-def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> None:
+def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> dict[str, list[Occurrence]]:
     """Open a new job's clocks and their dates, in a constant number of statements: the
     clocks, then their dates, each written together (their timers are gathered). A clock whose
     date follows another clock opens after the clocks it follows, measured from their dates
-    as opened here (`Opening`)."""
+    as opened here (`Opening`). The dates opened, by clock name."""
     specs = sorted(service.clocks.values(), key=lambda c: "clock" in c.due)
     rows = [Clock(brand=job.brand, test_clock=job.test_clock, subject=job.subject, job=job,
                   name=spec.name, title=spec.title.replace("{period}", job.period),
@@ -239,6 +239,7 @@ def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> None:
     Occurrence.objects.bulk_create([occurrence for _, _, occurrence in dates])
     for _, spec, occurrence in dates:
         arm(occurrence, spec, fresh=True)  # a clock made just now
+    return opening.dates
 
 
 class Opening:

@@ -24,7 +24,7 @@ from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
 from timekeeping.specs.jobs import Within, parse_within
-from timekeeping.timers import arming
+from timekeeping.timers import arming, gathered
 
 KIND = "deadline"
 OPEN_STATES = (Deadline.State.OPEN, Deadline.State.AT_RISK, Deadline.State.LATE)
@@ -52,6 +52,22 @@ def _clock_end(job: Job, clock_name: str, within: Within) -> datetime | None:
     first = Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job,
                                       clock__name=clock_name,
                                       status=Occurrence.Status.OPEN).order_by("late_from").first()
+    return _before(job, first, within)
+
+
+def _opened_end(job: Job, clock_name: str, within: Within) -> datetime | None:
+    """`_clock_end` for a job being ordered: its dates as the order opened them, in hand
+    (`gathered.dates`: nothing between opening them and its deadline changes them), else
+    read (issue 32: one statement of an order)."""
+    gathering = gathered.current()
+    opened = gathering.dates.get(job.pk) if gathering is not None else None
+    if opened is None:
+        return _clock_end(job, clock_name, within)
+    dates = [date for date in opened.get(clock_name, []) if date.status == Occurrence.Status.OPEN]
+    return _before(job, min(dates, key=lambda date: date.late_from, default=None), within)
+
+
+def _before(job: Job, first: Occurrence | None, within: Within) -> datetime | None:
     if first is None:
         return None
     return within.span.before(first.late_from, common.zone_of(job))
@@ -61,27 +77,30 @@ def start(job: Job, *, within: Within, now: datetime, step: str = "",
           late_price: str = "") -> Deadline | None:
     """Open a deadline and arm its marks; held at once if the job already waits on a party."""
     if within.clock:
-        ends = _clock_end(job, within.clock, within)
+        ends = _opened_end(job, within.clock, within)
         if ends is None:
             common.record(job, "deadline.no_date", {"step": step, "rule": within.text,
                                                     "why": f"{within.clock} has no open date"})
             return None
     else:
         ends = within.span.after(now, common.zone_of(job))
-    deadline = Deadline.objects.create(
+    waiting = Ask.objects.filter(brand_id=job.brand_id, job=job,
+                                 state=Ask.State.OPEN).order_by("opened").first()
+    deadline = Deadline(
         brand=job.brand, test_clock=job.test_clock, job=job, step=step, rule=within.text,
         follows=within.clock, started=now, ends=ends, budget=max(ends - now, timedelta(0)),
         running_since=now, late_price=late_price)
+    why = _held_why(deadline, waiting, now) if waiting is not None else ""
+    if waiting is not None:  # written held: one statement, not an insert and an update
+        _paused(deadline, waiting, now)
+    deadline.save(force_insert=True)
     common.record(job, "deadline.started", {"deadline": deadline.pk, "step": step,
                                             "rule": within.text, "ends": ends})
-    waiting = Ask.objects.filter(brand_id=job.brand_id, job=job,
-                                 state=Ask.State.OPEN).order_by("opened").first()
     if waiting is None:
         _arm_late(deadline)
         _arm_work(deadline, "risk", now)
         return deadline
-    why = _held_why(deadline, waiting, now)
-    _pause(deadline, waiting, now)
+    _task_due(deadline)
     if deadline.follows:
         _arm_late(deadline)
     else:
@@ -118,13 +137,18 @@ def _held_why(deadline: Deadline, ask: Ask, now: datetime) -> str:
 
 
 def _pause(deadline: Deadline, ask: Ask, now: datetime) -> None:
+    _paused(deadline, ask, now)
+    deadline.save(update_fields=["used", "running_since", "held_by", "ends"])
+    _task_due(deadline)
+
+
+def _paused(deadline: Deadline, ask: Ask, now: datetime) -> None:
+    """The deadline held by `ask` from `now`: its work time so far kept, its end projected."""
     if deadline.running_since is not None:
         deadline.used += now - deadline.running_since
     deadline.running_since, deadline.held_by = None, ask.pk
     if not deadline.follows:
         deadline.ends = now + work_left(deadline, now, mark="late")  # projected, held
-    deadline.save(update_fields=["used", "running_since", "held_by", "ends"])
-    _task_due(deadline)
 
 
 def _task_due(deadline: Deadline) -> None:

@@ -29,6 +29,9 @@ class Gathered:
     records: list[tuple[Brand, TestClock | None, datetime, Entry]] = field(
         default_factory=list)
     memo: dict = field(default_factory=dict)  # read once per operation (`in_progress.read_once`)
+    # A new job's dates as its order opened them, by job and clock name: what its deadline
+    # written before a clock reads (`timekeeping.jobs.deadlines.start`), not read again.
+    dates: dict[str, dict[str, list]] = field(default_factory=dict)
 
     def holds(self, owner_id: str) -> bool:
         """Whether timers of this owner are gathered here (it was made in this operation)."""
