@@ -102,6 +102,11 @@ class Timer(models.Model):
             models.Index(fields=["brand", "owed"], condition=Q(state="armed"),
                          name="timer_armed_brand"),
             models.Index(fields=["owner_id"], name="timer_owner"),
+            # Armed timers backing off after a failure (`timers.parking`), by their next
+            # attempt: a walk asks each instant for the first retried one, which without it
+            # read every armed timer of the clock.
+            models.Index(fields=["brand", "next_attempt"], name="timer_retried",
+                         condition=Q(state="armed", next_attempt__isnull=False)),
             # A brand's parked timers, for "needs attention": a handful beside its history.
             models.Index(fields=["brand", "-parked"], name="timer_parked",
                          condition=Q(state="held", parked__isnull=False)),
