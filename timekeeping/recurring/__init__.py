@@ -15,7 +15,10 @@ def register() -> None:
     for name, place, module in (("cycle", Place.CYCLE, cycle),
                                 ("schedule", Place.SCHEDULE, schedule),
                                 ("window", Place.WINDOW, window), ("money", Place.MONEY, money)):
-        kinds.register(name, place=place, describe=module.describe)(module.fire)
+        # A mint reads and ends only its subscription's timers (and arms its next mint with
+        # the batch): another subscription's mints armed with the batch wait to be written.
+        kinds.register(name, place=place, describe=module.describe,
+                       keeps_to_owner=module is schedule)(module.fire)
     gate.effect(40)(charges.effect_step_taken)
     clocks.on_open(charges.when_opened)
     clocks.on_open(outcomes.when_opened)

@@ -144,10 +144,15 @@ def _mint_at(subscription: Subscription, schedule: ScheduleSpec,
 
 
 def _arm_mint(subscription: Subscription, schedule: ScheduleSpec,
-              period: periods.Period) -> Timer:
-    return _arm(subscription, "schedule", f"{subscription.pk}:{schedule.name}:{period.label}",
-                _mint_at(subscription, schedule, period),
-                {"subscription": subscription.pk, "schedule": schedule.name,
+              period: periods.Period) -> None:
+    """Arm the period's mint; inside a firing, written with its batch (`rearm_later`)."""
+    arming.rearm_later(
+        brand=subscription.brand, test_clock=subscription.test_clock, kind="schedule",
+        key=f"{subscription.pk}:{schedule.name}:{period.label}",
+        owed=_mint_at(subscription, schedule, period), why="re-armed",
+        owner_type="subscription", owner_id=subscription.pk, owner_opened=subscription.opened,
+        bundle=subscription.bundle,
+        payload={"subscription": subscription.pk, "schedule": schedule.name,
                  "period": period.label, "order": schedule.order})
 
 

@@ -76,20 +76,39 @@ def arm_later(
     before any handler that could read or end it runs (`Firing.write_later`), so to every
     other handler it is as if armed at once. Outside a firing, on another clock, or owed by
     the batch's instant (the next pass fires it), it is armed at once."""
+    fields = {"owner_type": owner_type, "owner_id": owner_id, "owner_opened": owner_opened,
+              "payload": payload, "bundle": bundle}
+    if not _later(brand, test_clock, owed, owner_id, superseding=None, kind=kind, key=key,
+                  fields=fields):
+        arm(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock, **fields)
+
+
+def rearm_later(
+    *, brand: Brand, kind: str, key: str, owed: datetime, why: str,
+    test_clock: TestClock | None, **fields,
+) -> None:
+    """`rearm`, written with the firing batch it is armed in, as `arm_later` (a mint arms
+    its subscription's next one: three statements a mint one at a time)."""
+    if not _later(brand, test_clock, owed, fields.get("owner_id", ""), superseding=why,
+                  kind=kind, key=key, fields=fields):
+        rearm(brand=brand, kind=kind, key=key, owed=owed, why=why, test_clock=test_clock,
+              **fields)
+
+
+def _later(brand: Brand, test_clock: TestClock | None, owed: datetime, owner_id: str, *,
+           superseding: str | None, kind: str, key: str, fields: dict) -> bool:
+    """Hand the timer to the firing batch to write (`Firing.arm_later`), if it may be."""
     batch = firing.current()
     gathering = gathered.current()
     if (batch is None or owed.tzinfo is None or owed <= batch.instant
             or getattr(test_clock, "pk", None) != getattr(batch.test_clock, "pk", None)
             or brand.pk != batch.brand.pk or (gathering is not None
                                               and gathering.holds(owner_id))):
-        arm(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
-            owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened,
-            payload=payload, bundle=bundle)
-        return
+        return False
     kinds.get(kind)  # an unknown kind is refused before anything is written
     batch.arm_later(_new(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
-                         owner_type=owner_type, owner_id=owner_id,
-                         owner_opened=owner_opened, payload=payload, bundle=bundle))
+                         **fields), superseding=superseding)
+    return True
 
 
 def _new(

@@ -34,11 +34,18 @@ def telling(*kinds_of_record: str) -> None:
     TELLING.update(kinds_of_record)
 
 
-def _quiet(timer: Timer) -> bool:
-    """Whether the timer's handler leaves the timers armed with the batch alone (its kind's
-    `quiet`): else they are written before it runs."""
-    quiet = kinds.get(timer.kind).quiet
-    return quiet is not None and quiet(timer)
+def _leaves(timer: Timer, owners: set[str]) -> bool:
+    """Whether the timer's handler leaves alone the timers armed with the batch, of `owners`:
+    its kind says it only tells (`quiet`), or that it reads and ends only its own owner's
+    timers (`keeps_to_owner`) and its owner is none of theirs. Else they are written first."""
+    kind = kinds.get(timer.kind)
+    if kind.quiet is not None and kind.quiet(timer):
+        return True
+    return kind.keeps_to_owner and timer.owner_id not in owners
+
+
+# What `rearm` keeps under a key wanted at the same instant: its live timer, or one that rang.
+LIVE_OR_RUNG = (Timer.State.ARMED, Timer.State.HELD, Timer.State.FIRED)
 
 
 class Drop(Exception):
@@ -95,9 +102,11 @@ class Firing:
         # Timers of this batch that a handler before them superseded, cancelled or held: they
         # stay as that handler left them, unfired (a catch-up tick over a moved date).
         self.ended: set[str] = set()
-        # Timers armed to be written with the batch (`arming.arm_later`), by key: written
+        # Timers armed to be written with the batch (`arming.arm_later`, `rearm_later`), by
+        # key, each with why it supersedes a live one (None: it does not, as `arm`): written
         # before a handler runs that might read or end them, and when the batch is written.
-        self.later: dict[str, Timer] = {}
+        self.later: dict[str, tuple[Timer, str | None]] = {}
+        self.later_owners: set[str] = set()
 
     # -- firing --------------------------------------------------------------------------
 
@@ -128,7 +137,7 @@ class Firing:
         timer an earlier handler of the batch ended or held is passed by."""
         if timer.id in self.ended:
             return
-        if self.later and not _quiet(timer):
+        if self.later and (timer.key in self.later or not _leaves(timer, self.later_owners)):
             self.write_later()
         self.current = timer
         token = in_progress.enter(self)
@@ -173,25 +182,43 @@ class Firing:
         self.records.append(entry)
         records.heard(self.brand, self.test_clock, self.instant, entry)
 
-    def arm_later(self, timer: Timer) -> None:
+    def arm_later(self, timer: Timer, *, superseding: str | None = None) -> None:
         """Arm `timer` (not yet written, owed after the batch's instant) with the batch: the
-        first armed under a key stands, as `arming.arm` finds the one already armed."""
+        first armed under a key stands. With `superseding`, as `arming.rearm`: a live timer
+        under its key owed at another time is superseded (and `superseding` says why)."""
         if timer.owed <= self.instant:
             raise ValueError("arm_later: a timer owed by the batch's instant is armed at once")
-        self.later.setdefault(timer.key, timer)
+        if timer.key not in self.later:
+            self.later[timer.key] = (timer, superseding)
+            self.later_owners.add(timer.owner_id)
 
     def write_later(self) -> None:
-        """Write the timers armed with the batch, in three statements however many: a key
-        already under a timer that was not superseded (live, fired, ended) is not armed
-        again, as `arming.arm` would find that timer; of two processes arming one key, one
-        row results (the live key's unique index)."""
-        later, self.later = self.later, {}
+        """Write the timers armed with the batch, in three statements however many (four
+        when one supersedes): as `arming.arm`, a key already under a timer that was not
+        superseded (live, fired, ended) is not armed again; as `arming.rearm`, a live one
+        owed then is kept, one owed at another time superseded, and one that rang for that
+        very instant left rung. Of two processes arming one key, one row results (the live
+        key's unique index)."""
+        later, self.later, self.later_owners = self.later, {}, set()
         if not later:
             return
-        taken = set(Timer.objects.filter(
+        found = Timer.objects.filter(
             brand=self.brand, test_clock=self.test_clock, key__in=list(later),
-        ).exclude(state=Timer.State.SUPERSEDED).values_list("key", flat=True))
-        made = [timer for key, timer in later.items() if key not in taken]
+        ).exclude(state=Timer.State.SUPERSEDED).values_list("id", "key", "owed", "state")
+        taken, ended = set(), {}
+        for pk, key, owed, state in found:
+            timer, why = later[key]
+            if why is None or (owed == timer.owed and state in LIVE_OR_RUNG):
+                taken.add(key)
+            elif state in (Timer.State.ARMED, Timer.State.HELD):
+                ended[pk] = why
+        for why in set(ended.values()):
+            ids = [pk for pk, said in ended.items() if said == why]
+            Timer.objects.filter(id__in=ids, state__in=[Timer.State.ARMED, Timer.State.HELD]
+                                 ).update(state=Timer.State.SUPERSEDED, ended_by=why[:200])
+            for pk in ids:
+                self.note_ended(pk)
+        made = [timer for key, (timer, _) in later.items() if key not in taken]
         if not made:
             return
         Timer.objects.bulk_create(made, ignore_conflicts=True)

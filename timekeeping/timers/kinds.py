@@ -44,6 +44,9 @@ Prepare = Callable[[list["Timer"], "Firing"], None]
 # batch (`arming.arm_later`), reading and ending no timer: the timers armed with the batch so
 # far need not be written before it runs (`Firing.fire`).
 Quiet = Callable[["Timer"], bool]
+# `keeps_to_owner`: a kind whose handler reads and ends no timers but its own timer's owner's
+# (and those of owners it makes): the timers other owners armed with the batch need not be
+# written before it runs.
 
 
 @dataclass(frozen=True)
@@ -54,20 +57,22 @@ class Kind:
     describe: Callable[[Timer], str]
     prepare: Prepare | None = None
     quiet: Quiet | None = None
+    keeps_to_owner: bool = False
 
 
 _kinds: dict[str, Kind] = {}
 
 
 def register(name: str, *, place: Place, describe: Callable[[Timer], str],
-             prepare: Prepare | None = None, quiet: Quiet | None = None):
+             prepare: Prepare | None = None, quiet: Quiet | None = None,
+             keeps_to_owner: bool = False):
     """Register a kind's fire handler: `register("delay", place=Place.TASK, describe=…)(fire)`.
     Each package's `register()` registers its own kinds (called by `apps.ready`); this module
     knows no kind."""
 
     def decorator(fire: Handler) -> Handler:
         _kinds[name] = Kind(name=name, place=place, fire=fire, describe=describe,
-                            prepare=prepare, quiet=quiet)
+                            prepare=prepare, quiet=quiet, keeps_to_owner=keeps_to_owner)
         return fire
 
     return decorator

@@ -1,0 +1,136 @@
+"""A mint arms its subscription's next mint with its firing batch (issue 32,
+`arming.rearm_later`): written together when the batch is written, as `arming.rearm` would
+have armed each (a live one owed then kept, one owed at another time superseded), and
+before any handler that could read or end it."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.timekeeping.recurring.test_mint_queries import CLIENT, MINTED, SUBSCRIBED
+from timekeeping import manifests
+from timekeeping.basics import wallclock
+from timekeeping.demo import TAX_MANIFEST
+from timekeeping.models import Brand, Job, Record, Subject, Subscription, TickRun, Timer
+from timekeeping.recurring import plans
+from timekeeping.tick import phases
+from timekeeping.timers import arming, kinds
+from timekeeping.timers.kinds import Place
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _practice(actors, clients: int) -> Brand:
+    brand = Brand.objects.create(name="Practice", slug="practice", owner=actors["owner"],
+                                 plan="team")
+    manifests.load(brand, json.loads(TAX_MANIFEST.read_text()))
+    subjects = Subject.objects.bulk_create(
+        [Subject(brand=brand, kind="taxpayer", key=f"c-{n}", name=f"Client {n}",
+                 zone="America/New_York", input=CLIENT) for n in range(clients)])
+    with wallclock.fixed(SUBSCRIBED):
+        for subject in subjects:
+            plans.subscribe(subject=subject, service="tax-plan", anchor=SUBSCRIBED.date())
+    return brand
+
+
+def _next_mints(brand: Brand) -> list[Timer]:
+    return list(Timer.objects.filter(brand=brand, kind="schedule",
+                                     key__endswith=":annual:2028").order_by("key", "armed_at"))
+
+
+def _tick() -> CaptureQueriesContext:
+    with wallclock.fixed(MINTED), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=MINTED, sweep=False)
+    return tick
+
+
+def test_the_batch_writes_the_next_mints_in_one_insert_each_armed_by_its_mint(actors):
+    brand = _practice(actors, 3)
+    tick = _tick()
+    assert Job.objects.filter(brand=brand, service="annual-return").count() == 3
+    mints = {timer.payload["subscription"]: timer for timer in Timer.objects.filter(
+        brand=brand, kind="schedule", key__endswith=":annual:2027")}
+    armed = _next_mints(brand)
+    assert len(armed) == 3 and {timer.state for timer in armed} == {Timer.State.ARMED}
+    for timer in armed:
+        mint = mints[timer.payload["subscription"]]
+        assert (timer.armed_by, timer.owner_id) == (mint.pk, mint.owner_id)
+        assert timer.owed == mint.owed.replace(year=2029)  # 1 February, 09:00 in New York
+    # One insert of timers for each return ordered (its dates' reminders), one for the batch.
+    inserts = [query["sql"] for query in tick.captured_queries
+               if query["sql"].startswith("INSERT")
+               and query["sql"].split("(", 1)[0].endswith('INTO "timekeeping_timer" ')]
+    assert len(inserts) == 3 + 1
+    # The run counts each timer the tick armed (or armed held: a return's deadline waits on
+    # its organizer), the next mints among them.
+    run = TickRun.objects.get(brand=brand, instant=MINTED)
+    assert run.armed + run.held == Timer.objects.filter(brand=brand, armed_at=MINTED).count()
+
+
+def test_a_next_mint_armed_at_another_time_is_superseded_and_one_armed_then_is_kept(actors):
+    # As `rearm`: a live timer under the next mint's key owed at another time (a plan
+    # changed) is superseded, and one already owed then is the one that stays.
+    brand = _practice(actors, 2)
+    moved, kept = Subscription.objects.filter(brand=brand).order_by("pk")
+    owed = Timer.objects.get(key=f"{moved.pk}:annual:2027").owed.replace(year=2029)
+    with wallclock.fixed(SUBSCRIBED):
+        early = arming.arm(brand=brand, kind="schedule", key=f"{moved.pk}:annual:2028",
+                           owed=owed - timedelta(days=1), owner_id=moved.pk,
+                           payload={"subscription": moved.pk, "schedule": "annual",
+                                    "period": "2028", "order": "annual-return"})
+        standing = arming.arm(brand=brand, kind="schedule", key=f"{kept.pk}:annual:2028",
+                              owed=owed, owner_id=kept.pk,
+                              payload={"subscription": kept.pk, "schedule": "annual",
+                                       "period": "2028", "order": "annual-return"})
+    _tick()
+    early.refresh_from_db()
+    assert (early.state, early.ended_by) == (Timer.State.SUPERSEDED, "re-armed")
+    live = [timer for timer in _next_mints(brand) if timer.state == Timer.State.ARMED]
+    assert sorted((timer.owner_id, timer.owed) for timer in live) == sorted(
+        [(moved.pk, owed), (kept.pk, owed)])
+    assert standing.pk in {timer.pk for timer in live}
+
+
+def _arms_next(timer: Timer, firing) -> str:
+    arming.rearm_later(brand=firing.brand, test_clock=None, kind="test_reads_own",
+                       key=f"{timer.owner_id}:next", owed=firing.instant + timedelta(days=1),
+                       why="re-armed", owner_id=timer.owner_id)
+    return "armed its next"
+
+
+def _reads_next(timer: Timer, firing) -> str:
+    found = Timer.objects.filter(brand=firing.brand, key__in=["x:next", "y:next"])
+    return " ".join(sorted(found.values_list("key", flat=True))) or "none"
+
+
+# Test kinds that keep to their owner, as a mint does: one arms its owner's next timer with
+# the batch, one (later in the batch) says which owners' next timers it finds written.
+kinds.register("test_arms_next", place=Place.CYCLE, describe=lambda timer: timer.key,
+               keeps_to_owner=True)(_arms_next)
+kinds.register("test_reads_own", place=Place.SCHEDULE, describe=lambda timer: timer.key,
+               keeps_to_owner=True)(_reads_next)
+
+
+def test_a_handler_of_the_same_owner_finds_its_next_timer_written_and_another_owners_not(
+        brand):
+    at = MINTED
+    for owner in ("x", "y"):
+        arming.arm(brand=brand, kind="test_arms_next", key=f"{owner}:arms", owed=at,
+                   owner_id=owner)
+    # z's reader fires first (its owner opened first), then x's.
+    arming.arm(brand=brand, kind="test_reads_own", key="z:reads", owed=at, owner_id="z",
+               owner_opened=at - timedelta(hours=1))
+    arming.arm(brand=brand, kind="test_reads_own", key="x:reads", owed=at, owner_id="x",
+               owner_opened=at)
+    with wallclock.fixed(at):
+        phases.run_once(now=at, sweep=False)
+    said = dict(Record.objects.filter(kind="timer.fired", brand=brand).values_list(
+        "data__key", "data__what"))
+    # z's reader, keeping to z, leaves what the batch armed for x and y unwritten; x's finds
+    # them written (one write, both) before it runs.
+    assert said["z:reads"] == "none"
+    assert said["x:reads"] == "x:next y:next"
+    assert Timer.objects.filter(key__in=["x:next", "y:next"], state=Timer.State.ARMED).count() == 2
