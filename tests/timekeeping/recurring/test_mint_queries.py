@@ -27,9 +27,8 @@ CLIENT = {"jurisdictions": ["US", "US-CA", "US-NY"], "earliest_credit_expiry": "
 PER_RETURN = 13
 
 
-def _mint(actors, slug: str, clients: int) -> tuple[int, int]:
-    """A practice of `clients` on the Tax Plan, and its February tick: the tick's statements,
-    and the returns it opened."""
+def subscribed(actors, slug: str, clients: int) -> Brand:
+    """A practice of `clients` in New York, each on the Tax Plan from 25 January 2028."""
     brand = Brand.objects.create(name=f"Practice {slug}", slug=slug, owner=actors["owner"],
                                  plan="team")
     manifests.load(brand, json.loads(TAX_MANIFEST.read_text()))
@@ -39,6 +38,13 @@ def _mint(actors, slug: str, clients: int) -> tuple[int, int]:
     with wallclock.fixed(SUBSCRIBED):
         for subject in subjects:
             plans.subscribe(subject=subject, service="tax-plan", anchor=SUBSCRIBED.date())
+    return brand
+
+
+def _mint(actors, slug: str, clients: int) -> tuple[int, int]:
+    """A practice of `clients` on the Tax Plan, and its February tick: the tick's statements,
+    and the returns it opened."""
+    brand = subscribed(actors, slug, clients)
     with wallclock.fixed(MINTED), CaptureQueriesContext(connection) as tick:
         phases.run_once(now=MINTED, brand_ids=[brand.pk], sweep=False)
     return len(tick), Job.objects.filter(brand=brand, service="annual-return").count()

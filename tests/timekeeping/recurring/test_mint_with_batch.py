@@ -3,19 +3,15 @@
 have armed each (a live one owed then kept, one owed at another time superseded), and
 before any handler that could read or end it."""
 
-import json
 from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.timekeeping.recurring.test_mint_queries import CLIENT, MINTED, SUBSCRIBED
-from timekeeping import manifests
+from tests.timekeeping.recurring.test_mint_queries import MINTED, SUBSCRIBED, subscribed
 from timekeeping.basics import wallclock
-from timekeeping.demo import TAX_MANIFEST
-from timekeeping.models import Brand, Job, Record, Subject, Subscription, TickRun, Timer
-from timekeeping.recurring import plans
+from timekeeping.models import Brand, Job, Record, Subscription, TickRun, Timer
 from timekeeping.tick import phases
 from timekeeping.timers import arming, kinds
 from timekeeping.timers.kinds import Place
@@ -24,16 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _practice(actors, clients: int) -> Brand:
-    brand = Brand.objects.create(name="Practice", slug="practice", owner=actors["owner"],
-                                 plan="team")
-    manifests.load(brand, json.loads(TAX_MANIFEST.read_text()))
-    subjects = Subject.objects.bulk_create(
-        [Subject(brand=brand, kind="taxpayer", key=f"c-{n}", name=f"Client {n}",
-                 zone="America/New_York", input=CLIENT) for n in range(clients)])
-    with wallclock.fixed(SUBSCRIBED):
-        for subject in subjects:
-            plans.subscribe(subject=subject, service="tax-plan", anchor=SUBSCRIBED.date())
-    return brand
+    return subscribed(actors, "practice", clients)
 
 
 def _next_mints(brand: Brand) -> list[Timer]:
