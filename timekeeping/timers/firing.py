@@ -191,6 +191,8 @@ class Firing:
         if timer.key not in self.later:
             self.later[timer.key] = (timer, superseding)
             self.later_owners.add(timer.owner_id)
+            if self.traced:  # listed where it was armed, as if written then (`write_later`)
+                self.armed_log.append(timer)
 
     def write_later(self) -> None:
         """Write the timers armed with the batch, in three statements however many (four
@@ -219,14 +221,16 @@ class Firing:
             for pk in ids:
                 self.note_ended(pk)
         made = [timer for key, (timer, _) in later.items() if key not in taken]
-        if not made:
-            return
-        Timer.objects.bulk_create(made, ignore_conflicts=True)
-        stored = set(Timer.objects.filter(pk__in=[timer.pk for timer in made])
-                     .values_list("pk", flat=True))
-        for timer in made:
-            if timer.pk in stored:
-                self.note_armed(timer)
+        stored: set[str] = set()
+        if made:
+            Timer.objects.bulk_create(made, ignore_conflicts=True)
+            stored = set(Timer.objects.filter(pk__in=[timer.pk for timer in made])
+                         .values_list("pk", flat=True))
+        self.armed_count += len(stored)  # each owed after the instant: none is this pass's
+        if self.traced and len(stored) < len(later):  # the trace lists only those written
+            self.armed_log = [timer for timer in self.armed_log
+                              if timer.pk in stored or timer.key not in later
+                              or later[timer.key][0] is not timer]
 
     def deliver(self, delivery: Delivery) -> None:
         self.deliveries.append(delivery)
