@@ -12,6 +12,8 @@ PRODUCTION = {
     "ALLOWED_HOSTS": "time.example.com",
     "DATABASE_URL": "sqlite:////tmp/keeping-time-settings-check.sqlite3",
 }
+# With a second database, which asks for the schedules' store to be named.
+WITH_A_VENUE = {**PRODUCTION, "EXTRA_DATABASES": "venue=sqlite:////tmp/keeping-time-venue.sqlite3"}
 
 
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -55,7 +57,7 @@ def test_it_names_a_malformed_extra_database():
 
 
 def test_it_registers_extra_databases_and_asks_for_the_schedules_store():
-    extra = {**PRODUCTION, "EXTRA_DATABASES": "venue=sqlite:////tmp/keeping-time-venue.sqlite3"}
+    extra = WITH_A_VENUE
     done = manage("check", env=extra)
     assert done.returncode != 0 and "schedule.store_required" in done.stderr + done.stdout
     assert manage("check", env={**extra, "SCHEDULES_STORE": "default"}).returncode == 0
@@ -64,7 +66,7 @@ def test_it_registers_extra_databases_and_asks_for_the_schedules_store():
 def test_the_tick_runs_the_products_checks_before_it_fires():
     # The tick skips Django's own checks (they import the whole site each minute) but not the
     # product's: with the schedules' store unnamed it refuses before it touches a timer.
-    extra = {**PRODUCTION, "EXTRA_DATABASES": "venue=sqlite:////tmp/keeping-time-venue.sqlite3"}
+    extra = WITH_A_VENUE
     done = manage("tick", env=extra)
     assert done.returncode != 0 and "schedule.store_required" in done.stderr + done.stdout
 

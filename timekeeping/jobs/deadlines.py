@@ -90,8 +90,9 @@ def start(job: Job, *, within: Within, now: datetime, step: str = "",
         brand=job.brand, test_clock=job.test_clock, job=job, step=step, rule=within.text,
         follows=within.clock, started=now, ends=ends, budget=max(ends - now, timedelta(0)),
         running_since=now, late_price=late_price)
-    why = _held_why(deadline, waiting, now) if waiting is not None else ""
+    why = ""
     if waiting is not None:  # written held: one statement, not an insert and an update
+        why = _held_why(deadline, waiting, now)
         _paused(deadline, waiting, now)
     deadline.save(force_insert=True)
     common.record(job, "deadline.started", {"deadline": deadline.pk, "step": step,

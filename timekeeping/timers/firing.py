@@ -227,10 +227,9 @@ class Firing:
             stored = set(Timer.objects.filter(pk__in=[timer.pk for timer in made])
                          .values_list("pk", flat=True))
         self.armed_count += len(stored)  # each owed after the instant: none is this pass's
-        if self.traced and len(stored) < len(later):  # the trace lists only those written
-            self.armed_log = [timer for timer in self.armed_log
-                              if timer.pk in stored or timer.key not in later
-                              or later[timer.key][0] is not timer]
+        unwritten = {timer.pk for timer, _ in later.values()} - stored
+        if self.traced and unwritten:  # the trace lists only those written
+            self.armed_log = [timer for timer in self.armed_log if timer.pk not in unwritten]
 
     def deliver(self, delivery: Delivery) -> None:
         self.deliveries.append(delivery)

@@ -44,9 +44,6 @@ Prepare = Callable[[list["Timer"], "Firing"], None]
 # batch (`arming.arm_later`), reading and ending no timer: the timers armed with the batch so
 # far need not be written before it runs (`Firing.fire`).
 Quiet = Callable[["Timer"], bool]
-# `keeps_to_owner`: a kind whose handler reads and ends no timers but its own timer's owner's
-# (and those of owners it makes): the timers other owners armed with the batch need not be
-# written before it runs.
 
 
 @dataclass(frozen=True)
@@ -57,6 +54,8 @@ class Kind:
     describe: Callable[[Timer], str]
     prepare: Prepare | None = None
     quiet: Quiet | None = None
+    # Its handler reads and ends no timers but its own timer's owner's (and those of owners
+    # it makes): the timers other owners armed with the batch need not be written first.
     keeps_to_owner: bool = False
 
 
