@@ -92,19 +92,36 @@ def _in_order(registered: dict) -> list:
 
 
 def propose(*, job: Job, step: str, items: list[str] | None = None, by: str = "",
-            savepoint: bool = True) -> Outcome:
+            savepoint: bool = True, locked: bool = False) -> Outcome:
     """Judge the step and commit it, in a transaction (a savepoint inside another) that an
     error undoes whole. `savepoint=False` inside a firing batch, whose error undoes the batch
     and redoes it a timer at a time, each in a savepoint of its own (a rung's step: two
-    statements fewer, issue 32)."""
+    statements fewer, issue 32). `locked`: `job` is its row as `lock_jobs` read it, in the
+    transaction this one is part of, and nothing has changed it since (a batch's read,
+    `Firing.take_read`); else the gate locks and reads it itself."""
     with transaction.atomic(savepoint=savepoint):
-        return _propose(job, step, list(items or []), by)
+        return _propose(job if locked else _locked(job.pk), step, list(items or []), by)
+
+
+def lock_jobs(pks) -> list[Job]:
+    """The jobs, each locked as the gate locks a job to judge its step, in one statement (in
+    the order of their ids, as every batch locks them), with what the gate reads with a job."""
+    return list(_job_rows().filter(pk__in=list(pks)).order_by("pk"))
+
+
+def _job_rows():
+    return Job.objects.select_for_update(of=("self",)).select_related("subject", "brand",
+                                                                      "test_clock")
+
+
+def _locked(pk: int) -> Job:
+    return _job_rows().get(pk=pk)
 
 
 def _propose(job: Job, step: str, items: list[str], by: str) -> Outcome:
-    """Judge the step and commit it, inside the transaction `propose` opened."""
-    job = Job.objects.select_for_update(of=("self",)).select_related("subject", "brand",
-                                                                     "test_clock").get(pk=job.pk)
+    """Judge the step of `job`, locked and read in the transaction `propose` opened, and
+    commit it; then the steps it proposes next, of the same job as its effects left it (they
+    change its row through it: `steps_done`), still locked (issue 32: one statement each)."""
     now = now_for(job.brand, job.test_clock)
     refusal = _refusal(job, step, items, now)
     if refusal is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 
 from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
@@ -49,10 +50,16 @@ def work_left(deadline: Deadline, now: datetime, *, mark: str = "risk") -> timed
 def _clock_end(job: Job, clock_name: str, within: Within) -> datetime | None:
     """The end of a deadline written before a clock: the span before the first instant its
     earliest open date is late."""
-    first = Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job,
-                                      clock__name=clock_name,
-                                      status=Occurrence.Status.OPEN).order_by("late_from").first()
+    first = _first_late(Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job,
+                                                  clock__name=clock_name)).first()
     return _before(job, first, within)
+
+
+def _first_late(dates):
+    """The first instant the earliest open of `dates` is late: what a deadline before their
+    clock ends by (`_before`)."""
+    return dates.filter(status=Occurrence.Status.OPEN).order_by("late_from").values_list(
+        "late_from", flat=True)
 
 
 def _opened_end(job: Job, clock_name: str, within: Within) -> datetime | None:
@@ -64,13 +71,13 @@ def _opened_end(job: Job, clock_name: str, within: Within) -> datetime | None:
     if opened is None:
         return _clock_end(job, clock_name, within)
     dates = [date for date in opened.get(clock_name, []) if date.status == Occurrence.Status.OPEN]
-    return _before(job, min(dates, key=lambda date: date.late_from, default=None), within)
+    return _before(job, min((date.late_from for date in dates), default=None), within)
 
 
-def _before(job: Job, first: Occurrence | None, within: Within) -> datetime | None:
-    if first is None:
+def _before(job: Job, first_late: datetime | None, within: Within) -> datetime | None:
+    if first_late is None:
         return None
-    return within.span.before(first.late_from, common.zone_of(job))
+    return within.span.before(first_late, common.zone_of(job))
 
 
 def start(job: Job, *, within: Within, now: datetime, step: str = "",
@@ -212,10 +219,14 @@ def follow(job: Job) -> list[str]:
     the gate's transaction, whose savepoint undoes it on an error: no savepoint of its own
     (two statements a commit, issue 32)."""
     moved = []
+    # Each read with the first instant its clock's earliest open date is late: one statement.
     for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
-            brand_id=job.brand_id, job=job, state__in=OPEN_STATES).exclude(follows=""):
+            brand_id=job.brand_id, job=job, state__in=OPEN_STATES).exclude(follows="").annotate(
+            first_late=Subquery(_first_late(Occurrence.objects.filter(
+                brand_id=job.brand_id, clock__job=job, clock__name=OuterRef("follows")))[:1])):
+        deadline.job = job  # the gate's, in hand: its late mark re-armed reads it
         within = _within_of(deadline)
-        ends = _clock_end(job, deadline.follows, within) if within else None
+        ends = _before(job, deadline.first_late, within) if within else None
         if ends is None or ends == deadline.ends:
             continue
         before = deadline.ends

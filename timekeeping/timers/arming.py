@@ -12,6 +12,7 @@ from timekeeping.basics import wallclock
 from timekeeping.basics.spans import span_text
 from timekeeping.models import Brand, TestClock, Timer
 from timekeeping.timers import firing, gathered, kinds, records
+from timekeeping.timers.stored import store
 
 
 def clock_timers(brand: Brand, test_clock: TestClock | None) -> QuerySet[Timer]:
@@ -138,16 +139,16 @@ def _insert(
                  owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened,
                  payload=payload, bundle=bundle, held_by=held_by)
     batch = firing.current()
-    # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
-    Timer.objects.bulk_create([timer], ignore_conflicts=True)
-    stored = clock_timers(brand, test_clock).filter(
-        key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first() or timer
-    if batch is not None and stored.pk == timer.pk:
+    # Of two processes arming one key, one row results: the other's is read.
+    if not store([timer]):
+        return clock_timers(brand, test_clock).filter(
+            key=key, state__in=[Timer.State.ARMED, Timer.State.HELD]).first() or timer
+    if batch is not None:
         if held_by:
-            batch.note_held(stored, held_by)
+            batch.note_held(timer, held_by)
         else:
-            batch.note_armed(stored)
-    return stored
+            batch.note_armed(timer)
+    return timer
 
 
 def rearm(
@@ -226,11 +227,9 @@ def rearm_many(
         return
     if not made:
         return
-    # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
-    Timer.objects.bulk_create(made, ignore_conflicts=True)
+    # Of two processes arming one key, one row results.
+    stored = store(made)
     if batch is not None:
-        stored = set(Timer.objects.filter(pk__in=[timer.pk for timer in made])
-                     .values_list("pk", flat=True))
         for timer in made:
             if timer.pk in stored:
                 batch.note_armed(timer)

@@ -23,6 +23,7 @@ from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
 from timekeeping.timers import in_progress, kinds, records
 from timekeeping.timers.in_progress import current as current
 from timekeeping.timers.in_progress import now_for as now_for
+from timekeeping.timers.stored import store
 
 # Kinds of record that tell and change nothing (a date's notice): what a batch read for its
 # timers stands after one is made. Added by the wiring (`timekeeping.clocks.register`).
@@ -99,6 +100,8 @@ class Firing:
         # taken once; and which of it belongs to which job, forgotten when the job changes.
         self.read: dict[tuple[str, object], object] = {}
         self.read_of_job: dict[str, list[tuple[str, object]]] = {}
+        self.job_of_read: dict[tuple[str, object], str] = {}
+        self.taken: list[tuple[tuple[str, object], object, str]] = []  # by the handler running
         # Timers of this batch that a handler before them superseded, cancelled or held: they
         # stay as that handler left them, unfired (a catch-up tick over a moved date).
         self.ended: set[str] = set()
@@ -124,13 +127,30 @@ class Firing:
         """Keep what a kind read for a timer of the batch, belonging to `job`."""
         self.read[(what, pk)] = value
         self.read_of_job.setdefault(job, []).append((what, pk))
+        self.job_of_read[(what, pk)] = job
 
     def take_read(self, what: str, pk: object):
         """What was read for this batch, once, or None: read before the batch began, it is
         forgotten as soon as a record of its job is made (every change to a job's dates,
         steps or state is on the record; only a record that tells, `TELLING`, leaves it), so
-        a handler never acts on what an earlier one changed."""
-        return self.read.pop((what, pk), None)
+        a handler never acts on what an earlier one changed. What a handler that only tells
+        (its kind's `quiet`) took is given back when it is done (`_give_back`)."""
+        value = self.read.pop((what, pk), None)
+        if value is not None:
+            self.taken.append(((what, pk), value, self.job_of_read[(what, pk)]))
+        return value
+
+    def _give_back(self, timer: Timer) -> None:
+        """What a handler that only tells took from the batch's reads stands for the timers
+        after it (a date's ask and its `run` rung, owed at one instant, read it once), unless
+        its job changed since (a record of it that does not tell)."""
+        taken, self.taken = self.taken, []
+        quiet = kinds.get(timer.kind).quiet
+        if quiet is None or not quiet(timer):
+            return
+        for read, value, job in taken:
+            if read in self.read_of_job.get(job, ()):
+                self.read[read] = value
 
     def fire(self, timer: Timer) -> None:
         """Run the timer's handler; on success the timer is fired and a record written. A
@@ -155,6 +175,7 @@ class Firing:
         finally:
             in_progress.leave(token)
             self.current = None
+            self._give_back(timer)
         self.seq += 1
         self.fired.append(timer)
         if self.traced:
@@ -223,9 +244,7 @@ class Firing:
         made = [timer for key, (timer, _) in later.items() if key not in taken]
         stored: set[str] = set()
         if made:
-            Timer.objects.bulk_create(made, ignore_conflicts=True)
-            stored = set(Timer.objects.filter(pk__in=[timer.pk for timer in made])
-                         .values_list("pk", flat=True))
+            stored = store(made)
         self.armed_count += len(stored)  # each owed after the instant: none is this pass's
         unwritten = {timer.pk for timer, _ in later.values()} - stored
         if self.traced and unwritten:  # the trace lists only those written

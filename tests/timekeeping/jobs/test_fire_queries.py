@@ -5,6 +5,7 @@ cached reads a fired timer cost 18.5 statements on average here and a `run tenta
 regression."""
 
 import json
+import re
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
@@ -112,12 +113,15 @@ def test_it_fires_the_april_wave_in_a_bounded_number_of_statements(monkeypatch):
     # 76.7, 6.1, 6.1, 6.3 and 18.5 before issue 32's cached reads; 22.7, 4.3, 4.2, 3 and 7.1
     # after (the first of a batch reads the brand's calendar); 22.7, 0.3, 1, 3 and 5.1 once
     # an ack's next day was armed with its batch and a rung's step took no savepoint (a run
-    # rung after an ack writes the acks armed before it: three statements).
-    assert counted.per_call("clock run tentative 3d") <= 23
+    # rung after an ack writes the acks armed before it: three statements); 14.7, 0.3, 1, 3
+    # and 3.5 once a batch locked its run rungs' jobs at once, a date an ask read stood for
+    # its run rung, a timer's insert said which it wrote (`timers.stored`) and a deadline
+    # was read with the date it follows.
+    assert counted.per_call("clock run tentative 3d") <= 15
     assert counted.per_call("clock ack daily 5d") <= 1
     assert counted.per_call("clock ack (the next day)") <= 1
     assert counted.per_call("deadline late") <= 4
-    assert sum(counted.statements.values()) / fired <= 5.5
+    assert sum(counted.statements.values()) / fired <= 3.6
 
 
 def _subject(brand: Brand, key: str, zone: str) -> Subject:
@@ -207,3 +211,35 @@ def test_a_batch_reads_its_dates_at_once_and_again_once_an_earlier_firing_change
     assert sum(' IN (' in sql for sql in dates) == 1
     assert sum(f'"timekeeping_occurrence"."id" = {settled.pk} ' in sql for sql in dates) == 2
     assert not any(f'"timekeeping_occurrence"."id" = {other.pk} ' in sql for sql in dates)
+
+
+def test_a_batch_locks_the_jobs_its_run_rungs_step_at_once_and_reads_a_date_an_ask_read():
+    # 12 April: each client's three file dates ask to be acknowledged, then run `tentative`
+    # (its `then`: the extension). The batch locks and reads the three jobs in one statement
+    # (`gate.lock_jobs`); a step's `then`, and the next rung of the same job, use the job as
+    # the step left it. An ask only tells: the date it read stands for its date's run rung;
+    # a committed step changes its job, so the job's other dates are read again.
+    practice(3)
+    runs = Timer.objects.filter(key__endswith=":run tentative 3d").order_by("owed")
+    owed = runs.first().owed
+    assert runs.last().owed == owed and runs.count() == 9
+    tick_daily(ORDERED.replace(hour=16), owed - timedelta(hours=1))  # 11 April's ticked
+    at = owed.replace(hour=16)
+    with wallclock.fixed(at), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=at, budget=WHOLE, sweep=False)
+    jobs = [query["sql"] for query in tick.captured_queries
+            if query["sql"].startswith('SELECT "timekeeping_job"."id"')]
+    assert len(jobs) == 1 and " IN (" in jobs[0]  # 21 before: two a rung, and its deadline's
+    alone = Counter(re.search(r'"timekeeping_occurrence"\."id" = (\d+)', query["sql"]).group(1)
+                    for query in tick.captured_queries
+                    if query["sql"].startswith('SELECT "timekeeping_occurrence"."id"')
+                    and '"timekeeping_occurrence"."id" = ' in query["sql"])
+    # A date read again is read once, by the first rung after its job changed (a job's second
+    # and third dates' asks; an escalation, as the dates' ids order them): no run rung reads
+    # its own (16 or 17 reads before, a date read twice: its run rung read it after its ask).
+    assert max(alone.values()) == 1 and sum(alone.values()) <= 9
+    fired = Record.objects.filter(kind="timer.fired", data__key__endswith=":run tentative 3d")
+    assert fired.count() == 9
+    assert all("tentative committed" in record.data["what"] and "extend committed"
+               in record.data["what"] for record in fired)
+    assert Record.objects.filter(kind="step.committed", data__step="extend").count() == 9

@@ -33,17 +33,24 @@ TOLD = ("clock", "clock__job", "clock__subject", "clock__brand__owner", "assigne
 def prepare(timers: list[Timer], firing: Firing) -> None:
     """The dates a batch's rungs name, read in one statement with whom they tell (a batch of
     notices read them one a timer: a six-table join planned and compiled each time, most of
-    a notice's cost). Each is the handler's until a record of its job is made."""
+    a notice's cost); and the jobs its `run` rungs propose steps of, locked and read in one
+    more, as the gate reads a job (`gate.propose`'s `locked`). Each is the handler's until a
+    record of its job is made."""
     wanted = {timer.payload.get("occurrence") for timer in timers}
+    runs = {timer.payload.get("occurrence") for timer in timers if not _tells(timer)}
+    proposing = set()
     for occurrence in Occurrence.objects.select_related(*TOLD).filter(
             pk__in=[pk for pk in wanted if isinstance(pk, int)]):
         firing.keep_read("occurrence", occurrence.pk, occurrence, job=occurrence.clock.job_id)
+        if occurrence.pk in runs and occurrence.status == Occurrence.Status.OPEN:
+            proposing.add(occurrence.clock.job_id)
+    if proposing:
+        for job in gate.lock_jobs(proposing):
+            firing.keep_read("job", job.pk, job, job=job.pk)
 
 
 def fire(timer: Timer, firing: Firing) -> str:
-    occurrence = firing.take_read("occurrence", timer.payload["occurrence"]) or \
-        Occurrence.objects.select_related(*(TOLD if _tells(timer) else TOLD[:2])).get(
-            pk=timer.payload["occurrence"])
+    occurrence = _date_of(timer, firing)
     name = occurrence.clock.name
     passed = " · its day passed: fired in place" if timer.owed < firing.instant else ""
     if occurrence.status != Occurrence.Status.OPEN:
@@ -59,10 +66,30 @@ def fire(timer: Timer, firing: Firing) -> str:
     held = grants.held_rung(occurrence.clock.job, rung.step, firing.instant)
     if held is not None:
         raise Hold(f"{name} · rung {rung.text} held: {held}")
-    outcome = gate.propose(job=occurrence.clock.job, step=rung.step,
-                           items=[occurrence.item] if occurrence.item else [],
-                           by=f"rung {timer.id}", savepoint=False)
+    job_id = occurrence.clock.job_id
+    job = firing.take_read("job", job_id) or gate.lock_jobs([job_id])[0]
+    outcome = gate.propose(job=job, step=rung.step, items=[occurrence.item] if occurrence.item
+                           else [], by=f"rung {timer.id}", savepoint=False, locked=True)
+    # As its step left it: the gate changes the job's row through it (`gate.propose`), so the
+    # next rung of the batch on the same job reads it no more (a return's three file dates).
+    firing.keep_read("job", job_id, job, job=job_id)
     return f"{name} · rung {rung.text} → {outcome.describe()}{passed}"
+
+
+def _date_of(timer: Timer, firing: Firing) -> Occurrence:
+    """The date the timer's rung is of: as the batch read it, else read now. One read now for
+    a rung that tells is taken as the batch's (`Firing.keep_read`): given back when it is done,
+    it stands for the rungs after it on the same date (its ask, then its `run` rung)."""
+    pk = timer.payload["occurrence"]
+    occurrence = firing.take_read("occurrence", pk)
+    if occurrence is not None:
+        return occurrence
+    tells = _tells(timer)
+    occurrence = Occurrence.objects.select_related(*(TOLD if tells else TOLD[:2])).get(pk=pk)
+    if tells:
+        firing.keep_read("occurrence", pk, occurrence, job=occurrence.clock.job_id)
+        firing.take_read("occurrence", pk)
+    return occurrence
 
 
 def quiet(timer: Timer) -> bool:
