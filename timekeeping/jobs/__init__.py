@@ -9,12 +9,14 @@ def register() -> None:
     from timekeeping.clocks import gate
     from timekeeping.jobs import grants, lifecycle, operations, repairs
     from timekeeping.jobs.kinds import ask, clock, deadline, grant, signal, task
-    from timekeeping.timers import delays, kinds
+    from timekeeping.timers import delays, firing, kinds
     from timekeeping.timers.kinds import Place
 
     # A batch's dates read at once; its notices and acks arm the next day's with the batch.
     kinds.register("clock", place=Place.CLOCK, describe=clock.describe,
                    prepare=clock.prepare, quiet=clock.quiet)(clock.fire)
+    # A deadline's marks change the deadline alone: what a batch read of its dates stands.
+    firing.telling("deadline.at_risk", "deadline.late")
     for name, place, module in (("ask", Place.ASK, ask), ("grant", Place.ASK, grant),
                                 ("task", Place.TASK, task), ("deadline", Place.DEADLINE, deadline),
                                 ("signal", Place.DEADLINE, signal)):

@@ -6,8 +6,11 @@ operations. It imports no concept above it; each concept registers its own kinds
 
 
 def register() -> None:
-    """The delay kind and the built-in operations delays call (called by `apps.ready`)."""
-    from timekeeping.timers import delay_kind, delays, kinds, operations
+    """How a firing batch writes the timers armed with it, the delay kind and the built-in
+    operations delays call (called by `apps.ready`)."""
+    from timekeeping.timers import arming, delay_kind, delays, firing, kinds, operations
+
+    firing.writes_later(arming.write_later)
 
     kinds.register("delay", place=kinds.Place.DEADLINE,
                    describe=delay_kind.describe)(delay_kind.fire)

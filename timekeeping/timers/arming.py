@@ -112,6 +112,34 @@ def _later(brand: Brand, test_clock: TestClock | None, owed: datetime, owner_id:
     return True
 
 
+def write_later(batch: firing.Firing, later: dict[str, tuple[Timer, str | None]]) -> set[str]:
+    """Write the timers a firing batch armed with it (`arm_later`, `rearm_later`; the batch
+    calls this, `Firing.write_later`), in three statements however many (four when one
+    supersedes): each key as `arm` does (not armed again under a key that holds a timer not
+    superseded: live, fired or ended), or, given why it supersedes, as `rearm` does (a live
+    one owed then kept, one owed at another time superseded, one that rang for that very
+    instant left rung). Of two processes arming one key, one row results. The ids written."""
+    found = clock_timers(batch.brand, batch.test_clock).filter(key__in=list(later)).exclude(
+        state=Timer.State.SUPERSEDED).values_list("id", "key", "owed", "state")
+    taken, ended = set(), {}
+    for pk, key, owed, state in found:
+        timer, why = later[key]
+        if why is None or (owed == timer.owed and state in LIVE_OR_RUNG):
+            taken.add(key)
+        elif state in (Timer.State.ARMED, Timer.State.HELD):
+            ended[pk] = why
+    for why in set(ended.values()):
+        ids = [pk for pk, said in ended.items() if said == why]
+        end_many(ids, state=Timer.State.SUPERSEDED, by=why[:200])
+        for pk in ids:  # noted on the batch, which is not the current one between firings
+            batch.note_ended(pk)
+    return store([timer for key, (timer, _) in later.items() if key not in taken])
+
+
+# What `rearm` keeps under a key wanted at the same instant: its live timer, or one that rang.
+LIVE_OR_RUNG = (Timer.State.ARMED, Timer.State.HELD, Timer.State.FIRED)
+
+
 def _new(
     *, brand: Brand, kind: str, key: str, owed: datetime, test_clock: TestClock | None,
     owner_type: str = "", owner_id: str = "", owner_opened: datetime | None = None,

@@ -12,6 +12,7 @@ trace is asked for (`traced`), and handed on when the batch is written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,10 +24,10 @@ from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
 from timekeeping.timers import in_progress, kinds, records
 from timekeeping.timers.in_progress import current as current
 from timekeeping.timers.in_progress import now_for as now_for
-from timekeeping.timers.stored import store
 
-# Kinds of record that tell and change nothing (a date's notice): what a batch read for its
-# timers stands after one is made. Added by the wiring (`timekeeping.clocks.register`).
+# Kinds of record that change nothing a batch reads at once for its timers (`Firing.keep_read`:
+# dates, with their clocks, jobs and subjects, and jobs): a date's notice, a deadline's mark.
+# What was read stands after one is made. Added by the wiring (`clocks.register`, `jobs`').
 TELLING: set[str] = set()
 
 
@@ -45,8 +46,17 @@ def _leaves(timer: Timer, owners: set[str]) -> bool:
     return kind.keeps_to_owner and timer.owner_id not in owners
 
 
-# What `rearm` keeps under a key wanted at the same instant: its live timer, or one that rang.
-LIVE_OR_RUNG = (Timer.State.ARMED, Timer.State.HELD, Timer.State.FIRED)
+# How the timers armed with a batch are written (`arming.write_later`: the rule of `arm` and
+# `rearm`, which this module, below arming, cannot import): set by the wiring
+# (`timekeeping.timers.register`).
+_write_later: Callable[[Firing, dict[str, tuple[Timer, str | None]]], set[str]] | None = None
+
+
+def writes_later(write: Callable[[Firing, dict[str, tuple[Timer, str | None]]], set[str]]
+                 ) -> None:
+    """Say how a batch writes the timers armed with it (`arming.write_later`)."""
+    global _write_later  # noqa: PLW0603 - set once, by the wiring
+    _write_later = write
 
 
 class Drop(Exception):
@@ -216,35 +226,12 @@ class Firing:
                 self.armed_log.append(timer)
 
     def write_later(self) -> None:
-        """Write the timers armed with the batch, in three statements however many (four
-        when one supersedes): as `arming.arm`, a key already under a timer that was not
-        superseded (live, fired, ended) is not armed again; as `arming.rearm`, a live one
-        owed then is kept, one owed at another time superseded, and one that rang for that
-        very instant left rung. Of two processes arming one key, one row results (the live
-        key's unique index)."""
+        """Write the timers armed with the batch (`arming.write_later`), as if each had been
+        armed when its handler armed it."""
         later, self.later, self.later_owners = self.later, {}, set()
         if not later:
             return
-        found = Timer.objects.filter(
-            brand=self.brand, test_clock=self.test_clock, key__in=list(later),
-        ).exclude(state=Timer.State.SUPERSEDED).values_list("id", "key", "owed", "state")
-        taken, ended = set(), {}
-        for pk, key, owed, state in found:
-            timer, why = later[key]
-            if why is None or (owed == timer.owed and state in LIVE_OR_RUNG):
-                taken.add(key)
-            elif state in (Timer.State.ARMED, Timer.State.HELD):
-                ended[pk] = why
-        for why in set(ended.values()):
-            ids = [pk for pk, said in ended.items() if said == why]
-            Timer.objects.filter(id__in=ids, state__in=[Timer.State.ARMED, Timer.State.HELD]
-                                 ).update(state=Timer.State.SUPERSEDED, ended_by=why[:200])
-            for pk in ids:
-                self.note_ended(pk)
-        made = [timer for key, (timer, _) in later.items() if key not in taken]
-        stored: set[str] = set()
-        if made:
-            stored = store(made)
+        stored = _write_later(self, later)
         self.armed_count += len(stored)  # each owed after the instant: none is this pass's
         unwritten = {timer.pk for timer, _ in later.values()} - stored
         if self.traced and unwritten:  # the trace lists only those written
