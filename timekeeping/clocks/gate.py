@@ -114,7 +114,7 @@ def _job_rows():
                                                                       "test_clock")
 
 
-def _locked(pk: int) -> Job:
+def _locked(pk: str) -> Job:
     return _job_rows().get(pk=pk)
 
 

@@ -109,7 +109,7 @@ class Firing:
         # What kinds read at once for the batch's timers (`prepare`), by (what, id), each
         # taken once; and which of it belongs to which job, forgotten when the job changes.
         self.read: dict[tuple[str, object], object] = {}
-        self.read_of_job: dict[str, list[tuple[str, object]]] = {}
+        self.read_of_job: dict[str, set[tuple[str, object]]] = {}
         self.job_of_read: dict[tuple[str, object], str] = {}
         self.taken: list[tuple[tuple[str, object], object, str]] = []  # by the handler running
         # Timers of this batch that a handler before them superseded, cancelled or held: they
@@ -136,7 +136,7 @@ class Firing:
     def keep_read(self, what: str, pk: object, value: object, *, job: str) -> None:
         """Keep what a kind read for a timer of the batch, belonging to `job`."""
         self.read[(what, pk)] = value
-        self.read_of_job.setdefault(job, []).append((what, pk))
+        self.read_of_job.setdefault(job, set()).add((what, pk))
         self.job_of_read[(what, pk)] = job
 
     def take_read(self, what: str, pk: object):
