@@ -64,6 +64,7 @@ from timekeeping.clocks.opening import (
     on_end,
     on_open,
     order,
+    prepare_orders,
 )
 from timekeeping.clocks.postponing import Rerolled, add_postponement, calendar_changed, postpone
 from timekeeping.clocks.reopening import REOPENED, withdrawn_lapses
@@ -89,7 +90,8 @@ __all__ = [
     "check_hard_date", "check_items_known", "check_live", "choose", "date_passed", "effect_moved",
     "effect_satisfied", "end_job", "end_timers", "items_of", "lapse", "lock_unerased", "mark_done",
     "measured_from", "measured_from_it", "move", "notice", "now_for", "offered", "on_end",
-    "on_open", "open_occurrences", "order", "owner_email", "postpone", "refuse_erased",
+    "on_open", "open_occurrences", "order", "owner_email", "postpone", "prepare_orders",
+    "refuse_erased",
     "satisfy", "spec_of", "withdrawn_lapses",
 ]
 

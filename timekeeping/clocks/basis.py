@@ -44,10 +44,28 @@ def lock_unerased(subject: Subject) -> None:
     the subject's lock (FOR UPDATE); an order or an invitation that read the subject before
     that committed would add work to it once erased. FOR NO KEY UPDATE waits for the erasure's
     lock (and it for this one), so either this comes first and the erasure ends what it made,
-    or it reads the erasure and is refused."""
-    subject.erased = Subject.objects.select_for_update(no_key=True).filter(
-        pk=subject.pk).values_list("erased", flat=True).first()
+    or it reads the erasure and is refused. A firing batch that locked its mints' subjects
+    at once (`lock_subjects`) answers from that lock, once per subject."""
+    batch = in_progress.current()
+    locked = batch.take_read(UNERASED, subject.pk) if batch is not None else None
+    if locked is not None:
+        (subject.erased,) = locked
+    else:
+        subject.erased = Subject.objects.select_for_update(no_key=True).filter(
+            pk=subject.pk).values_list("erased", flat=True).first()
     refuse_erased(subject)
+
+
+UNERASED = "subject locked"  # what a batch read of a subject under its lock (`lock_unerased`)
+
+
+def lock_subjects(subject_ids: set[str], batch: firing.Firing) -> None:
+    """Lock a firing batch's subjects against an erasure at once, in the order of their ids,
+    as `lock_unerased` locks one; each one's lock is kept on the batch for the first order of
+    it (`lock_unerased`)."""
+    for pk, erased in Subject.objects.select_for_update(no_key=True).filter(
+            pk__in=sorted(subject_ids)).order_by("pk").values_list("pk", "erased"):
+        batch.keep_read(UNERASED, pk, (erased,), job=pk)
 
 
 def calendar_for(subject: Subject) -> rules.Calendar:

@@ -19,6 +19,7 @@ from timekeeping.clocks.basis import (
     OrderRefused,
     PeriodTaken,
     calendar_for,
+    lock_subjects,
     lock_unerased,
     now_for,
     refuse_erased,
@@ -29,7 +30,7 @@ from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.specs import limits, tiers
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec, ServiceSpec, parse_every
-from timekeeping.timers import arming, in_progress, records
+from timekeeping.timers import arming, firing, in_progress, records
 
 
 def order(*, brand: Brand, service: str, subject: Subject, period: str = "", input: dict | None
@@ -77,9 +78,37 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
 
 
 def _held(brand: Brand, subject: Subject, service: str, period: str) -> bool:
-    """Whether the subject holds a job of `service` for `period` already (SPEC S17)."""
+    """Whether the subject holds a job of `service` for `period` already (SPEC S17): as a
+    firing batch read it for all its mints at once (`HELD`, taken once: a second order of it
+    in the batch reads again), else read now."""
+    batch = in_progress.current()
+    if batch is not None and batch.brand.pk == brand.pk:
+        found = batch.take_read(HELD, (subject.pk, service, period))
+        if found is not None:
+            return found
     return Job.objects.filter(brand=brand, subject=subject, service=service,
                               period=period).exists()
+
+
+HELD = "period held"  # what a batch read of whether a subject's period is held (`_held`)
+
+
+def prepare_orders(batch: firing.Firing, orders: list[tuple[str, str, str]]) -> None:
+    """Read at once what the orders a firing batch will make need before they open a job
+    (issue 32: a batch of mints), given as (subject id, service, period): their subjects
+    locked against an erasure (`lock_unerased`), and which periods are held already
+    (`_held`). Two statements for the batch, not two an order; each kept for the first order
+    of it."""
+    if not orders:
+        return
+    lock_subjects({subject for subject, _, _ in orders}, batch)
+    held = set(Job.objects.filter(
+        brand=batch.brand, subject_id__in={subject for subject, _, _ in orders},
+        service__in={service for _, service, _ in orders},
+        period__in={period for _, _, period in orders}).values_list(
+        "subject_id", "service", "period"))
+    for wanted in orders:
+        batch.keep_read(HELD, wanted, wanted in held, job=wanted[0])
 
 
 # What else opens with a job, and ends with it: registered by the kinds that keep a job's own
@@ -252,9 +281,14 @@ class Opening:
         self.notices: list[Postponement] | None = None
 
     def postponements(self, row: Clock) -> list[Postponement]:
+        """Read once per firing batch (a batch of mints orders many jobs of one brand; a
+        postponement made inside one says so, `in_progress.forget`), else once per job."""
         if self.notices is None:
-            self.notices = list(Postponement.objects.filter(
-                calendar_id=row.brand.calendar_id, test_clock=row.test_clock_id or ""))
+            calendar, test_clock = row.brand.calendar_id, row.test_clock_id or ""
+            self.notices = in_progress.read_once(
+                row.brand_id, f"postponements {calendar} {test_clock}",
+                lambda: list(Postponement.objects.filter(calendar_id=calendar,
+                                                         test_clock=test_clock)))
         return self.notices
 
 

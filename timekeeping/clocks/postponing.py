@@ -21,7 +21,7 @@ from timekeeping.clocks.rungs import arm, spec_of
 from timekeeping.clocks.steps import move_to
 from timekeeping.clocks.telling import record_line
 from timekeeping.models import Brand, Job, Occurrence, TestClock
-from timekeeping.timers import records
+from timekeeping.timers import in_progress, records
 
 
 def postpone(brand: Brand, postponement: Postponement, *, by: str = "") -> list[str]:
@@ -93,6 +93,7 @@ def add_postponement(*, calendar: Calendar, from_date: date, through: date, to: 
             calendar=calendar, from_date=from_date, through=through, to=to, where=where,
             notice=notice.strip(), test_clock=test_clock_id)
         for brand in brands:
+            in_progress.forget(brand)  # inside a firing: its dates read the calendar again
             lines = postpone(brand, postponement, by=by)
             records.write("calendar.postponed", brand=brand, test_clock=test_clock,
                           instant=now_for(brand, test_clock),

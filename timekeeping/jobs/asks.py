@@ -82,6 +82,7 @@ def open_ask(job: Job, *, now: datetime, step: str = "", spec: DeliverSpec | Non
         purpose=purpose, step=step, title=title or (spec.title if spec else step),
         party=name, email=email, digest=_digest(token), term=expires - now,
         expires=expires, opened=now)
+    common.note_made(job, "ask", ask)
     _arm(ask)
     common.record(job, "ask.opened", {"ask": ask.pk, "step": step, "purpose": purpose,
                                       "party": name, "expires": expires})

@@ -12,7 +12,7 @@ from timekeeping.basics import shown
 from timekeeping.models import Job, Subject, Timer
 from timekeeping.specs.current import services_of
 from timekeeping.specs.jobs import WorkSpec
-from timekeeping.timers import arming, outbox, records
+from timekeeping.timers import arming, gathered, outbox, records
 from timekeeping.timers.firing import now_for
 
 
@@ -32,6 +32,23 @@ def now_of(job: Job) -> datetime:
 
 def now_for_subject(subject: Subject) -> datetime:
     return now_for(subject.brand, subject.test_clock)
+
+
+def made_here(job: Job, what: str) -> list | None:
+    """The asks, deadlines or tasks (`what`) of a job made in the operation that is opening
+    it (an order, gathering its writes): all it holds was made there too, so they are known
+    without a read (issue 32). None for a job made before, whose are read."""
+    gathering = gathered.current()
+    if gathering is None or not gathering.holds(job.pk):
+        return None
+    return gathering.made.setdefault((what, job.pk), [])
+
+
+def note_made(job: Job, what: str, row) -> None:
+    """`row`, an ask, deadline or task just made for the job: kept for `made_here`."""
+    found = made_here(job, what)
+    if found is not None:
+        found.append(row)
 
 
 def arm(job: Job, kind: str, key: str, owed: datetime, payload: dict, *,

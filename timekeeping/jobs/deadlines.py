@@ -91,8 +91,7 @@ def start(job: Job, *, within: Within, now: datetime, step: str = "",
             return None
     else:
         ends = within.span.after(now, common.zone_of(job))
-    waiting = Ask.objects.filter(brand_id=job.brand_id, job=job,
-                                 state=Ask.State.OPEN).order_by("opened").first()
+    waiting = _waiting_on(job)
     deadline = Deadline(
         brand=job.brand, test_clock=job.test_clock, job=job, step=step, rule=within.text,
         follows=within.clock, started=now, ends=ends, budget=max(ends - now, timedelta(0)),
@@ -102,6 +101,7 @@ def start(job: Job, *, within: Within, now: datetime, step: str = "",
         why = _held_why(deadline, waiting, now)
         _paused(deadline, waiting, now)
     deadline.save(force_insert=True)
+    common.note_made(job, "deadline", deadline)
     common.record(job, "deadline.started", {"deadline": deadline.pk, "step": step,
                                             "rule": within.text, "ends": ends})
     if waiting is None:
@@ -118,6 +118,17 @@ def start(job: Job, *, within: Within, now: datetime, step: str = "",
     common.arm(job, KIND, _key(deadline, "risk"), now + _risk_work(deadline),
                {"deadline": deadline.pk, "mark": "risk"}, held_by=why)
     return deadline
+
+
+def _waiting_on(job: Job) -> Ask | None:
+    """The open ask the job has waited on longest, if any (a job being ordered: of those its
+    order opened, `common.made_here`)."""
+    made = common.made_here(job, "ask")
+    if made is None:
+        return Ask.objects.filter(brand_id=job.brand_id, job=job,
+                                  state=Ask.State.OPEN).order_by("opened").first()
+    return min((ask for ask in made if ask.state == Ask.State.OPEN),
+               key=lambda ask: ask.opened, default=None)
 
 
 def _arm_late(deadline: Deadline) -> None:
@@ -171,8 +182,7 @@ def _task_due(deadline: Deadline) -> None:
 def hold_all(job: Job, ask: Ask, now: datetime) -> list[Deadline]:
     """The job now waits on a party: every running deadline of the job is held."""
     held = []
-    for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
-            brand_id=job.brand_id, job=job, state__in=OPEN_STATES, running_since__isnull=False):
+    for deadline in _running(job):
         why = _held_why(deadline, ask, now)
         _pause(deadline, ask, now)
         marks = ["risk"] if deadline.follows else ["risk", "late"]
@@ -185,6 +195,18 @@ def hold_all(job: Job, ask: Ask, now: datetime) -> list[Deadline]:
                                              "work_left": span_text(work_left(deadline, now))})
         held.append(deadline)
     return held
+
+
+def _running(job: Job) -> list[Deadline]:
+    """The job's running deadlines, locked (a job being ordered: of those its order started,
+    `common.made_here`, written in this transaction)."""
+    made = common.made_here(job, "deadline")
+    if made is None:
+        return list(Deadline.objects.select_for_update(of=("self",)).filter(
+            brand_id=job.brand_id, job=job, state__in=OPEN_STATES,
+            running_since__isnull=False))
+    return [deadline for deadline in made
+            if deadline.state in OPEN_STATES and deadline.running_since is not None]
 
 
 @transaction.atomic

@@ -58,7 +58,13 @@ def open_steps(job: Job, now: datetime) -> list[str]:
 
 
 def _started(job: Job) -> set[str]:
-    """The steps of the job with an ask, a task or a deadline of their own: one statement."""
+    """The steps of the job with an ask, a task or a deadline of their own: one statement, or
+    none for a job being ordered (what its order opened, `common.made_here`)."""
+    if (asks_made := common.made_here(job, "ask")) is not None:
+        return ({ask.step for ask in asks_made if ask.purpose == Ask.Purpose.STEP}
+                | {task.step for task in common.made_here(job, "task") or []}
+                | {deadline.step for deadline in common.made_here(job, "deadline") or []
+                   if deadline.step})
     mine = {"brand_id": job.brand_id, "job": job}
     return set(Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).order_by().values_list(
         "step", flat=True).union(

@@ -43,12 +43,15 @@ def member_of(brand_id: str, user) -> Member | None:
 
 
 def open_task(job: Job, spec: DeliverSpec, now: datetime) -> Task:
-    deadline = Deadline.objects.filter(job=job, step=spec.name).first()
+    made = common.made_here(job, "deadline")
+    deadline = (Deadline.objects.filter(job=job, step=spec.name).first() if made is None else
+                next((each for each in made if each.step == spec.name), None))
     task = Task.objects.create(
         brand=job.brand, test_clock=job.test_clock, job=job, subject=job.subject,
         step=spec.name, title=spec.title, due=deadline.ends if deadline else None,
         hold=(spec.hold or parse_span("2d")).after(now, common.zone_of(job)) - now,
         opened=now)
+    common.note_made(job, "task", task)
     common.record(job, "task.opened", {"task": task.pk, "step": spec.name, "due": task.due})
     standby.offer(task, now)
     return task

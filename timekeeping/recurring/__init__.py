@@ -18,6 +18,7 @@ def register() -> None:
         # A mint reads and ends only its subscription's timers (and arms its next mint with
         # the batch): another subscription's mints armed with the batch wait to be written.
         kinds.register(name, place=place, describe=module.describe,
+                       prepare=schedule.prepare if module is schedule else None,
                        keeps_to_owner=module is schedule)(module.fire)
     gate.effect(40)(charges.effect_step_taken)
     clocks.on_open(charges.when_opened)

@@ -333,15 +333,17 @@ def renew(subscription_id: str, cycle: int, instant: datetime, *,
         return f"renewed, cycle {cycle} · {charged}"
 
 
-def mint(subscription_id: str, name: str, label: str, timer: Timer, instant: datetime) -> str:
+def mint(subscription_id: str, name: str, label: str, timer: Timer, instant: datetime, *,
+         locked: Subscription | None = None) -> str:
     """Mint the period's job: first arm the next period's mint (past a catch-up's gap, whose
     skipped periods are named on the record, S23), then open the job unless the schedule's
     `when` does not hold; a refused order is on the record and heard (`mint_lapses`).
     It runs inside its timer's firing, whose transaction (and, redone one by one, its own
     savepoint) makes it whole: it opens no savepoint of its own (a Hold raised in one would
-    mark the firing's transaction for rollback)."""
-    subscription = Subscription.objects.select_for_update(of=("self",)).select_related(
-        "subject__brand").get(pk=subscription_id)
+    mark the firing's transaction for rollback). `locked`: the subscription as its batch
+    locked and read it (`kinds.schedule.prepare`)."""
+    subscription = locked or Subscription.objects.select_for_update(of=("self",)).select_related(
+        "subject__brand", "brand").get(pk=subscription_id)
     if subscription.state != Subscription.State.ACTIVE:
         return f"{name} · period {label} · the subscription ended: nothing minted"
     dunning.hold_mint(subscription)

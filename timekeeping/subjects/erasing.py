@@ -60,7 +60,7 @@ from timekeeping.models.service import new_feed_token
 from timekeeping.recurring import plans
 from timekeeping.subjects import leftovers, scrubbing
 from timekeeping.subjects.owned import Owned
-from timekeeping.timers import arming, records
+from timekeeping.timers import arming, in_progress, records
 
 NAME = "Erased subject"  # what the pages call it afterwards
 WHY = "its subject's personal data was erased"
@@ -104,6 +104,7 @@ def erase(subject: Subject, *, by: str) -> Erased:
     module's steps). `by`: who asked, as records name them."""
     with transaction.atomic():
         subject = _locked(subject)
+        in_progress.forget(subject.brand)  # inside a firing: nothing read of it stands
         needles, owned = scrubbing.Needles.of(subject), Owned.of(subject)
         at = wallclock.wall_now()
         done = {**_end_work(subject, owned, by=by), **_people(subject)}

@@ -12,6 +12,7 @@ trace is asked for (`traced`), and handed on when the batch is written.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -120,11 +121,13 @@ class Firing:
         # before a handler runs that might read or end them, and when the batch is written.
         self.later: dict[str, tuple[Timer, str | None]] = {}
         self.later_owners: set[str] = set()
+        self.owners: Counter[str] = Counter()  # how many of the batch's timers each owner has
 
     # -- firing --------------------------------------------------------------------------
 
     def prepare(self, timers: list[Timer]) -> None:
         """Let each kind read at once what its timers of this batch need (issue 32)."""
+        self.owners = Counter(timer.owner_id for timer in timers)
         by_kind: dict[str, list[Timer]] = {}
         for timer in timers:
             by_kind.setdefault(timer.kind, []).append(timer)

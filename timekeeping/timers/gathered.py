@@ -32,6 +32,9 @@ class Gathered:
     # A new job's dates as its order opened them, by job and clock name: what its deadline
     # written before a clock reads (`timekeeping.jobs.deadlines.start`), not read again.
     dates: dict[str, dict[str, list]] = field(default_factory=dict)
+    # What a job made in this operation holds, by (what, job): its asks, deadlines and tasks,
+    # each made here too (`timekeeping.jobs.common.made_here`), so none is read back.
+    made: dict[tuple[str, str], list] = field(default_factory=dict)
 
     def holds(self, owner_id: str) -> bool:
         """Whether timers of this owner are gathered here (it was made in this operation)."""

@@ -54,11 +54,14 @@ def read_once(brand_id: str, name: str, read: Callable[[], T]) -> T:
 
 
 def forget(brand: Brand) -> None:
-    """The brand changed inside a firing of it (a manifest loaded by a delay's operation):
-    what the batch read once is read again when next asked for."""
+    """The brand changed inside a firing of it (a manifest loaded, a postponement made, a
+    subject erased, by a delay's operation): what the batch read once, and what its kinds
+    read for its timers (`Firing.keep_read`), is read again when next asked for."""
     batch = current()
     if batch is not None and batch.brand.pk == brand.pk:
         batch.memo.clear()
+        batch.read.clear()
+        batch.read_of_job.clear()
 
 
 def now_for(brand: Brand, test_clock: TestClock | None) -> datetime:

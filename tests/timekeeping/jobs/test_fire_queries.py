@@ -136,7 +136,7 @@ def test_it_reads_the_brand_calendar_once_per_firing_batch_and_afresh_outside_on
     brand.save(update_fields=["calendar"])
     here, paris = _subject(brand, "here", ""), _subject(brand, "paris", "Europe/Paris")
     read = list(Subject.objects.filter(pk__in=[here.pk, paris.pk]).order_by("key"))
-    token = in_progress.enter(SimpleNamespace(brand=brand, memo={}))
+    token = in_progress.enter(SimpleNamespace(brand=brand, memo={}, read={}, read_of_job={}))
     try:
         with django_assert_num_queries(2):  # the brand and its calendar, once
             first, again = (clocks.calendar_for(subject) for subject in read)
@@ -157,7 +157,7 @@ def test_a_manifest_loaded_inside_a_firing_is_what_the_batch_reads_after_it(bran
     document = json.loads(TAX_MANIFEST.read_text())
     manifests.load(brand, document)
     subject = _subject(brand, "here", "")
-    token = in_progress.enter(SimpleNamespace(brand=brand, memo={}))
+    token = in_progress.enter(SimpleNamespace(brand=brand, memo={}, read={}, read_of_job={}))
     try:
         before = clocks.calendar_for(subject)
         assert opening.offered(brand, "annual-return", subject)[0].version == 1
