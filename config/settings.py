@@ -110,13 +110,16 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 # PostgreSQL's JIT compiler, off unless asked for (DATABASE_JIT=true).
 DATABASE_JIT = env.bool("DATABASE_JIT", default=False)
 for _database in DATABASES.values():
+    if _database["ENGINE"] == "django.db.backends.postgresql":
+        # Django's, less the pattern index beside each id's (config/postgresql/base.py).
+        _database["ENGINE"] = "config.postgresql"
     if _database["ENGINE"] == "django.db.backends.sqlite3":
         # The demo's web server and its tick share one SQLite file: wait for a lock
         # instead of failing at once.
         # BEGIN IMMEDIATE takes the write lock when a transaction starts, so a tick's
         # select-then-update never meets a lock upgrade failure.
         _database.setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
-    elif _database["ENGINE"] == "django.db.backends.postgresql" and not DATABASE_JIT:
+    elif _database["ENGINE"] == "config.postgresql" and not DATABASE_JIT:
         # The tick's plans are small and run every minute; PostgreSQL's JIT compiles them when
         # a table's statistics describe years of history, and the compiling costs more than
         # the query (docs/scale.md). A URL that sets jit itself keeps its own value.

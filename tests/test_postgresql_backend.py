@@ -1,0 +1,66 @@
+"""The product's PostgreSQL backend (`config.postgresql`): Django's own, whose schema editor
+makes no `varchar_pattern_ops` twin beside the index of an id, and migration 0045, which
+drops the twins a database made before (issue 32). Ids are found by equality only; a text
+column that is not an id keeps its twin, which serves a search by prefix."""
+
+import importlib
+
+import pytest
+from django.apps import apps
+from django.db import connection
+from django.db.backends.postgresql.schema import DatabaseSchemaEditor as DjangosEditor
+
+from tests.processes import needs_postgres
+from timekeeping.models import Job, Schedule
+
+pytestmark = [needs_postgres, pytest.mark.django_db]
+PRODUCT = ("timekeeping", "calendars", "money")
+
+
+def _twins() -> dict[tuple[str, str], str]:
+    """The pattern twins on the product's tables: by (table, column), the index's name."""
+    tables = [model._meta.db_table for label in PRODUCT
+              for model in apps.get_app_config(label).get_models()]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tablename, indexname, indexdef FROM pg_indexes WHERE "
+                       "schemaname = current_schema() AND tablename = ANY(%s) AND indexdef "
+                       "LIKE %s", [tables, "%pattern_ops%"])
+        found = cursor.fetchall()
+    return {(table, definition.rsplit("(", 1)[1].split()[0]): name
+            for table, name, definition in found}
+
+
+def _ids() -> set[tuple[str, str]]:
+    return {(model._meta.db_table, field.column) for label in PRODUCT
+            for model in apps.get_app_config(label).get_models()
+            for field in model._meta.local_fields if field.primary_key or field.is_relation}
+
+
+def test_the_engine_is_the_products_backend():
+    assert connection.settings_dict["ENGINE"] == "config.postgresql"
+    assert connection.vendor == "postgresql"
+
+
+def test_no_id_has_a_pattern_twin_and_a_key_searched_by_prefix_keeps_its_own():
+    twins = _twins()
+    assert set(twins) & _ids() == set()
+    assert ("timekeeping_schedule", "key") in twins  # searched by its scope's prefix
+
+
+def test_the_schema_editor_makes_a_twin_for_no_id():
+    with connection.schema_editor() as editor:
+        assert editor._create_like_index_sql(Job, Job._meta.get_field("subject")) is None
+        assert editor._create_like_index_sql(Job, Job._meta.get_field("id")) is None
+        assert editor._create_like_index_sql(Schedule, Schedule._meta.get_field("key"))
+
+
+def test_the_migration_drops_the_twins_a_database_made_before():
+    field = Job._meta.get_field("subject")
+    with connection.schema_editor() as editor:
+        editor.execute(DjangosEditor._create_like_index_sql(editor, Job, field))
+    assert ("timekeeping_job", "subject_id") in _twins()
+    migration = importlib.import_module("timekeeping.migrations.0045_ids_without_pattern_twins")
+    with connection.schema_editor() as editor:
+        migration.drop_twins(apps, editor)
+    assert ("timekeeping_job", "subject_id") not in _twins()
+    assert ("timekeeping_schedule", "key") in _twins()
