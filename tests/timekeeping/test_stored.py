@@ -1,11 +1,17 @@
 """Timers written in one statement that says which it wrote (`timekeeping.timers.stored`,
-issue 32): a live key already held is skipped, on SQLite and on PostgreSQL, one timer or many."""
+issue 32): a live key already held is skipped, on SQLite and on PostgreSQL, one timer or many.
+Timers of owners made in the transaction are written in one stream (`write_new`: COPY on
+PostgreSQL), every value as the model held it; a key taken after all fails the write whole."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.db import IntegrityError, transaction
 
 from timekeeping.models import Timer
 from timekeeping.timers import delays
-from timekeeping.timers.stored import store
+from timekeeping.timers.stored import store, write_new
 
 T0 = datetime(2027, 3, 28, 6, 30, tzinfo=UTC)
 
@@ -40,3 +46,35 @@ def test_a_key_whose_timer_was_superseded_is_free_again(brand):
     again, other = _timer(brand, "moved", T0 + timedelta(days=1)), _timer(brand, "other", T0)
     assert store([again, other]) == {again.pk, other.pk}
     assert Timer.objects.filter(key="moved").count() == 2
+
+
+def test_new_owners_timers_are_written_whole_each_value_as_it_was_held(brand, test_clock):
+    paris = ZoneInfo("Europe/Paris")
+    armed = _timer(brand, "job_new:remind", datetime(2027, 3, 28, 3, 30, tzinfo=paris))
+    armed.payload = {"ask": "ask_new", "until": datetime(2027, 3, 28, 2, 0, tzinfo=UTC),
+                     "day": date(2027, 3, 28), "note": "l\u2019été \"quoted\"\ttab"}
+    held = _timer(brand, "job_new:late", T0 + timedelta(days=2))
+    held.state, held.ended_by, held.owner_id = Timer.State.HELD, "waits on ask_new", "job_new"
+    held.test_clock, held.late_by = test_clock, timedelta(seconds=90)
+    write_new([armed, held])
+    write_new([])
+    got = {timer.pk: timer for timer in Timer.objects.filter(brand=brand)}
+    assert got.keys() == {armed.pk, held.pk}
+    first, second = got[armed.pk], got[held.pk]
+    assert first.owed == datetime(2027, 3, 28, 1, 30, tzinfo=UTC)  # 03:30 CEST, the day it begins
+    assert first.payload == {"ask": "ask_new", "until": "2027-03-28T02:00:00Z",
+                             "day": "2027-03-28", "note": "l\u2019été \"quoted\"\ttab"}
+    assert (first.state, first.test_clock_id, first.place, first.fired) == (
+        Timer.State.ARMED, None, 4, None)
+    assert (second.state, second.ended_by, second.owner_id, second.test_clock_id,
+            second.late_by) == (Timer.State.HELD, "waits on ask_new", "job_new", test_clock.pk,
+                                timedelta(seconds=90))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_owners_key_taken_after_all_fails_the_write_whole(brand):
+    delays.delay("timekeeping.note", {"n": 1}, brand=brand, at=T0, key="taken")
+    free, taken = _timer(brand, "free", T0), _timer(brand, "taken", T0)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        write_new([free, taken])
+    assert not Timer.objects.filter(pk__in=[free.pk, taken.pk]).exists()

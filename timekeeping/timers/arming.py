@@ -12,7 +12,7 @@ from timekeeping.basics import wallclock
 from timekeeping.basics.spans import span_text
 from timekeeping.models import Brand, TestClock, Timer
 from timekeeping.timers import firing, gathered, kinds, records
-from timekeeping.timers.stored import store
+from timekeeping.timers.stored import store, write_new
 
 
 def clock_timers(brand: Brand, test_clock: TestClock | None) -> QuerySet[Timer]:
@@ -370,12 +370,10 @@ def gathering() -> Iterator[gathered.Gathered]:
 
 def _write_gathered(collected: gathered.Gathered) -> None:
     if collected.timers:
-        # INSERT … ON CONFLICT DO NOTHING: of two processes arming one key, one row results.
-        Timer.objects.bulk_create(collected.timers, ignore_conflicts=True)
+        # Each key names an owner made in this transaction: no other process can hold it.
+        write_new(collected.timers)
         batch = firing.current()
         if batch is not None:  # an order inside a firing: its trace lists what it armed
-            # Each was stored: its key names an owner made in this transaction (a job, its
-            # dates, asks and deadlines), which no other process can have armed.
             for timer in collected.timers:
                 if timer.pk in collected.held:
                     batch.note_held(timer, collected.held[timer.pk])

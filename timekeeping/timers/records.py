@@ -20,6 +20,7 @@ from psycopg import sql as pgsql
 from timekeeping.basics.public_ids import new_id
 from timekeeping.models import Brand, Record, TestClock
 from timekeeping.timers import gathered, in_progress
+from timekeeping.timers.stored import copying
 
 COLUMNS = ("id", "kind", "instant", "brand_id", "test_clock_id", "subject", "job", "timer",
            "data")
@@ -135,9 +136,8 @@ def write_rows(rows: list[tuple[Brand, TestClock | None, datetime, Entry]]) -> N
     statement = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
         pgsql.Identifier(Record._meta.db_table),
         pgsql.SQL(", ").join(pgsql.Identifier(column) for column in COLUMNS))
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(statement) as copy:
-            for brand, test_clock, instant, e in rows:
-                copy.write_row((e.id, e.kind, instant, brand.pk,
-                                test_clock.pk if test_clock is not None else None,
-                                e.subject, e.job, e.timer, e.encoded))
+    with copying(connection, statement) as copy:
+        for brand, test_clock, instant, e in rows:
+            copy.write_row((e.id, e.kind, instant, brand.pk,
+                            test_clock.pk if test_clock is not None else None,
+                            e.subject, e.job, e.timer, e.encoded))
