@@ -208,7 +208,10 @@ def world() -> World:
     opened = asks.open_ask(job, now=wallclock.wall_now(), step="organizer",
                            spec=services_of(job.bundle)[job.service].work.deliver["organizer"])
     found.link, found.ask = opened.token, opened.ask.pk
-    found.subscription = plans.subscribe(subject=subject, service="tax-plan", by="the world")
+    # Anchored on NOW, not on the day the suite runs: the tenancy tick renews it within a year
+    # and five days of NOW, whatever the wall clock says.
+    found.subscription = plans.subscribe(subject=subject, service="tax-plan", by="the world",
+                                         anchor=NOW.date())
     found.outcome = clocks.order(brand=brand, service="recovery", subject=subject,
                                  period="2027").outcome
     found.endings = [clocks.order(brand=brand, service="annual-return", subject=subject,
