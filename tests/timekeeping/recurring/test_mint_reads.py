@@ -82,26 +82,29 @@ def _arm_first(brand, kind: str, owner_id: str) -> None:
                owed=MINTED - timedelta(minutes=5), owner_type="test", owner_id=owner_id)
 
 
-def test_a_subscription_an_earlier_timer_of_the_batch_changed_is_read_by_its_mint(actors):
+def _first_then_mint(actors, kind: str, owned_by) -> tuple:
+    """Three clients minting; a `kind` timer owned by (`owned_by`) the first subscription's
+    owner fires first in the batch. The brand, the first subscription, and what it said."""
     brand = subscribed(actors, "practice", 3)
-    ended, *others = Subscription.objects.filter(brand=brand).order_by("pk")
-    _arm_first(brand, "test_ends_first", ended.pk)
+    first, *others = Subscription.objects.filter(brand=brand).order_by("pk")
+    _arm_first(brand, kind, owned_by(first))
     _tick()
     said = _minted(brand)
-    assert "the subscription ended: nothing minted" in said[ended.pk]
     assert all("annual →" in said[other.pk] for other in others)
+    return brand, first, said[first.pk]
+
+
+def test_a_subscription_an_earlier_timer_of_the_batch_changed_is_read_by_its_mint(actors):
+    brand, ended, said = _first_then_mint(actors, "test_ends_first", lambda sub: sub.pk)
+    assert "the subscription ended: nothing minted" in said
     assert not Job.objects.filter(subject=ended.subject, period="2027").exists()
     assert Job.objects.filter(brand=brand, period="2027").count() == 2
 
 
 def test_a_period_an_earlier_order_of_the_batch_took_is_found_taken(actors):
-    brand = subscribed(actors, "practice", 3)
-    taken, *others = Subscription.objects.filter(brand=brand).order_by("pk")
-    _arm_first(brand, "test_orders_first", taken.subject_id)
-    _tick()
-    said = _minted(brand)
-    assert "already held by a job: nothing minted" in said[taken.pk]
-    assert all("annual →" in said[other.pk] for other in others)
+    brand, taken, said = _first_then_mint(actors, "test_orders_first",
+                                          lambda sub: sub.subject_id)
+    assert "already held by a job: nothing minted" in said
     assert Job.objects.filter(subject=taken.subject, period="2027").count() == 1
     assert Job.objects.filter(brand=brand, period="2027").count() == 3
 

@@ -22,24 +22,23 @@ def prepare(timers: list[Timer], firing: Firing) -> None:
     orders need (`clocks.prepare_orders`: the subjects locked, the periods held). A
     subscription another timer of the batch is also owed for (its renewal, its dunning) is
     left to its mint to read, after they changed it."""
-    alone = {timer.payload.get("subscription") for timer in timers}
-    alone = {pk for pk in alone if isinstance(pk, str) and firing.owners[pk] == 1}
-    found = Subscription.objects.select_for_update(of=("self",)).select_related(
-        "subject").filter(pk__in=sorted(alone), brand=firing.brand).order_by("pk")
-    orders = []
+    named = {timer.payload.get("subscription") for timer in timers}
+    found = {subscription.pk: subscription for subscription in Subscription.objects
+             .select_for_update(of=("self",)).select_related("subject")
+             .filter(pk__in=sorted(pk for pk in named
+                                   if isinstance(pk, str) and firing.owners[pk] == 1),
+                     brand=firing.brand).order_by("pk")}
     clock = getattr(firing.test_clock, "pk", None)
-    for subscription in found:
+    for subscription in found.values():
         subscription.brand = subscription.subject.brand = firing.brand  # read once, not each
         for row in (subscription, subscription.subject):
             if row.test_clock_id == clock:
                 row.test_clock = firing.test_clock
         firing.keep_read(SUBSCRIPTION, subscription.pk, subscription, job=subscription.pk)
-    for timer in timers:
-        subscription = firing.read.get((SUBSCRIPTION, timer.payload.get("subscription")))
-        if subscription is not None and timer.payload.get("order"):
-            orders.append((subscription.subject_id, timer.payload["order"],
-                           timer.payload["period"]))
-    clocks.prepare_orders(firing, orders)
+    clocks.prepare_orders(firing, [
+        (found[pk].subject_id, timer.payload["order"], timer.payload["period"])
+        for timer in timers if (pk := timer.payload.get("subscription")) in found
+        and timer.payload.get("order")])
 
 
 def fire(timer: Timer, firing: Firing) -> str:
