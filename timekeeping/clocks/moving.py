@@ -17,6 +17,10 @@ from timekeeping.clocks.telling import record_line
 from timekeeping.models import Occurrence
 from timekeeping.specs.services import ClockSpec
 
+# What a move changes of a date (`keep_on` sets the first four): only these are written.
+MOVED = ["due", "rolled_from", "roll_reasons", "late_from", "moved_from", "moved_by",
+         "acknowledged"]
+
 
 def relocate(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll: bool,
              said: dict, why: str, ahead_of: datetime | None = None):
@@ -31,7 +35,7 @@ def relocate(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, rol
         occurrence.late_from = calendar_for(occurrence.clock.subject).late_from(day)
     occurrence.moved_from, occurrence.moved_by = before, by
     occurrence.acknowledged = None  # a new date is acknowledged anew
-    occurrence.save()
+    occurrence.save(update_fields=MOVED)
     written = record_line(occurrence, "clock.moved", {
         **said, "from": before, "to": occurrence.due, "rolled_from": occurrence.rolled_from})
     arm(occurrence, spec, why=f"moved to {occurrence.due}{why}", ahead_of=ahead_of)

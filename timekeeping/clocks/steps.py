@@ -9,6 +9,7 @@ from datetime import date, datetime
 
 from django.db import transaction
 
+from timekeeping.basics import compiled
 from timekeeping.clocks import changed, emails, following, gate, moving
 from timekeeping.clocks.basis import OrderRefused, now_for
 from timekeeping.clocks.opening import (
@@ -39,10 +40,7 @@ def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
     if not _names(job, step, "satisfied_by"):
         return kept
     # A lapsed date is still kept by its step, late: the record says so.
-    for occurrence in _of_job(job, Occurrence.objects.filter(
-            brand_id=job.brand_id, clock__job=job,
-            status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED],
-    )):
+    for occurrence in _of_job(job, KEEPABLE(brand=job.brand_id, job=job.pk)):
         spec = spec_of(occurrence.clock)
         if step not in spec.satisfied_by:
             continue
@@ -62,11 +60,23 @@ def _names(job: Job, step: str, rule: str) -> bool:
                for spec in services_of(job.bundle)[job.service].clocks.values())
 
 
-def _of_job(job: Job, occurrences) -> list[Occurrence]:
-    """The job's occurrences with their clock, the clock's job, brand and subject the ones
-    in hand (issue 32: each was read again per date, its spec (`spec_of`) asking for the
-    job). `job` is the gate's, read with its brand and subject under its row's lock."""
-    found = list(occurrences.select_related("clock"))
+# A job's dates a step may keep (open, or lapsed: kept late), and those it may move (open and
+# not hard), each read with its clock: reads of every step that keeps or moves a date,
+# compiled once (issue 32).
+KEEPABLE = compiled.Read(lambda brand, job: Occurrence.objects.filter(
+    brand_id=brand, clock__job_id=job,
+    status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED]), model=Occurrence,
+    related=("clock",))
+MOVABLE = compiled.Read(lambda brand, job: Occurrence.objects.filter(
+    brand_id=brand, clock__job_id=job, status=Occurrence.Status.OPEN, clock__hard=False),
+    model=Occurrence, related=("clock",))
+
+
+def _of_job(job: Job, found: list[Occurrence]) -> list[Occurrence]:
+    """The job's occurrences, read with their clock (`KEEPABLE`, `MOVABLE`), the clock's
+    job, brand and subject the ones in hand (issue 32: each was read again per date, its spec
+    (`spec_of`) asking for the job). `job` is the gate's, read with its brand and subject
+    under its row's lock."""
     for occurrence in found:
         row = occurrence.clock
         row.job = job
@@ -132,7 +142,7 @@ def move(job: Job, step: str, items: list[str]) -> list[str]:
     moved = []
     if not _names(job, step, "moves"):
         return moved
-    for occurrence in _of_job(job, open_occurrences(job, hard=False)):
+    for occurrence in _of_job(job, MOVABLE(brand=job.brand_id, job=job.pk)):
         spec = spec_of(occurrence.clock)
         # With `each`, a step moves only the items it names (as it satisfies only those).
         if step not in spec.moves or (occurrence.item and occurrence.item not in items):
@@ -159,18 +169,29 @@ def move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll
         occurrence, following.cause_of(occurrence, by, before, written, notice))])
 
 
+# An occurrence's place in the order `Occurrence.Meta.ordering` gives, its clock's spelled out
+# (`Clock`'s by job, whose own is by `-opened`, then by name), for a read of a few columns.
+IN_ORDER = ("due", "-clock__job__opened", "clock__name", "item", "seq")
+
+# The dates that could bar a step of a subject: its hard dates not kept, with what says
+# whether each bars it. A read every step is judged by, compiled once (issue 32: Django's
+# compiling of it, the joins and the order spelled out, was a fifth of a `run` rung).
+HARD_DATES = compiled.Read(lambda brand, subject, test_clock: Occurrence.objects.filter(
+    brand_id=brand, clock__subject_id=subject, clock__hard=True, clock__test_clock_id=test_clock,
+).exclude(status=Occurrence.Status.SATISFIED).order_by(*IN_ORDER).values_list(
+    "pk", "clock__bundle", "clock__job__service", "clock__name", "clock__job_id",
+    "clock__lives_on_subject", "late_from", "item"))
+
+
 def date_passed(job: Job, step: str, items: list[str], now: datetime) -> Occurrence | None:
     """The hard date (of this job, or living on its subject) that bars `step` and has passed."""
-    for occurrence in Occurrence.objects.filter(
-            brand_id=job.brand_id, clock__subject=job.subject, clock__hard=True,
-            clock__test_clock=job.test_clock,
-    ).exclude(status=Occurrence.Status.SATISFIED).select_related("clock", "clock__job"):
-        row = occurrence.clock
-        if row.job_id != job.pk and not row.lives_on_subject:
+    for pk, bundle, service, name, job_id, lives_on_subject, late_from, item in HARD_DATES(
+            brand=job.brand_id, subject=job.subject_id, test_clock=job.test_clock_id):
+        if job_id != job.pk and not lives_on_subject:
             continue
-        if step in spec_of(row).bars and now >= occurrence.late_from:
-            if not items or not occurrence.item or occurrence.item in items:
-                return occurrence
+        if step in services_of(bundle)[service].clocks[name].bars and now >= late_from:
+            if not items or not item or item in items:
+                return Occurrence.objects.select_related("clock", "clock__job").get(pk=pk)
     return None
 
 

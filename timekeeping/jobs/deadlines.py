@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
+from timekeeping.basics import compiled
 from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
@@ -234,6 +235,15 @@ def release_all(job: Job, now: datetime) -> list[Deadline]:
     return released
 
 
+# A job's deadlines written before a clock, each with the first instant its clock's earliest
+# open date is late, locked: one statement, compiled once (issue 32: read at every step).
+FOLLOWING = compiled.Read(lambda brand, job: Deadline.objects.select_for_update(
+    of=("self",)).filter(brand_id=brand, job_id=job, state__in=OPEN_STATES).exclude(
+    follows="").annotate(first_late=Subquery(_first_late(Occurrence.objects.filter(
+        brand_id=brand, clock__job_id=job, clock__name=OuterRef("follows")))[:1])),
+    model=Deadline)
+
+
 @transaction.atomic(savepoint=False)
 def follow(job: Job) -> list[str]:
     """Deadlines written before a clock follow its date when it moves (an extension, a
@@ -241,11 +251,7 @@ def follow(job: Job) -> list[str]:
     the gate's transaction, whose savepoint undoes it on an error: no savepoint of its own
     (two statements a commit, issue 32)."""
     moved = []
-    # Each read with the first instant its clock's earliest open date is late: one statement.
-    for deadline in Deadline.objects.select_for_update(of=("self",)).filter(
-            brand_id=job.brand_id, job=job, state__in=OPEN_STATES).exclude(follows="").annotate(
-            first_late=Subquery(_first_late(Occurrence.objects.filter(
-                brand_id=job.brand_id, clock__job=job, clock__name=OuterRef("follows")))[:1])):
+    for deadline in FOLLOWING(brand=job.brand_id, job=job.pk):
         deadline.job = job  # the gate's, in hand: its late mark re-armed reads it
         within = _within_of(deadline)
         ends = _before(job, deadline.first_late, within) if within else None

@@ -18,7 +18,7 @@ from datetime import datetime
 from django.db import transaction
 
 from timekeeping import clocks
-from timekeeping.basics import shown
+from timekeeping.basics import compiled, shown
 from timekeeping.clocks import lapses
 from timekeeping.jobs import asks, common, deadlines, grants, signals, tasks
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Occurrence, Subject, Task
@@ -57,6 +57,19 @@ def open_steps(job: Job, now: datetime) -> list[str]:
     return [spec.name for spec in ready]
 
 
+def _steps_started(brand: str, job: str):
+    mine = {"brand_id": brand, "job_id": job}
+    return Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).order_by().values_list(
+        "step", flat=True).union(
+        Task.objects.filter(**mine).order_by().values_list("step", flat=True),
+        Deadline.objects.filter(**mine).exclude(step="").order_by().values_list(
+            "step", flat=True))
+
+
+# Read after every step a job commits, compiled once (issue 32).
+STARTED = compiled.Read(_steps_started)
+
+
 def _started(job: Job) -> set[str]:
     """The steps of the job with an ask, a task or a deadline of their own: one statement, or
     none for a job being ordered (what its order opened, `common.made_here`)."""
@@ -65,12 +78,7 @@ def _started(job: Job) -> set[str]:
                 | {task.step for task in common.made_here(job, "task") or []}
                 | {deadline.step for deadline in common.made_here(job, "deadline") or []
                    if deadline.step})
-    mine = {"brand_id": job.brand_id, "job": job}
-    return set(Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).order_by().values_list(
-        "step", flat=True).union(
-        Task.objects.filter(**mine).order_by().values_list("step", flat=True),
-        Deadline.objects.filter(**mine).exclude(step="").order_by().values_list(
-            "step", flat=True)))
+    return set(STARTED(brand=job.brand_id, job=job.pk))
 
 
 def effect_committed(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import Q, QuerySet
 
-from timekeeping.basics import wallclock
+from timekeeping.basics import compiled, wallclock
 from timekeeping.basics.spans import span_text
 from timekeeping.models import Brand, TestClock, Timer
 from timekeeping.timers import firing, gathered, kinds, records
@@ -241,7 +241,7 @@ def rearm_many(
             else:
                 gathering.end(timer, state=Timer.State.SUPERSEDED, by=why)
     if not fresh:
-        kept, rang = _supersede_unwanted(clock_timers(brand, test_clock), owner_id, wanted, why)
+        kept, rang = _supersede_unwanted(brand, test_clock, owner_id, wanted, why)
     now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
     fields["owner_opened"] = fields.get("owner_opened") or now
     made = [Timer(brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place),
@@ -263,17 +263,22 @@ def rearm_many(
                 batch.note_armed(timer)
 
 
-def _supersede_unwanted(timers: QuerySet[Timer], owner_id: str,
+# An owner's live timers, and the live or rung timers under the keys it wants: what it arms
+# again is read against them (`rearm_many`, every date moved), compiled once (issue 32).
+OWNERS_TIMERS = compiled.Read(lambda brand, test_clock, owner, keys: Timer.objects.filter(
+    brand_id=brand, test_clock_id=test_clock).filter(
+    Q(state__in=[Timer.State.ARMED, Timer.State.HELD]) & (Q(owner_id=owner) | Q(key__in=keys))
+    | Q(state=Timer.State.FIRED, key__in=keys)).values_list("id", "key", "owed", "state"))
+
+
+def _supersede_unwanted(brand: Brand, test_clock: TestClock | None, owner_id: str,
                         wanted: dict[str, tuple[datetime, dict]], why: str
                         ) -> tuple[set[str], set[tuple[str, datetime]]]:
     """Supersede the owner's live timers it no longer wants as they are (`rearm_many`):
     the keys whose live timer is kept, and the (key, owed) that already rang. One read (the
     owner's live timers, and those of its keys that rang) and one update."""
-    found = list(timers.filter(
-        Q(state__in=[Timer.State.ARMED, Timer.State.HELD])
-        & (Q(owner_id=owner_id) | Q(key__in=list(wanted)))
-        | Q(state=Timer.State.FIRED, key__in=list(wanted)))
-        .values_list("id", "key", "owed", "state"))
+    found = OWNERS_TIMERS(brand=brand.pk, test_clock=getattr(test_clock, "pk", None),
+                          owner=owner_id, keys=list(wanted))
     live = [(pk, key, owed) for pk, key, owed, state in found if state != Timer.State.FIRED]
     kept = {key for _, key, owed in live if key in wanted and wanted[key][0] == owed}
     end_many([pk for pk, key, _ in live if key not in kept], state=Timer.State.SUPERSEDED,

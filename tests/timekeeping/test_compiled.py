@@ -1,0 +1,165 @@
+"""Reads compiled once (`timekeeping.basics.compiled`, issue 32): each call reads what the ORM
+would read with its values, in one statement, compiling its shape only the first time."""
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.db import connection, transaction
+from django.db.models import Count, F
+from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
+
+from timekeeping.basics import compiled
+from timekeeping.models import Timer
+
+pytestmark = pytest.mark.django_db
+
+NEW_YORK = ZoneInfo("America/New_York")
+# Across the autumn change in New York: 01:30 happens twice that night.
+OWED = [datetime(2027, 11, 7, 1, 30, tzinfo=NEW_YORK),
+        datetime(2027, 11, 7, 1, 30, fold=1, tzinfo=NEW_YORK),
+        datetime(2027, 11, 8, 9, tzinfo=NEW_YORK)]
+
+
+def _timers(brand, test_clock=None, owner="occ-1"):
+    return [Timer.objects.create(
+        brand=brand, test_clock=test_clock, key=f"{owner}:rung {n}", kind="delay", place=3,
+        owed=owed, owner_id=owner, owner_opened=OWED[0], payload={"n": n})
+        for n, owed in enumerate(OWED)]
+
+
+def _by_owner(brand, owner, test_clock):
+    return Timer.objects.filter(brand_id=brand, owner_id=owner, test_clock_id=test_clock
+                                ).order_by("owed", "key").values_list("key", "owed", "payload")
+
+
+def _by_keys(brand, keys):
+    return Timer.objects.filter(brand_id=brand, key__in=keys).order_by("key").values_list(
+        "key", flat=True)
+
+
+def test_a_read_gives_what_the_orm_gives_with_each_calls_values(brand, test_clock):
+    _timers(brand)
+    _timers(brand, owner="occ-2")
+    _timers(brand, test_clock)
+    read = compiled.Read(_by_owner)
+    for owner, clock in [("occ-1", None), ("occ-2", None), ("occ-1", test_clock.pk),
+                         ("occ-3", None)]:
+        got = read(brand=brand.pk, owner=owner, test_clock=clock)
+        assert got == list(_by_owner(brand.pk, owner, clock))
+    first = read(brand=brand.pk, owner="occ-1", test_clock=None)
+    # Instants come back aware and exact, both 01:30s of the night the clocks go back (in UTC:
+    # an instant in the repeated hour never equals one of another zone, PEP 495).
+    assert [owed for _, owed, _ in first] == [owed.astimezone(UTC) for owed in OWED]
+    assert first[1][1] - first[0][1] == timedelta(hours=1)
+    assert first[0][2] == {"n": 0}
+
+
+def test_it_compiles_each_shape_once_and_sends_one_statement_a_call(brand, test_clock):
+    _timers(brand)
+    built = []
+
+    def build(brand, owner, test_clock):
+        built.append(owner)
+        return _by_owner(brand, owner, test_clock)
+
+    read = compiled.Read(build)
+    read(brand=brand.pk, owner="occ-1", test_clock=None)
+    with CaptureQueriesContext(connection) as sent:
+        assert len(read(brand=brand.pk, owner="occ-1", test_clock=None)) == 3
+        assert read(brand=brand.pk, owner="occ-9", test_clock=None) == []
+    assert len(sent) == 2
+    assert all("compiled:" not in query["sql"] for query in sent.captured_queries)
+    # A None is another statement (IS NULL against = %s): compiled once more.
+    read(brand=brand.pk, owner="occ-1", test_clock=test_clock.pk)
+    read(brand=brand.pk, owner="occ-2", test_clock=test_clock.pk)
+    assert len(built) == 2
+
+
+def test_a_list_of_another_length_is_another_shape_and_an_empty_one_reads_nothing(brand):
+    _timers(brand)
+    read = compiled.Read(_by_keys)
+    keys = ["occ-1:rung 0", "occ-1:rung 2", "occ-1:rung 9"]
+    assert read(brand=brand.pk, keys=keys) == ["occ-1:rung 0", "occ-1:rung 2"]
+    assert read(brand=brand.pk, keys=keys[1:]) == ["occ-1:rung 2"]
+    assert read(brand=brand.pk, keys=("occ-1:rung 1",)) == ["occ-1:rung 1"]
+    with CaptureQueriesContext(connection) as sent:
+        assert read(brand=brand.pk, keys=[]) == []
+    assert len(sent) == 0
+    assert len(read.shapes) == 3 + 1
+
+
+def test_past_its_bound_a_read_compiles_each_call_and_reads_the_same(brand, monkeypatch):
+    _timers(brand)
+    monkeypatch.setattr(compiled, "SHAPES", 2)
+    read = compiled.Read(_by_keys)
+    for length in range(1, 5):
+        keys = [f"occ-1:rung {n}" for n in range(length)]
+        assert read(brand=brand.pk, keys=keys) == sorted(keys[:3])
+    assert len(read.shapes) == 2
+
+
+def test_rows_of_a_model_are_its_instances_with_their_annotations(brand):
+    made = _timers(brand)
+    read = compiled.Read(lambda brand, owner: Timer.objects.filter(
+        brand_id=brand, owner_id=owner).annotate(days=Count("id"), later=F("owed")
+                                                 ).order_by("owed"), model=Timer)
+    rows = read(brand=brand.pk, owner="occ-1")
+    assert [row.pk for row in rows] == [timer.pk for timer in made]
+    assert [(row.later, row.days) for row in rows] == [(owed.astimezone(UTC), 1)
+                                                         for owed in OWED]
+    rows[0].state = Timer.State.CANCELLED
+    rows[0].save(update_fields=["state"])  # an instance like any other, as read from the database
+    assert Timer.objects.get(pk=made[0].pk).state == Timer.State.CANCELLED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locking_read_is_refused_outside_a_transaction(brand):
+    _timers(brand)
+    read = compiled.Read(lambda brand: Timer.objects.select_for_update().filter(
+        brand_id=brand), model=Timer)
+    with transaction.atomic():
+        assert len(read(brand=brand.pk)) == 3
+    with pytest.raises(TransactionManagementError):
+        read(brand=brand.pk)
+
+
+@pytest.mark.parametrize("value", [True, datetime(2027, 1, 1, tzinfo=UTC), 1.5, {"a": 1}])
+def test_an_argument_it_cannot_stand_in_for_is_refused_by_name(brand, value):
+    read = compiled.Read(lambda brand, owner: Timer.objects.filter(
+        brand_id=brand, owner_id=owner).values_list("pk"))
+    with pytest.raises(TypeError, match="owner must be a text, a whole number, None"):
+        read(brand=brand.pk, owner=value)
+    with pytest.raises(TypeError, match="give brand, owner"):
+        read(brand=brand.pk)
+
+
+def test_a_lookup_that_rewrites_its_value_is_refused_at_once(brand):
+    read = compiled.Read(lambda brand, prefix: Timer.objects.filter(
+        brand_id=brand, key__startswith=prefix).values_list("pk"))
+    with pytest.raises(ValueError, match="does not carry prefix as given"):
+        read(brand=brand.pk, prefix="occ-1:")
+
+
+def test_a_query_of_rows_must_say_what_it_reads(brand):
+    with pytest.raises(TypeError, match="build a values_list, or give model="):
+        compiled.Read(lambda brand: Timer.objects.filter(brand_id=brand))(brand=brand.pk)
+    with pytest.raises(TypeError, match="name the related rows it reads"):
+        compiled.Read(lambda brand: Timer.objects.filter(brand_id=brand).select_related(
+            "brand"), model=Timer)(brand=brand.pk)
+
+
+def test_rows_of_a_model_carry_the_related_rows_it_names(brand, test_clock):
+    _timers(brand, test_clock)
+    _timers(brand, owner="occ-2")
+    read = compiled.Read(lambda brand: Timer.objects.filter(brand_id=brand).order_by(
+        "owner_id", "owed"), model=Timer, related=("brand", "test_clock"))
+    rows = read(brand=brand.pk)
+    with CaptureQueriesContext(connection) as sent:
+        seen = [(row.owner_id, row.brand.name, row.test_clock and row.test_clock.name)
+                for row in rows]
+    assert len(sent) == 0
+    assert seen == [("occ-1", "Northwind Filing", "spring")] * 3 + [
+        ("occ-2", "Northwind Filing", None)] * 3
+    assert rows[0].test_clock.frozen_time == test_clock.frozen_time
