@@ -21,6 +21,8 @@ A shape is one statement: an argument that is None (`IS NULL`), and a list's len
 `SHAPES` of them; past that it compiles each call, as Django would. Arguments are texts,
 whole numbers, None, or lists of texts or whole numbers: a boolean, an instant or a date is
 written into the build, not passed (its stand-in would not survive the field's conversion).
+A locking read (`select_for_update`) outside a transaction is refused on every database, as
+Django refuses it where the database locks (on SQLite too, so a test there finds it).
 """
 
 from __future__ import annotations
