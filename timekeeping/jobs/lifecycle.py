@@ -58,6 +58,7 @@ def open_steps(job: Job, now: datetime) -> list[str]:
 
 
 def _steps_started(brand: str, job: str):
+    """The steps of the job with an ask, a task or a deadline of their own, as one query."""
     mine = {"brand_id": brand, "job_id": job}
     return Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).order_by().values_list(
         "step", flat=True).union(
