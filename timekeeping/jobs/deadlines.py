@@ -304,7 +304,7 @@ def fire(deadline_id: str, mark: str, instant: datetime) -> str:
     # one): nothing here raises to be caught short of it, so no savepoint of its own.
     with transaction.atomic(savepoint=False):
         deadline = Deadline.objects.select_for_update(of=("self",)).select_related(
-            "job__brand__owner", "job__subject").get(pk=deadline_id)
+            "job__brand__owner", "job__subject", "job__test_clock").get(pk=deadline_id)
         job = deadline.job
         label = f"{'at risk' if mark == 'risk' else 'late'} · within {deadline.rule}"
         if deadline.state not in OPEN_STATES:

@@ -200,9 +200,11 @@ def hand_over(task: Task, successor: Member, *, by: str) -> None:
 # -- firing -----------------------------------------------------------------------------------
 
 def fire(task_id: str, mark: str, hold: int, instant: datetime) -> str:
-    with transaction.atomic():
+    # Inside the firing's transaction, as an ask's and a deadline's marks: no savepoint.
+    with transaction.atomic(savepoint=False):
         task = Task.objects.select_for_update(of=("self",)).select_related(
-            "job__brand__owner", "job__subject", "holder__user").get(pk=task_id)
+            "job__brand__owner", "job__subject", "job__test_clock", "holder__user").get(
+            pk=task_id)
         if task.state != Task.State.HELD or task.holds != hold:
             return f"{task.title} · hold {hold} is over: nothing to do"
         holder = task.holder.user if task.holder else None

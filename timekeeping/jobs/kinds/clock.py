@@ -97,9 +97,15 @@ def _date_of(timer: Timer, firing: Firing) -> Occurrence:
 
 def _in_batch(occurrence: Occurrence, firing: Firing) -> Occurrence:
     """The date with its brand the batch's, read once for the batch with its owner (whom a
-    notice may tell)."""
-    if occurrence.clock.brand_id == firing.brand.pk:
-        occurrence.clock.brand = firing.brand
+    notice may tell), and its clock's and job's test clock the batch's (a walk's notice read
+    it once a date: the time its record is written at)."""
+    row = occurrence.clock
+    if row.brand_id == firing.brand.pk:
+        row.brand = firing.brand
+    if firing.test_clock is not None and row.test_clock_id == firing.test_clock.pk:
+        row.test_clock = firing.test_clock
+        if row.job.test_clock_id == row.test_clock_id:
+            row.job.test_clock = firing.test_clock
     return occurrence
 
 
