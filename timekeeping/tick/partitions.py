@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 
 from dateutil.relativedelta import relativedelta
 from django.db import connections, transaction
+from psycopg import sql as pgsql
 
 from timekeeping.moves.tables import safe
 
@@ -132,8 +133,11 @@ def make(month: Month, using: str = "default") -> None:
         cursor.execute(f"WITH moved AS (DELETE FROM {quote(DEFAULT)} WHERE written >= %s AND "
                        f"written < %s RETURNING *) INSERT INTO {quote(month.name)} "
                        "SELECT * FROM moved", bounds)
+        # A statement that defines a table takes no parameter where values are bound on the
+        # server (DATABASE_PREPARED): its bounds, the module's own instants, written as literals.
+        lo, hi = (pgsql.Literal(bound).as_string(cursor.cursor.connection) for bound in bounds)
         cursor.execute(f"ALTER TABLE {quote(PARENT)} ATTACH PARTITION {quote(month.name)} "
-                       "FOR VALUES FROM (%s) TO (%s)", bounds)
+                       f"FOR VALUES FROM ({lo}) TO ({hi})")
 
 
 def drop_past(keep_months: int, using: str = "default") -> list[str]:
