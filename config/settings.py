@@ -109,10 +109,6 @@ for _alias, _, _url in (item.partition("=") for item in env.list("EXTRA_DATABASE
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 # PostgreSQL's JIT compiler, off unless asked for (DATABASE_JIT=true).
 DATABASE_JIT = env.bool("DATABASE_JIT", default=False)
-# Statements bound on the server and prepared once a connection has sent one five times
-# (psycopg's threshold), unless DATABASE_PREPARED=false (a pooler in transaction mode that
-# keeps no prepared statement): a handler's small reads were half planning (docs/scale.md).
-DATABASE_PREPARED = env.bool("DATABASE_PREPARED", default=True)
 for _database in DATABASES.values():
     if _database["ENGINE"] == "django.db.backends.postgresql":
         # Django's, less the pattern index beside each id's (config/postgresql/base.py).
@@ -130,8 +126,6 @@ for _database in DATABASES.values():
         _options = _database.setdefault("OPTIONS", {})
         if "jit" not in _options.get("options", ""):
             _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
-    if _database["ENGINE"] == "config.postgresql" and DATABASE_PREPARED:
-        _database.setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # With several databases, the one that keeps schedule state must be named (SPEC J6).
 SCHEDULES_STORE = env.str("SCHEDULES_STORE", default=None)

@@ -64,23 +64,3 @@ def test_the_migration_drops_the_twins_a_database_made_before():
         migration.drop_twins(apps, editor)
     assert ("timekeeping_job", "subject_id") not in _twins()
     assert ("timekeeping_schedule", "key") in _twins()
-
-
-def test_a_statement_sent_five_times_is_prepared_on_its_connection(brand):
-    """Values bound on the server, and a statement a connection has sent five times prepared
-    when it sends it again (DATABASE_PREPARED, on by default; psycopg's `prepare_threshold`):
-    PostgreSQL plans it once, not each time."""
-    def prepared() -> int:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
-                           ["%timekeeping_schedule%"])
-            return cursor.fetchone()[0]
-
-    assert connection.settings_dict["OPTIONS"]["server_side_binding"] is True
-    before = prepared()
-    for n in range(5):
-        assert not Schedule.objects.filter(brand=brand, key=f"nightly-{n}").exists()
-    assert prepared() == before  # sent five times: planned each time
-    assert not Schedule.objects.filter(brand=brand, key="nightly-5").exists()
-    assert prepared() == before + 1  # the sixth: prepared, and planned no more
-

@@ -89,18 +89,6 @@ def test_postgresql_connections_run_without_jit_unless_asked():
     assert sqlite == "None"
 
 
-def test_postgresql_connections_prepare_their_statements_unless_asked_not_to():
-    url = "postgres://someone@db.example.com:5432/keeping_time"
-    shown = ("from django.conf import settings as s; o = s.DATABASES['default']['OPTIONS']; "
-             "print(o.get('server_side_binding'), o.get('prepare_threshold'))")
-    said = manage("shell", "-c", shown, env={**PRODUCTION, "DATABASE_URL": url})
-    assert said.stdout.splitlines()[-1] == "True 5", said.stderr
-    said = manage("shell", "-c", shown, env={**PRODUCTION, "DATABASE_URL": url,
-                                              "DATABASE_PREPARED": "false"})
-    assert said.stdout.splitlines()[-1] == "None None", said.stderr
-    assert manage("shell", "-c", shown, env=PRODUCTION).stdout.splitlines()[-1] == "None None"
-
-
 def test_it_reads_the_throttles_from_the_environment_and_names_a_bad_one():
     said = manage("shell", "-c", "from django.conf import settings as s; print("
                   "s.AXES_FAILURE_LIMIT, s.AXES_COOLOFF_TIME, s.THROTTLE_RATES['key'], "

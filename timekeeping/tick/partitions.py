@@ -27,7 +27,6 @@ from datetime import UTC, datetime
 
 from dateutil.relativedelta import relativedelta
 from django.db import connections, transaction
-from psycopg import sql as pgsql
 
 from timekeeping.moves.tables import safe
 
@@ -133,11 +132,8 @@ def make(month: Month, using: str = "default") -> None:
         cursor.execute(f"WITH moved AS (DELETE FROM {quote(DEFAULT)} WHERE written >= %s AND "
                        f"written < %s RETURNING *) INSERT INTO {quote(month.name)} "
                        "SELECT * FROM moved", bounds)
-        # A statement that defines a table takes no parameter where values are bound on the
-        # server (DATABASE_PREPARED): its bounds, the module's own instants, written as literals.
-        lo, hi = (pgsql.Literal(bound).as_string(cursor.cursor.connection) for bound in bounds)
         cursor.execute(f"ALTER TABLE {quote(PARENT)} ATTACH PARTITION {quote(month.name)} "
-                       f"FOR VALUES FROM ({lo}) TO ({hi})")
+                       "FOR VALUES FROM (%s) TO (%s)", bounds)
 
 
 def drop_past(keep_months: int, using: str = "default") -> list[str]:
