@@ -8,10 +8,12 @@ import json
 import re
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from io import StringIO
 from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -20,7 +22,7 @@ from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
 from timekeeping.clocks import opening
 from timekeeping.demo import TAX_MANIFEST
-from timekeeping.models import Brand, Member, Occurrence, Record, Subject, Timer
+from timekeeping.models import Brand, Member, Occurrence, Record, Subject, TestClock, Timer
 from timekeeping.tick import phases
 from timekeeping.timers import arming, in_progress, kinds, records
 from timekeeping.timers.firing import Firing
@@ -244,3 +246,33 @@ def test_a_batch_locks_the_jobs_its_run_rungs_step_at_once_and_reads_a_date_an_a
     assert all("tentative committed" in record.data["what"] and "extend committed"
                in record.data["what"] for record in fired)
     assert Record.objects.filter(kind="step.committed", data__step="extend").count() == 9
+
+
+def test_a_walks_notices_read_no_test_clock_of_their_own(monkeypatch):
+    # On a test clock a date's record is written at its test clock's time: each notice and
+    # ask had read the test clock's row for it (issue 32). The batch's test clock stands for
+    # its dates' now: a notice, an ask and a deadline's mark read nothing more on a test clock
+    # than on the real one (test_it_fires_the_april_wave_in_a_bounded_number_of_statements).
+    brand = practice(0)
+    clock = TestClock.objects.create(brand=brand, name="a year", frozen_time=ORDERED)
+    with wallclock.fixed(ORDERED):
+        for n in range(2):
+            subject = Subject.objects.create(
+                brand=brand, test_clock=clock, kind="taxpayer", key=f"walk-{n}",
+                name=f"Walker {n}", zone="America/New_York", input=CLIENT_INPUT,
+                contact_email=f"walker{n}@practice.example")
+            clocks.order(brand=brand, service="annual-return", subject=subject, period="2026",
+                         by="the practice")
+    counted = Counted(monkeypatch)
+    with connection.execute_wrapper(counted):
+        call_command("tick", "--test-clock", clock.pk, "--to",
+                     (APRIL_END).strftime("%Y-%m-%dT%H:%M:%SZ"), stdout=StringIO())
+    assert counted.calls["clock notice 90d"] == counted.calls["clock notice 30d"] == 6
+    assert counted.calls["clock ack (the next day)"] == 12
+    # One and more a notice before (the test clock's row); now only what a batch's first
+    # firing reads once (the brand's calendar). An ask arms the next with its batch, written
+    # before the batch's next run rung (small batches here: two clients).
+    for rung in ("clock notice 90d", "clock notice 30d", "clock notice 14d"):
+        assert counted.per_call(rung) <= 0.5, rung
+    assert counted.per_call("clock ack (the next day)") <= 1
+    assert counted.per_call("deadline late") <= 4
