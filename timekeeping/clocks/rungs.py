@@ -19,7 +19,12 @@ KIND = "clock"
 
 
 def spec_of(row: Clock) -> ClockSpec:
-    return services_of(row.bundle)[row.job.service].clocks[row.name]
+    return spec_named(row.bundle, row.job.service, row.name)
+
+
+def spec_named(bundle: str, service: str, name: str) -> ClockSpec:
+    """The clock `name` of a Service as the manifest version `bundle` declares it."""
+    return services_of(bundle)[service].clocks[name]
 
 
 def arm(occurrence: Occurrence, spec: ClockSpec, *, why: str = "",

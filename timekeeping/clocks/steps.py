@@ -19,7 +19,7 @@ from timekeeping.clocks.opening import (
     measured_from_it,
     open_occurrence,
 )
-from timekeeping.clocks.rungs import end_timers, spec_of
+from timekeeping.clocks.rungs import end_timers, spec_named, spec_of
 from timekeeping.clocks.telling import record_line, tell_owner
 from timekeeping.models import Clock, Job, Member, Occurrence
 from timekeeping.specs.current import services_of
@@ -27,10 +27,9 @@ from timekeeping.specs.services import ClockSpec
 from timekeeping.timers import records
 
 
-def open_occurrences(job: Job, *, hard: bool | None = None):
-    found = Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job,
-                                      status=Occurrence.Status.OPEN)
-    return found if hard is None else found.filter(clock__hard=hard)
+def open_occurrences(job: Job):
+    return Occurrence.objects.filter(brand_id=job.brand_id, clock__job=job,
+                                     status=Occurrence.Status.OPEN)
 
 
 def satisfy(job: Job, step: str, items: list[str], at: datetime) -> list[str]:
@@ -169,16 +168,12 @@ def move_to(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, roll
         occurrence, following.cause_of(occurrence, by, before, written, notice))])
 
 
-# An occurrence's place in the order `Occurrence.Meta.ordering` gives, its clock's spelled out
-# (`Clock`'s by job, whose own is by `-opened`, then by name), for a read of a few columns.
-IN_ORDER = ("due", "-clock__job__opened", "clock__name", "item", "seq")
-
-# The dates that could bar a step of a subject: its hard dates not kept, with what says
-# whether each bars it. A read every step is judged by, compiled once (issue 32: Django's
-# compiling of it, the joins and the order spelled out, was a fifth of a `run` rung).
+# The dates that could bar a step of a subject: its hard dates not kept, in their model's
+# order, with what says whether each bars it. A read every step is judged by, compiled once
+# (issue 32: Django's compiling of it, its joins and its order, was a fifth of a `run` rung).
 HARD_DATES = compiled.Read(lambda brand, subject, test_clock: Occurrence.objects.filter(
     brand_id=brand, clock__subject_id=subject, clock__hard=True, clock__test_clock_id=test_clock,
-).exclude(status=Occurrence.Status.SATISFIED).order_by(*IN_ORDER).values_list(
+).exclude(status=Occurrence.Status.SATISFIED).values_list(
     "pk", "clock__bundle", "clock__job__service", "clock__name", "clock__job_id",
     "clock__lives_on_subject", "late_from", "item"))
 
@@ -189,7 +184,7 @@ def date_passed(job: Job, step: str, items: list[str], now: datetime) -> Occurre
             brand=job.brand_id, subject=job.subject_id, test_clock=job.test_clock_id):
         if job_id != job.pk and not lives_on_subject:
             continue
-        if step in services_of(bundle)[service].clocks[name].bars and now >= late_from:
+        if step in spec_named(bundle, service, name).bars and now >= late_from:
             if not items or not item or item in items:
                 return Occurrence.objects.select_related("clock", "clock__job").get(pk=pk)
     return None
