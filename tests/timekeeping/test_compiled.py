@@ -163,3 +163,39 @@ def test_rows_of_a_model_carry_the_related_rows_it_names(brand, test_clock):
     assert seen == [("occ-1", "Northwind Filing", "spring")] * 3 + [
         ("occ-2", "Northwind Filing", None)] * 3
     assert rows[0].test_clock.frozen_time == test_clock.frozen_time
+
+
+def test_a_related_row_may_be_reached_through_another(brand, test_clock, actors):
+    _timers(brand, test_clock)
+    _timers(brand, owner="occ-2")
+    read = compiled.Read(lambda brand: Timer.objects.filter(brand_id=brand).order_by(
+        "owner_id", "owed"), model=Timer, related=("brand", "brand__owner", "test_clock",
+                                                   "test_clock__brand"))
+    rows = read(brand=brand.pk)
+    with CaptureQueriesContext(connection) as sent:
+        seen = [(row.brand.owner.username, row.test_clock and row.test_clock.brand.slug)
+                for row in rows]
+    assert len(sent) == 0
+    assert seen == [(actors["owner"].username, "northwind")] * 3 + [
+        (actors["owner"].username, None)] * 3
+    assert rows[0].brand.owner == actors["owner"]
+
+
+def test_a_path_names_the_row_it_reaches_through_first(brand):
+    with pytest.raises(TypeError, match="name brand before brand__owner"):
+        compiled.Read(lambda brand: Timer.objects.filter(brand_id=brand), model=Timer,
+                      related=("brand__owner",))(brand=brand.pk)
+    with pytest.raises(TypeError, match="key is not a foreign key"):
+        compiled.Read(lambda brand: Timer.objects.filter(brand_id=brand), model=Timer,
+                      related=("key",))(brand=brand.pk)
+
+
+def test_get_gives_the_one_row_or_raises_as_the_orm_does(brand):
+    made = _timers(brand)
+    read = compiled.Read(lambda owner: Timer.objects.filter(owner_id=owner), model=Timer)
+    one = compiled.Read(lambda pk: Timer.objects.filter(pk=pk), model=Timer)
+    assert one.get(pk=made[1].pk).owed == OWED[1].astimezone(UTC)
+    with pytest.raises(Timer.DoesNotExist):
+        one.get(pk="tmr_none")
+    with pytest.raises(Timer.MultipleObjectsReturned):
+        read.get(owner="occ-1")

@@ -9,8 +9,9 @@ tax practice's `run` rungs: Django's compiling 40% of a step, the database 21%).
 
 The build names its arguments and makes the query from them: a `values_list` (tuples, or
 one value a row with `flat=True`), or, given `model=`, rows of that model: its own columns,
-its annotations, and the rows its foreign keys named in `related=` point to (as
-`select_related` reads them, one level). To compile it, `Read` passes each argument a
+its annotations, and the rows its foreign keys named in `related=` point to, as
+`select_related` reads them: a path reaches through a row named before it
+(`related=("clock", "clock__job")`). To compile it, `Read` passes each argument a
 stand-in no caller sends (a text or a whole number) and finds it among the statement's
 parameters: its places there are where the caller's value goes. A stand-in the statement
 does not carry as given (a lookup that rewrites its value, a pattern) is an error at once,
@@ -66,6 +67,17 @@ class Read:
                 if len(self.shapes) < SHAPES:
                     self.shapes[key] = shape
         return shape.run(values)
+
+
+    def get(self, **values: Any) -> Model:
+        """The one row of a read of a model (`model=`), as `QuerySet.get` gives it: its
+        model's DoesNotExist when there is none, MultipleObjectsReturned when more."""
+        found = self(**values)
+        if len(found) != 1:
+            error = (self.model.DoesNotExist if not found
+                     else self.model.MultipleObjectsReturned)
+            raise error(f"{self.model.__name__}: {len(found)} rows for {values}")
+        return found[0]
 
 
 def _key_of(name: str, value: Any) -> tuple:
@@ -172,9 +184,23 @@ def _rows_of(queryset: QuerySet, model: type[Model] | None, related: tuple[str, 
                         "select_related")
     fields = [field.attname for field in model._meta.concrete_fields]
     for name in related:
-        other = model._meta.get_field(name).related_model
-        fields += [f"{name}__{field.attname}" for field in other._meta.concrete_fields]
+        fields += [f"{name}__{field.attname}"
+                   for field in _related_model(model, name, related)._meta.concrete_fields]
     return False, [*fields, *queryset.query.annotation_select]
+
+
+def _related_model(model: type[Model], path: str, related: tuple[str, ...]) -> type[Model]:
+    """The model a path of `related` reaches: each step a foreign key, the path before the
+    last step named before it (it is set on that row)."""
+    parent, _, name = path.rpartition("__")
+    if parent:
+        if parent not in related[:related.index(path)]:
+            raise TypeError(f"compiled read: name {parent} before {path} in related=")
+        model = _related_model(model, parent, related)
+    field = model._meta.get_field(name)
+    if not field.many_to_one and not field.one_to_one:
+        raise TypeError(f"compiled read: {path} is not a foreign key")
+    return field.related_model
 
 
 def _models(read: Read, alias: str, fields: list[str], rows) -> list[Model]:
@@ -182,19 +208,23 @@ def _models(read: Read, alias: str, fields: list[str], rows) -> list[Model]:
     fields' caches, its annotations as attributes: what `select_related` and `annotate` give."""
     model, start = read.model, len(read.model._meta.concrete_fields)
     parts = [(model, "", fields[:start], 0, start)]
-    for name in read.related:
-        other = model._meta.get_field(name).related_model
+    for path in read.related:
+        other = _related_model(model, path, read.related)
         end = start + len(other._meta.concrete_fields)
-        parts.append((other, name, [field.split("__", 1)[1] for field in fields[start:end]],
+        parts.append((other, path, [field.rsplit("__", 1)[1] for field in fields[start:end]],
                       start, end))
         start = end
     made = []
     for row in rows:
         instance = model.from_db(alias, parts[0][2], row[:parts[0][4]])
-        for other, name, names, first, end in parts[1:]:
+        reached = {"": instance}
+        for other, path, names, first, end in parts[1:]:
             values = row[first:end]
-            setattr(instance, name, None if values[0] is None
-                    else other.from_db(alias, names, values))
+            parent, _, name = path.rpartition("__")
+            found = None if values[0] is None else other.from_db(alias, names, values)
+            reached[path] = found
+            if reached[parent] is not None:
+                setattr(reached[parent], name, found)
         for name, value in zip(fields[start:], row[start:], strict=True):
             setattr(instance, name, value)
         made.append(instance)

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from timekeeping import clocks
+from timekeeping.basics import compiled
 from timekeeping.clocks import gate
 from timekeeping.jobs import common, deadlines, grants
 from timekeeping.models import Ask, Job
@@ -186,12 +187,15 @@ def _tell_party(ask: Ask, token: str | None, subject: str, body: str) -> None:
 
 # -- firing -----------------------------------------------------------------------------------
 
+FIRED = compiled.Read(lambda pk: Ask.objects.select_for_update(of=("self",)).filter(pk=pk),
+                      model=Ask, related=common.WITH_JOB)
+
+
 def fire(ask_id: str, mark: str, instant: datetime) -> str:
     # Inside the firing's transaction (a savepoint per timer when a batch is redone one by
     # one), as a deadline's mark: no savepoint of its own (two statements an ask, issue 32).
     with transaction.atomic(savepoint=False):
-        ask = Ask.objects.select_for_update(of=("self",)).select_related(
-            "job__brand__owner", "job__subject", "job__test_clock").get(pk=ask_id)
+        ask = FIRED.get(pk=ask_id)
         job = ask.job
         if ask.state != Ask.State.OPEN:
             return f"{ask.title} · {ask.state}: nothing to do"

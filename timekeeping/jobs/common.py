@@ -15,6 +15,12 @@ from timekeeping.specs.jobs import WorkSpec
 from timekeeping.timers import arming, gathered, outbox, records
 from timekeeping.timers.firing import now_for
 
+# What a firing of an ask, a deadline or a task reads beside it, in its one statement: its job,
+# with the brand and its owner (who hears), the subject and the job's test clock. For a
+# `compiled.Read` of the kind's model (issue 32: the six-table read compiled once, not a
+# firing).
+WITH_JOB = ("job", "job__brand", "job__brand__owner", "job__subject", "job__test_clock")
+
 
 def work_of(job: Job) -> WorkSpec:
     """The Service's own time as the job's manifest version wrote it (S24: pinned)."""

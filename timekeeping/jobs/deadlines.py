@@ -299,12 +299,15 @@ def close(job: Job, why: str) -> None:
 
 # -- firing -----------------------------------------------------------------------------------
 
+FIRED = compiled.Read(lambda pk: Deadline.objects.select_for_update(of=("self",)).filter(
+    pk=pk), model=Deadline, related=common.WITH_JOB)
+
+
 def fire(deadline_id: str, mark: str, instant: datetime) -> str:
     # Inside the firing's transaction (a savepoint per timer when a batch is redone one by
     # one): nothing here raises to be caught short of it, so no savepoint of its own.
     with transaction.atomic(savepoint=False):
-        deadline = Deadline.objects.select_for_update(of=("self",)).select_related(
-            "job__brand__owner", "job__subject", "job__test_clock").get(pk=deadline_id)
+        deadline = FIRED.get(pk=deadline_id)
         job = deadline.job
         label = f"{'at risk' if mark == 'risk' else 'late'} · within {deadline.rule}"
         if deadline.state not in OPEN_STATES:

@@ -18,6 +18,7 @@ from datetime import datetime
 
 from django.db import transaction
 
+from timekeeping.basics import compiled
 from timekeeping.clocks import gate
 from timekeeping.jobs import common, standby
 from timekeeping.models import Brand, Deadline, Job, Member, Task
@@ -199,12 +200,14 @@ def hand_over(task: Task, successor: Member, *, by: str) -> None:
 
 # -- firing -----------------------------------------------------------------------------------
 
+FIRED = compiled.Read(lambda pk: Task.objects.select_for_update(of=("self",)).filter(pk=pk),
+                      model=Task, related=(*common.WITH_JOB, "holder", "holder__user"))
+
+
 def fire(task_id: str, mark: str, hold: int, instant: datetime) -> str:
     # Inside the firing's transaction, as an ask's and a deadline's marks: no savepoint.
     with transaction.atomic(savepoint=False):
-        task = Task.objects.select_for_update(of=("self",)).select_related(
-            "job__brand__owner", "job__subject", "job__test_clock", "holder__user").get(
-            pk=task_id)
+        task = FIRED.get(pk=task_id)
         if task.state != Task.State.HELD or task.holds != hold:
             return f"{task.title} · hold {hold} is over: nothing to do"
         holder = task.holder.user if task.holder else None

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from calendars.moments import day_in_zone
 from timekeeping import clocks
+from timekeeping.basics import compiled
 from timekeeping.clocks import gate
 from timekeeping.jobs import grants
 from timekeeping.models import Occurrence, Timer
@@ -29,6 +30,12 @@ def describe(timer: Timer) -> str:
 # What a rung that tells someone reads with its date: the date's owner and who answers for it.
 # Its brand is the batch's (`_in_batch`): joined with its owner, it took half a read's time.
 TOLD = ("clock", "clock__job", "clock__subject", "assignee__user")
+# One date read again, compiled once (issue 32): with whom it tells, or, for a run rung, with
+# its clock and job only (`_tells`).
+DATE = {tells: compiled.Read(lambda pk: Occurrence.objects.filter(pk=pk), model=Occurrence,
+                             related=rows)
+        for tells, rows in ((True, ("clock", "clock__job", "clock__subject", "assignee",
+                                    "assignee__user")), (False, ("clock", "clock__job")))}
 
 
 def prepare(timers: list[Timer], firing: Firing) -> None:
@@ -87,8 +94,7 @@ def _date_of(timer: Timer, firing: Firing) -> Occurrence:
     if occurrence is not None:
         return occurrence
     tells = _tells(timer)
-    occurrence = _in_batch(Occurrence.objects.select_related(*(TOLD if tells else TOLD[:2]))
-                           .get(pk=pk), firing)
+    occurrence = _in_batch(DATE[tells].get(pk=pk), firing)
     if tells:
         firing.keep_read("occurrence", pk, occurrence, job=occurrence.clock.job_id)
         firing.take_read("occurrence", pk)
