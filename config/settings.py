@@ -109,6 +109,9 @@ for _alias, _, _url in (item.partition("=") for item in env.list("EXTRA_DATABASE
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 # PostgreSQL's JIT compiler, off unless asked for (DATABASE_JIT=true).
 DATABASE_JIT = env.bool("DATABASE_JIT", default=False)
+# Reads by primary key that a firing sends often, prepared on PostgreSQL: planned once a
+# connection, not each time (config/postgresql/base.py). Off for a pooler that cannot keep them.
+PREPARED_READS = env.bool("PREPARED_READS", default=True)
 for _database in DATABASES.values():
     if _database["ENGINE"] == "django.db.backends.postgresql":
         # Django's, less the pattern index beside each id's (config/postgresql/base.py).

@@ -199,3 +199,34 @@ def test_get_gives_the_one_row_or_raises_as_the_orm_does(brand):
         one.get(pk="tmr_none")
     with pytest.raises(Timer.MultipleObjectsReturned):
         read.get(owner="occ-1")
+
+
+def _prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepares")
+@pytest.mark.django_db(transaction=True)
+def test_a_read_by_id_asked_to_is_prepared_and_nothing_else_is(brand, settings):
+    made = _timers(brand)
+    connection.close()  # a connection of its own: what earlier tests prepared is gone
+    by_id = compiled.Read(lambda pk: Timer.objects.filter(pk=pk).order_by(), model=Timer,
+                          related=("brand",), prepared=True)
+    by_owner = compiled.Read(lambda owner: Timer.objects.filter(owner_id=owner).values_list(
+        "pk", flat=True))
+    with CaptureQueriesContext(connection) as sent:
+        read = [by_id.get(pk=timer.pk) for timer in made]
+        by_owner(owner="occ-1")
+        list(Timer.objects.filter(owner_id="occ-1"))
+    assert len(sent) == 5  # each counted where Django counts its own, with its values
+    assert f"'{made[0].pk}'" in sent.captured_queries[0]["sql"]
+    assert [(row.pk, row.owed, row.brand.slug) for row in read] == [
+        (timer.pk, timer.owed.astimezone(UTC), "northwind") for timer in made]
+    prepared = _prepared_statements()
+    assert len(prepared) == 1 and '"timekeeping_brand"' in prepared[0]
+    settings.PREPARED_READS = False
+    connection.close()  # a new connection, which nothing has prepared on
+    assert by_id.get(pk=made[0].pk).pk == made[0].pk
+    assert _prepared_statements() == []

@@ -24,6 +24,11 @@ whole numbers, None, or lists of texts or whole numbers: a boolean, an instant o
 written into the build, not passed (its stand-in would not survive the field's conversion).
 A locking read (`select_for_update`) outside a transaction is refused on every database, as
 Django refuses it where the database locks (on SQLite too, so a test there finds it).
+
+`prepared=True` asks the database to prepare the statement (PostgreSQL: planned a few times
+a connection, then one plan kept; `config/postgresql/base.py`). Only for a read found by its
+primary key, joined through foreign keys: its best plan is the same for every value. A read
+by anything else keeps being planned for its values.
 """
 
 from __future__ import annotations
@@ -47,10 +52,11 @@ class Read:
     """A read whose statement is compiled once per shape (module docstring)."""
 
     def __init__(self, build: Callable[..., QuerySet], *, model: type[Model] | None = None,
-                 related: tuple[str, ...] = ()):
+                 related: tuple[str, ...] = (), prepared: bool = False):
         self.build = build
         self.model = model
         self.related = related
+        self.prepared = prepared
         self.names = list(inspect.signature(build).parameters)
         self.shapes: dict[tuple, _Shape] = {}
         self.lock = threading.Lock()
@@ -138,7 +144,9 @@ class _Shape:
                 "select_for_update cannot be used outside of a transaction.")
         params = [constant if name is None else values[name] if index is None
                   else values[name][index] for name, index, constant in self.slots]
-        with connection.cursor() as cursor:
+        cursor = (connection.prepared_cursor() if self.read.prepared
+                  and hasattr(connection, "prepared_cursor") else connection.cursor())
+        with cursor:
             cursor.execute(self.sql, params)
             rows = cursor.fetchall()
         converted = (map(tuple, self.compiler.apply_converters(rows, self.converters))

@@ -188,7 +188,7 @@ def _tell_party(ask: Ask, token: str | None, subject: str, body: str) -> None:
 # -- firing -----------------------------------------------------------------------------------
 
 FIRED = compiled.Read(lambda pk: Ask.objects.select_for_update(of=("self",)).filter(pk=pk),
-                      model=Ask, related=common.WITH_JOB)
+                      model=Ask, related=common.WITH_JOB, prepared=True)
 
 
 def fire(ask_id: str, mark: str, instant: datetime) -> str:

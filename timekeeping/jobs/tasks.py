@@ -201,7 +201,8 @@ def hand_over(task: Task, successor: Member, *, by: str) -> None:
 # -- firing -----------------------------------------------------------------------------------
 
 FIRED = compiled.Read(lambda pk: Task.objects.select_for_update(of=("self",)).filter(pk=pk),
-                      model=Task, related=(*common.WITH_JOB, "holder", "holder__user"))
+                      model=Task, related=(*common.WITH_JOB, "holder", "holder__user"),
+                      prepared=True)
 
 
 def fire(task_id: str, mark: str, hold: int, instant: datetime) -> str:

@@ -33,7 +33,7 @@ TOLD = ("clock", "clock__job", "clock__subject", "assignee__user")
 # One date read again, compiled once (issue 32): with whom it tells, or, for a run rung, with
 # its clock and job only (`_tells`).
 DATE = {tells: compiled.Read(lambda pk: Occurrence.objects.filter(pk=pk), model=Occurrence,
-                             related=rows)
+                             related=rows, prepared=True)
         for tells, rows in ((True, ("clock", "clock__job", "clock__subject", "assignee",
                                     "assignee__user")), (False, ("clock", "clock__job")))}
 
