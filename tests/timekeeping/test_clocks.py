@@ -130,6 +130,24 @@ def test_it_refuses_a_barred_step_once_the_hard_date_has_passed(tax):
     assert record.data["code"] == "date_passed"
 
 
+def test_a_date_bars_its_step_under_the_version_it_was_opened_on(tax):
+    # Version 2 bars nothing: the gate reads no hard dates for a step no version bars, but
+    # the job of version 1 keeps its refund window, which bars `amend`.
+    job = order(tax)
+    unbarred = copy.deepcopy(TAX)
+    for service in unbarred["services"].values():
+        for clock in service.get("clocks", {}).values():
+            clock.pop("bars", None)
+    manifests.load(tax[0], unbarred)
+    later = clocks.order(brand=tax[0], service="annual-return", subject=tax[2], period="2028",
+                         input={"jurisdictions": ["US"]})
+    TestClock.objects.filter(pk=tax[1].pk).update(
+        frozen_time=due(job, "refund-window").late_from)
+    assert gate.propose(job=job, step="amend", by="staff").code == "date_passed"
+    assert gate.propose(job=later, step="amend", by="staff").code == "date_passed"
+    assert gate.propose(job=job, step="pay", by="staff").committed
+
+
 def test_it_refuses_an_unknown_step_or_item(tax):
     job = order(tax)
     assert gate.propose(job=job, step="celebrate").code == "step_unknown"

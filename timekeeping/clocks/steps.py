@@ -6,6 +6,7 @@ chooses, acknowledges it, or assigns it to a member.
 from __future__ import annotations
 
 from datetime import date, datetime
+from functools import lru_cache
 
 from django.db import transaction
 
@@ -21,10 +22,10 @@ from timekeeping.clocks.opening import (
 )
 from timekeeping.clocks.rungs import end_timers, spec_named, spec_of
 from timekeeping.clocks.telling import record_line, tell_owner
-from timekeeping.models import Clock, Job, Member, Occurrence
+from timekeeping.models import Clock, Job, Manifest, Member, Occurrence
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec
-from timekeeping.timers import records
+from timekeeping.timers import in_progress, records
 
 
 def open_occurrences(job: Job):
@@ -73,9 +74,9 @@ MOVABLE = compiled.Read(lambda brand, job: Occurrence.objects.filter(
 
 def _of_job(job: Job, found: list[Occurrence]) -> list[Occurrence]:
     """The job's occurrences, read with their clock (`KEEPABLE`, `MOVABLE`), the clock's
-    job, brand and subject the ones in hand (issue 32: each was read again per date, its spec
-    (`spec_of`) asking for the job). `job` is the gate's, read with its brand and subject
-    under its row's lock."""
+    job, brand, subject and test clock the ones in hand (issue 32: each was read again per
+    date, its spec (`spec_of`) asking for the job, its record for the test clock). `job` is
+    the gate's, read with its brand, subject and test clock under its row's lock."""
     for occurrence in found:
         row = occurrence.clock
         row.job = job
@@ -83,6 +84,8 @@ def _of_job(job: Job, found: list[Occurrence]) -> list[Occurrence]:
             row.brand = job.brand
         if row.subject_id == job.subject_id:
             row.subject = job.subject
+        if row.test_clock_id == job.test_clock_id:
+            row.test_clock = job.test_clock
     return found
 
 
@@ -179,7 +182,11 @@ HARD_DATES = compiled.Read(lambda brand, subject, test_clock: Occurrence.objects
 
 
 def date_passed(job: Job, step: str, items: list[str], now: datetime) -> Occurrence | None:
-    """The hard date (of this job, or living on its subject) that bars `step` and has passed."""
+    """The hard date (of this job, or living on its subject) that bars `step` and has passed.
+    A step no hard clock of the brand's manifests bars reads no dates (issue 32: a `run`
+    rung's step and its `then` read them twice, a fifth of the rung)."""
+    if step not in barred(job.brand_id):
+        return None
     for pk, bundle, service, name, job_id, lives_on_subject, late_from, item in HARD_DATES(
             brand=job.brand_id, subject=job.subject_id, test_clock=job.test_clock_id):
         if job_id != job.pk and not lives_on_subject:
@@ -188,6 +195,21 @@ def date_passed(job: Job, step: str, items: list[str], now: datetime) -> Occurre
             if not items or not item or item in items:
                 return Occurrence.objects.select_related("clock", "clock__job").get(pk=pk)
     return None
+
+
+def barred(brand_id: str) -> frozenset[str]:
+    """Every step a hard clock bars in any version of the brand's manifest, read once a firing
+    batch or an order (`in_progress.read_once`): a date's clock is of its job's version, and
+    every job's version is one of its brand's, so no other step can be barred."""
+    bundles = in_progress.read_once(brand_id, "manifest versions", lambda: set(
+        Manifest.objects.filter(brand_id=brand_id).values_list("bundle", flat=True)))
+    return frozenset().union(*map(_barred_in, sorted(bundles)))
+
+
+@lru_cache(maxsize=64)
+def _barred_in(bundle: str) -> frozenset[str]:
+    return frozenset(step for service in services_of(bundle).values()
+                     for spec in service.clocks.values() if spec.hard for step in spec.bars)
 
 
 def lapse(occurrence: Occurrence, at: datetime) -> str:

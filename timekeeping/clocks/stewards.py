@@ -94,11 +94,12 @@ def when_ended(job: Job, state: str, now: datetime) -> None:
     subject's steward, else stay with their owner; a steward job's own dates go back."""
     why = f"job {job.pk} {state}"
     successor = steward_of(job.subject, but=job)
-    kept = Clock.objects.filter(brand_id=job.brand_id, steward=job).select_related("brand")
+    kept = Clock.objects.filter(brand_id=job.brand_id, steward=job).select_related(
+        "brand", "test_clock")
     for clock in kept.order_by("opened", "id"):
         pass_to(clock, successor, now, why=why)
     own = _live(Clock.objects.filter(brand_id=job.brand_id, job=job, lives_on_subject=True))
-    for clock in own.select_related("brand").order_by("name"):
+    for clock in own.select_related("brand", "test_clock").order_by("name"):
         pass_to(clock, successor, now, why=why)
 
 
