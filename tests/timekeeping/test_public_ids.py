@@ -1,7 +1,10 @@
+from collections import Counter
+
 import pytest
 from django.core.exceptions import ValidationError
 
-from timekeeping.basics.public_ids import RANDOM_LENGTH, new_id
+from timekeeping.basics import public_ids
+from timekeeping.basics.public_ids import BASE62, RANDOM_LENGTH, new_id
 from timekeeping.models import Brand, TestClock
 
 
@@ -13,6 +16,22 @@ def test_it_makes_ids_of_prefix_and_random_base62():
         assert prefix == "tmr"
         assert len(rest) == RANDOM_LENGTH
         assert rest.isalnum() and rest.isascii()
+
+
+def test_each_digit_is_as_likely_as_any_other():
+    seen = Counter("".join(new_id("tmr")[4:] for _ in range(20_000)))
+    assert set(seen) == set(BASE62)
+    expected = 20_000 * RANDOM_LENGTH / 62
+    # Pearson's chi-squared over 61 degrees of freedom: above 120 about once in 10**6 runs
+    # of uniform digits; a digit twice as likely as the others gives thousands.
+    assert sum((n - expected) ** 2 / expected for n in seen.values()) < 120
+
+
+def test_bytes_it_passes_by_are_drawn_again(monkeypatch):
+    drawn = iter([bytes([255] * 20 + [0, 1, 2, 63]), bytes(range(61, 85))])
+    monkeypatch.setattr(public_ids.os, "urandom", lambda n: next(drawn))
+    # 0, 1, 2 and 63 (63 % 62 = 1) name 0, 1, 2, 1; then 61 and 62… (61, 0, 1, …) the rest.
+    assert new_id("tmr") == "tmr_0121z0123456789A"
 
 
 def test_it_gives_each_model_its_own_prefix(brand, test_clock):
