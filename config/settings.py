@@ -109,9 +109,10 @@ for _alias, _, _url in (item.partition("=") for item in env.list("EXTRA_DATABASE
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 # PostgreSQL's JIT compiler, off unless asked for (DATABASE_JIT=true).
 DATABASE_JIT = env.bool("DATABASE_JIT", default=False)
-# Reads by primary key that a firing sends often, prepared on PostgreSQL: planned once a
-# connection, not each time (config/postgresql/base.py). Off for a pooler that cannot keep them.
-PREPARED_READS = env.bool("PREPARED_READS", default=True)
+# A firing's reads by primary key, prepared on PostgreSQL: planned once a connection, not each
+# time (config/postgresql/base.py).
+# Off for a pooler that cannot keep a connection's prepared statements.
+PREPARED_STATEMENTS = env.bool("PREPARED_STATEMENTS", default=True)
 for _database in DATABASES.values():
     if _database["ENGINE"] == "django.db.backends.postgresql":
         # Django's, less the pattern index beside each id's (config/postgresql/base.py).

@@ -14,22 +14,24 @@ databases made before. The one override is the schema editor's `_create_like_ind
 hook Django's own PostgreSQL schema editor calls wherever it would make a twin (creating a
 model, adding or altering a field), and which answers None when no twin is wanted.
 
-**Prepared reads** (`DatabaseWrapper.prepared_cursor`). A firing's read of its row with the
-rows it joins (an ask with its job, brand, owner, subject and test clock) costs PostgreSQL
-more to plan than to run: 0.7 of 0.9 ms. A prepared statement is planned a few times, then
-PostgreSQL keeps one plan for it if that plan costs no more. Only reads `compiled.Read` is told
-to prepare go through this cursor, each found by its primary key, so the plan kept is the one
-any value would get. Everything else binds on the client and is planned each time, as Django
-sends it: a kept plan cannot see what a value matches (a step's hard dates, read by subject
-and brand, took 2 ms instead of 1 on one; the tick's owed-by-now read, 849 ms instead of 15
-with a million armed, docs/scale.md). `PREPARED_READS=false` turns it off (a pooler in
-transaction mode that cannot keep a connection's prepared statements, say).
+**Prepared statements** (`DatabaseWrapper.preparing`). A firing's read of its row with the
+rows it joins costs PostgreSQL more to plan than to run (an ask with its job, brand, owner,
+subject and test clock: 0.7 of 0.9 ms). Inside `preparing()`, Django's statements bind on the
+server and are prepared: planned a few times a connection, then one plan kept if it costs no
+more. Only reads found by their primary key go there (`compiled.Read(prepared=True)`), whose
+best plan no value changes. Everything else binds on the client and is planned each time, as
+Django sends it: a kept plan cannot see what a value matches (a step's hard dates, read by
+subject and brand, took 2 ms instead of 1 on one; the tick's owed-by-now read, 849 ms instead
+of 15 with a million armed, docs/scale.md). A timer's insert, prepared, was no faster.
+`PREPARED_STATEMENTS=false` turns it off (a pooler in transaction mode that cannot keep a
+connection's prepared statements, say).
 """
+
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.db.backends.postgresql import base, operations, schema
 from django.db.backends.postgresql.psycopg_any import register_tzloader
-from django.utils.asyncio import async_unsafe
 from psycopg.pq import Format
 
 
@@ -65,21 +67,27 @@ class DatabaseOperations(operations.DatabaseOperations):
 class DatabaseWrapper(base.DatabaseWrapper):
     SchemaEditorClass = DatabaseSchemaEditor
     ops_class = DatabaseOperations
+    _preparing = False
 
-    @async_unsafe
-    def prepared_cursor(self):
-        """A cursor like `cursor()` (Django's wrapper: its execute wrappers, and its log when
-        queries are logged) whose statements are prepared; `cursor()` itself when
-        PREPARED_READS is off."""
-        if not settings.PREPARED_READS:
-            return self.cursor()
-        self.close_if_health_check_failed()
-        self.ensure_connection()
-        with self.wrap_database_errors:
-            if self.connection.prepare_threshold is None:
-                self.connection.prepare_threshold = NEVER_BY_COUNT
-            cursor = PreparedCursor(self.connection)
-            loader = self.connection.adapters.get_loader(base.TIMESTAMPTZ_OID, Format.TEXT)
-            if self.timezone != loader.timezone:  # as Django's create_cursor does
-                register_tzloader(self.timezone, cursor)
-            return self._prepare_cursor(cursor)
+    @contextmanager
+    def preparing(self):
+        """Inside, what Django sends through `cursor()` is prepared (`PreparedCursor`): for
+        statements whose plan no value changes. Nothing changes when PREPARED_STATEMENTS is
+        off."""
+        before = self._preparing
+        self._preparing = settings.PREPARED_STATEMENTS
+        try:
+            yield
+        finally:
+            self._preparing = before
+
+    def create_cursor(self, name=None):
+        if name or not self._preparing:
+            return super().create_cursor(name)
+        if self.connection.prepare_threshold is None:
+            self.connection.prepare_threshold = NEVER_BY_COUNT
+        cursor = PreparedCursor(self.connection)
+        loader = self.connection.adapters.get_loader(base.TIMESTAMPTZ_OID, Format.TEXT)
+        if self.timezone != loader.timezone:  # as Django's own create_cursor does
+            register_tzloader(self.timezone, cursor)
+        return cursor

@@ -226,7 +226,7 @@ def test_a_read_by_id_asked_to_is_prepared_and_nothing_else_is(brand, settings):
         (timer.pk, timer.owed.astimezone(UTC), "northwind") for timer in made]
     prepared = _prepared_statements()
     assert len(prepared) == 1 and '"timekeeping_brand"' in prepared[0]
-    settings.PREPARED_READS = False
+    settings.PREPARED_STATEMENTS = False
     connection.close()  # a new connection, which nothing has prepared on
     assert by_id.get(pk=made[0].pk).pk == made[0].pk
     assert _prepared_statements() == []

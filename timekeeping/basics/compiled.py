@@ -25,10 +25,10 @@ written into the build, not passed (its stand-in would not survive the field's c
 A locking read (`select_for_update`) outside a transaction is refused on every database, as
 Django refuses it where the database locks (on SQLite too, so a test there finds it).
 
-`prepared=True` asks the database to prepare the statement (PostgreSQL: planned a few times
-a connection, then one plan kept; `config/postgresql/base.py`). Only for a read found by its
-primary key, joined through foreign keys: its best plan is the same for every value. A read
-by anything else keeps being planned for its values.
+`prepared=True` asks the database to prepare the statement (`preparing`; PostgreSQL: planned
+a few times a connection, then one plan kept; `config/postgresql/base.py`). Only for a read
+found by its primary key, joined through foreign keys: its best plan is the same for every
+value. A read by anything else keeps being planned for its values.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from __future__ import annotations
 import inspect
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from django.core.exceptions import EmptyResultSet
@@ -84,6 +85,13 @@ class Read:
                      else self.model.MultipleObjectsReturned)
             raise error(f"{self.model.__name__}: {len(found)} rows for {values}")
         return found[0]
+
+
+def preparing(connection) -> AbstractContextManager:
+    """Inside, the statements Django sends on `connection` are prepared, where its database
+    prepares them (`config/postgresql/base.py`); elsewhere, nothing changes. Only for a
+    statement whose best plan is the same for any values: a read by primary key."""
+    return getattr(connection, "preparing", nullcontext)()
 
 
 def _key_of(name: str, value: Any) -> tuple:
@@ -144,9 +152,8 @@ class _Shape:
                 "select_for_update cannot be used outside of a transaction.")
         params = [constant if name is None else values[name] if index is None
                   else values[name][index] for name, index, constant in self.slots]
-        cursor = (connection.prepared_cursor() if self.read.prepared
-                  and hasattr(connection, "prepared_cursor") else connection.cursor())
-        with cursor:
+        with preparing(connection) if self.read.prepared else nullcontext(), \
+                connection.cursor() as cursor:
             cursor.execute(self.sql, params)
             rows = cursor.fetchall()
         converted = (map(tuple, self.compiler.apply_converters(rows, self.converters))
