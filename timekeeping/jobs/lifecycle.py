@@ -87,12 +87,7 @@ def effect_committed(job: Job, step: str, items: list[str], now: datetime, outco
         job.steps_done = [*job.steps_done, step]
         Job.objects.filter(pk=job.pk).update(steps_done=job.steps_done)
     _settle_own_work(job, step, now)
-    if outcome.satisfied or outcome.moved:
-        # The step kept or moved dates of the job (the clocks' effects run first: 10 and 20,
-        # this is 30): a deadline before one of them follows it. A step that did neither left
-        # every date where it was, so none is read (issue 32: a step and its `then` read them
-        # twice).
-        deadlines.follow(job)
+    deadlines.follow(job)
     open_steps(job, now)
     signals.arm_all(job, now)
 

@@ -120,13 +120,12 @@ def test_it_fires_the_april_wave_in_a_bounded_number_of_statements(monkeypatch):
     # its run rung, a timer's insert said which it wrote (`timers.stored`) and a deadline
     # was read with the date it follows; an ask 0.5 and 3.4 in all once a deadline's mark
     # left the batch's reads of its job standing; 12.8 and 3 once a step no hard clock bars
-    # read no hard dates (a step and its `then` had read them twice); 11.8 and 2.8 once a
-    # step that kept and moved no date read no deadlines following dates.
-    assert counted.per_call("clock run tentative 3d") <= 12
+    # read no hard dates (a step and its `then` had read them twice).
+    assert counted.per_call("clock run tentative 3d") <= 13
     assert counted.per_call("clock ack daily 5d") <= 1
     assert counted.per_call("clock ack (the next day)") <= 0.6
     assert counted.per_call("deadline late") <= 4
-    assert sum(counted.statements.values()) / fired <= 2.9
+    assert sum(counted.statements.values()) / fired <= 3.1
 
 
 def _subject(brand: Brand, key: str, zone: str) -> Subject:
