@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.db.backends.postgresql import base, operations, schema
 from django.db.backends.postgresql.psycopg_any import register_tzloader
+from psycopg import errors
 from psycopg.pq import Format
 
 
@@ -59,9 +60,12 @@ class PreparedCursor(base.ServerBindingCursor):
 
 class DatabaseOperations(operations.DatabaseOperations):
     def last_executed_query(self, cursor, sql, params):
-        if isinstance(cursor, PreparedCursor):  # logged with its values, as the others are
-            return super().compose_sql(sql, params)
-        return super().last_executed_query(cursor, sql, params)
+        if not isinstance(cursor, PreparedCursor):
+            return super().last_executed_query(cursor, sql, params)
+        try:  # logged with its values, as the others are (and as Django logs server binding)
+            return self.compose_sql(sql, params)
+        except errors.DataError:
+            return None
 
 
 class DatabaseWrapper(base.DatabaseWrapper):

@@ -75,7 +75,6 @@ class Read:
                     self.shapes[key] = shape
         return shape.run(values)
 
-
     def get(self, **values: Any) -> Model:
         """The one row of a read of a model (`model=`), as `QuerySet.get` gives it: its
         model's DoesNotExist when there is none, MultipleObjectsReturned when more."""
