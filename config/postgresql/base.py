@@ -43,9 +43,11 @@ class DatabaseSchemaEditor(schema.DatabaseSchemaEditor):
         return super()._create_like_index_sql(model, field)
 
 
-# Django leaves psycopg's preparing off (a threshold of None), which refuses `prepare=True` too;
-# a threshold no count reaches prepares only what asks. Django's own cursors bind on the client
-# and are never prepared.
+# Django leaves psycopg's preparing off (a threshold of None), which refuses `prepare=True` too.
+# A threshold no count reaches prepares only what asks; it is set only while a prepared cursor
+# sends its statement. Left set, psycopg would count every statement Django sends, each with
+# its values written in (a batch's insert of a thousand rows among them), and keep the last
+# 100 of them: 7 MB more at the peak of a tick of the April wave.
 NEVER_BY_COUNT = 2**31
 
 
@@ -54,8 +56,13 @@ class PreparedCursor(base.ServerBindingCursor):
     its connection (psycopg keeps the connection's last 100)."""
 
     def execute(self, query, params=None, *, prepare=None, binary=None):
-        return super().execute(query, params, prepare=True if prepare is None else prepare,
-                               binary=binary)
+        connection = self.connection
+        before, connection.prepare_threshold = connection.prepare_threshold, NEVER_BY_COUNT
+        try:
+            return super().execute(query, params, binary=binary,
+                                   prepare=True if prepare is None else prepare)
+        finally:
+            connection.prepare_threshold = before
 
 
 class DatabaseOperations(operations.DatabaseOperations):
@@ -88,8 +95,6 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def create_cursor(self, name=None):
         if name or not self._preparing:
             return super().create_cursor(name)
-        if self.connection.prepare_threshold is None:
-            self.connection.prepare_threshold = NEVER_BY_COUNT
         cursor = PreparedCursor(self.connection)
         loader = self.connection.adapters.get_loader(base.TIMESTAMPTZ_OID, Format.TEXT)
         if self.timezone != loader.timezone:  # as Django's own create_cursor does

@@ -230,3 +230,15 @@ def test_a_read_by_id_asked_to_is_prepared_and_nothing_else_is(brand, settings):
     connection.close()  # a new connection, which nothing has prepared on
     assert by_id.get(pk=made[0].pk).pk == made[0].pk
     assert _prepared_statements() == []
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepares")
+def test_what_django_sends_is_not_counted_for_preparing(brand):
+    # psycopg counts each statement toward preparing it only while a prepared read is sent:
+    # Django's own, each with its values written in, would be kept (its last 100) otherwise.
+    made = _timers(brand)
+    by_id = compiled.Read(lambda pk: Timer.objects.filter(pk=pk), model=Timer, prepared=True)
+    by_id.get(pk=made[0].pk)
+    list(Timer.objects.filter(owner_id="occ-1"))
+    assert connection.connection.prepare_threshold is None
+    assert not connection.connection._prepared._counts  # noqa: SLF001 - psycopg's own count
