@@ -110,8 +110,7 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 # PostgreSQL's JIT compiler, off unless asked for (DATABASE_JIT=true).
 DATABASE_JIT = env.bool("DATABASE_JIT", default=False)
 # A firing's reads by primary key, prepared on PostgreSQL: planned once a connection, not each
-# time (config/postgresql/base.py).
-# Off for a pooler that cannot keep a connection's prepared statements.
+# time (config/postgresql/base.py). Off for a pooler that cannot keep prepared statements.
 PREPARED_STATEMENTS = env.bool("PREPARED_STATEMENTS", default=True)
 for _database in DATABASES.values():
     if _database["ENGINE"] == "django.db.backends.postgresql":

@@ -242,3 +242,8 @@ def test_what_django_sends_is_not_counted_for_preparing(brand):
     list(Timer.objects.filter(owner_id="occ-1"))
     assert connection.connection.prepare_threshold is None
     assert not connection.connection._prepared._counts  # noqa: SLF001 - psycopg's own count
+
+
+def test_reached_names_each_row_a_select_related_path_passes_through():
+    assert compiled.reached("job__brand__owner", "job__subject", "holder__user") == (
+        "job", "job__brand", "job__brand__owner", "job__subject", "holder", "holder__user")

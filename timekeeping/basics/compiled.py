@@ -86,6 +86,18 @@ class Read:
         return found[0]
 
 
+def reached(*paths: str) -> tuple[str, ...]:
+    """`related=` for what `select_related(*paths)` reads: each path with every row it passes
+    through named before it (`"job__brand"` → `"job", "job__brand"`)."""
+    found: list[str] = []
+    for path in paths:
+        steps = path.split("__")
+        for end in range(1, len(steps) + 1):
+            if (through := "__".join(steps[:end])) not in found:
+                found.append(through)
+    return tuple(found)
+
+
 def preparing(connection) -> AbstractContextManager:
     """Inside, the statements Django sends on `connection` are prepared, where its database
     prepares them (`config/postgresql/base.py`); elsewhere, nothing changes. Only for a

@@ -201,9 +201,9 @@ def barred(brand_id: str) -> frozenset[str]:
     """Every step a hard clock bars in any version of the brand's manifest, read once a firing
     batch or an order (`in_progress.read_once`): a date's clock is of its job's version, and
     every job's version is one of its brand's, so no other step can be barred."""
-    bundles = in_progress.read_once(brand_id, "manifest versions", lambda: set(
-        Manifest.objects.filter(brand_id=brand_id).values_list("bundle", flat=True)))
-    return frozenset().union(*map(_barred_in, sorted(bundles)))
+    return in_progress.read_once(brand_id, "barred steps", lambda: frozenset().union(*map(
+        _barred_in, set(Manifest.objects.filter(brand_id=brand_id).values_list(
+            "bundle", flat=True)))))
 
 
 @lru_cache(maxsize=64)

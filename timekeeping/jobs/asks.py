@@ -25,7 +25,6 @@ from django.conf import settings
 from django.db import transaction
 
 from timekeeping import clocks
-from timekeeping.basics import compiled
 from timekeeping.clocks import gate
 from timekeeping.jobs import common, deadlines, grants
 from timekeeping.models import Ask, Job
@@ -187,8 +186,7 @@ def _tell_party(ask: Ask, token: str | None, subject: str, body: str) -> None:
 
 # -- firing -----------------------------------------------------------------------------------
 
-FIRED = compiled.Read(lambda pk: Ask.objects.select_for_update(of=("self",)).filter(pk=pk),
-                      model=Ask, related=common.WITH_JOB, prepared=True)
+FIRED = common.fired_row(Ask)
 
 
 def fire(ask_id: str, mark: str, instant: datetime) -> str:

@@ -8,18 +8,23 @@ from datetime import datetime
 from django.conf import settings
 
 from timekeeping import clocks
-from timekeeping.basics import shown
+from timekeeping.basics import compiled, shown
 from timekeeping.models import Job, Subject, Timer
 from timekeeping.specs.current import services_of
 from timekeeping.specs.jobs import WorkSpec
 from timekeeping.timers import arming, gathered, outbox, records
 from timekeeping.timers.firing import now_for
 
-# What a firing of an ask, a deadline or a task reads beside it, in its one statement: its job,
-# with the brand and its owner (who hears), the subject and the job's test clock. For a
-# `compiled.Read` of the kind's model (issue 32: the six-table read compiled once, not a
-# firing).
-WITH_JOB = ("job", "job__brand", "job__brand__owner", "job__subject", "job__test_clock")
+
+def fired_row(model, *more: str) -> compiled.Read:
+    """How a firing of an ask, a deadline or a task reads its row, locked: with its job, the
+    brand and its owner (who hears), the subject, the job's test clock and `more`, in one
+    statement compiled once and prepared (issue 32: the six-table read planned each firing).
+    `.get(pk=…)` it."""
+    return compiled.Read(
+        lambda pk: model.objects.select_for_update(of=("self",)).filter(pk=pk), model=model,
+        related=compiled.reached("job__brand__owner", "job__subject", "job__test_clock", *more),
+        prepared=True)
 
 
 def work_of(job: Job) -> WorkSpec:

@@ -299,8 +299,7 @@ def close(job: Job, why: str) -> None:
 
 # -- firing -----------------------------------------------------------------------------------
 
-FIRED = compiled.Read(lambda pk: Deadline.objects.select_for_update(of=("self",)).filter(
-    pk=pk), model=Deadline, related=common.WITH_JOB, prepared=True)
+FIRED = common.fired_row(Deadline)
 
 
 def fire(deadline_id: str, mark: str, instant: datetime) -> str:

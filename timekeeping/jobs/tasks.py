@@ -18,7 +18,6 @@ from datetime import datetime
 
 from django.db import transaction
 
-from timekeeping.basics import compiled
 from timekeeping.clocks import gate
 from timekeeping.jobs import common, standby
 from timekeeping.models import Brand, Deadline, Job, Member, Task
@@ -200,9 +199,7 @@ def hand_over(task: Task, successor: Member, *, by: str) -> None:
 
 # -- firing -----------------------------------------------------------------------------------
 
-FIRED = compiled.Read(lambda pk: Task.objects.select_for_update(of=("self",)).filter(pk=pk),
-                      model=Task, related=(*common.WITH_JOB, "holder", "holder__user"),
-                      prepared=True)
+FIRED = common.fired_row(Task, "holder__user")
 
 
 def fire(task_id: str, mark: str, hold: int, instant: datetime) -> str:

@@ -33,9 +33,8 @@ TOLD = ("clock", "clock__job", "clock__subject", "assignee__user")
 # One date read again, compiled once (issue 32): with whom it tells, or, for a run rung, with
 # its clock and job only (`_tells`).
 DATE = {tells: compiled.Read(lambda pk: Occurrence.objects.filter(pk=pk), model=Occurrence,
-                             related=rows, prepared=True)
-        for tells, rows in ((True, ("clock", "clock__job", "clock__subject", "assignee",
-                                    "assignee__user")), (False, ("clock", "clock__job")))}
+                             related=compiled.reached(*rows), prepared=True)
+        for tells, rows in ((True, TOLD), (False, TOLD[:2]))}
 
 
 def prepare(timers: list[Timer], firing: Firing) -> None:
