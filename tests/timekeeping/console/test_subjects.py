@@ -101,8 +101,10 @@ def test_inviting_the_contact_sends_the_invitation_to_the_brands_owner_in_a_test
     assert made.email == "grace@harbor.test"
     mail = Delivery.objects.get(idempotency_key=f"invitation:{made.pk}")
     assert mail.payload["to"] == ["owner@northwind.test"]
-    page = desk.clients["manager"].get(desk.url(f"subjects/{desk.subject.pk}/"))
-    # Relative to the real now (days from here), with the exact instant on hover.
+    # Relative to now (days from here), with the exact instant on hover: now fixed a day after
+    # the invitation (read on the real clock, the page said "47 hours" from 6 December 2026).
+    with wallclock.fixed(datetime(2026, 12, 2, 12, tzinfo=UTC)):
+        page = desk.clients["manager"].get(desk.url(f"subjects/{desk.subject.pk}/"))
     assert re.search(r"grace@harbor\.test · its link expires in \d days", _text(page))
     assert f'title="{shown.moment(made.expires, "America/New_York")}">in ' in \
         page.content.decode()
