@@ -25,13 +25,23 @@ subject and brand, took 2 ms instead of 1 on one; the tick's owed-by-now read, 8
 of 15 with a million armed, docs/scale.md). A timer's insert, prepared, was no faster.
 `PREPARED_STATEMENTS=false` turns it off (a pooler in transaction mode that cannot keep a
 connection's prepared statements, say).
+
+**Instants read by the C parser** (`UtcLoader`). Django reads every `timestamptz` through a
+loader of its own, a subclass of psycopg's pure-Python one, to give each the connection's
+zone: 5.5 µs an instant, against 0.3 µs for `datetime.fromisoformat`. A batch of a thousand
+timers carries three thousand instants, so it was 16 of the 19 ms its select cost in Python.
+The session's zone is UTC, so PostgreSQL writes each as `2026-12-06 11:36:02.123456+00`, which
+`fromisoformat` reads as Django's loader does, in UTC (`datetime.UTC` itself). Anything else
+(`infinity`, a date BC, a year past 9999, another zone or date style) goes to Django's loader
+as before, so what is read, or refused, is the same.
 """
 
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db.backends.postgresql import base, operations, schema
-from django.db.backends.postgresql.psycopg_any import register_tzloader
+from django.db.backends.postgresql.psycopg_any import BaseTzLoader, register_tzloader
 from psycopg import errors
 from psycopg.pq import Format
 
@@ -65,6 +75,20 @@ class PreparedCursor(base.ServerBindingCursor):
             connection.prepare_threshold = before
 
 
+class UtcLoader(BaseTzLoader):
+    """A `timestamptz` written in UTC, read by `datetime.fromisoformat`; any other text by
+    Django's loader (the module's docstring)."""
+
+    timezone = UTC  # what Django's create_cursor compares with the connection's zone
+
+    def load(self, data):
+        try:
+            instant = datetime.fromisoformat(str(data, "ascii"))
+        except ValueError:  # UnicodeDecodeError among them
+            return super().load(data)
+        return instant if instant.tzinfo is UTC else super().load(data)
+
+
 class DatabaseOperations(operations.DatabaseOperations):
     def last_executed_query(self, cursor, sql, params):
         if not isinstance(cursor, PreparedCursor):
@@ -91,6 +115,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
             yield
         finally:
             self._preparing = before
+
+    def get_connection_params(self):
+        params = super().get_connection_params()
+        if self.timezone == UTC:  # the session's zone (Django sets it to the same)
+            params["context"].register_loader("timestamptz", UtcLoader)
+        return params
 
     def create_cursor(self, name=None):
         if name or not self._preparing:
