@@ -9,9 +9,10 @@ from django.conf import settings
 from django.db import models
 
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 
 
-class BrandArchive(models.Model):
+class BrandArchive(Model):
     id = PublicIdField(prefix="arc")
     brand_id = models.CharField(max_length=48, help_text="The deleted brand's id.")
     name = models.CharField(max_length=200)
@@ -36,7 +37,7 @@ class BrandArchive(models.Model):
         return f"{self.name} (deleted {self.deleted:%Y-%m-%d})"
 
 
-class ArchivePart(models.Model):
+class ArchivePart(Model):
     archive = models.ForeignKey(BrandArchive, on_delete=models.CASCADE, related_name="parts")
     seq = models.PositiveIntegerField()
     data = models.BinaryField()

@@ -5,6 +5,7 @@ from django.db import models
 from calendars import rules
 from timekeeping.basics import instants, wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 
 # Failed tries in a row before a piece of scheduled work is parked (issue 31): a brand's
 # `park_after` unless it sets its own, and the product's own schedules' (no brand).
@@ -14,7 +15,7 @@ PARK_AFTER = 10
 NO_CALENDAR = rules.Calendar()
 
 
-class Brand(models.Model):
+class Brand(Model):
     """A business that keeps time with us: its own clock, calendar, manifest and people
     (its owner, its members with their roles, its customers)."""
 
@@ -71,7 +72,7 @@ class Brand(models.Model):
         return self.calendar.rules() if self.calendar else NO_CALENDAR
 
 
-class TestClock(models.Model):
+class TestClock(Model):
     """A brand clock whose time moves only when someone advances it (S5).
 
     Timers armed on a test clock belong to it, and only its advance fires them.
@@ -100,7 +101,7 @@ class TestClock(models.Model):
         return f"{self.name} ({self.id})"
 
 
-class Walk(models.Model):
+class Walk(Model):
     """An advance of a test clock (S5): asked for at once, walked by the tick in slices.
 
     Each instant walked commits with the walk's figures, so a walk killed midway resumes
@@ -164,7 +165,7 @@ class Walk(models.Model):
         return instants.share(self.start, self.to, self.reached)
 
 
-class WalkLine(models.Model):
+class WalkLine(Model):
     """One firing of a walk's trace, rendered as `manage.py tick --trace` prints it, with
     what `--on` needs to choose it (the timer's owner, what armed it, what it armed)."""
 

@@ -7,10 +7,11 @@ from django.db.models import Q
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand
 
 
-class Digest(models.Model):
+class Digest(Model):
     """One person's choice for one brand: a person who keeps two brands chooses per brand.
 
     `next_due` is the next instant it goes (None while off): the tick asks its index, never

@@ -3,10 +3,11 @@ dismissed with a reason, so it leaves the list."""
 
 from django.db import models
 
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand
 
 
-class Dismissal(models.Model):
+class Dismissal(Model):
     """One item dismissed: its kind (as `attention.Item.kind`) and the id of its row."""
 
     brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="dismissals")

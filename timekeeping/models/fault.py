@@ -4,10 +4,11 @@ from django.db import models
 from django.db.models import Q
 
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand
 
 
-class Fault(models.Model):
+class Fault(Model):
     """One place of the tick that keeps failing: a brand clock's timers, a connection's
     minute of timed moves, or a whole phase (schedules, outbox, housekeeping).
 

@@ -5,10 +5,11 @@ from django.db import models
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand
 
 
-class ApiKey(models.Model):
+class ApiKey(Model):
     """A program's credential for one brand's API, made and revoked by the brand's owner.
 
     The secret is shown once, when the key is made; only its SHA-256 digest is kept, so a

@@ -5,10 +5,11 @@ from django.db import models
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand, TestClock
 
 
-class Connection(models.Model):
+class Connection(Model):
     """Where a brand's manifest tables live (a database alias) and the venue's clock (zone)."""
 
     id = PublicIdField(prefix="con")
@@ -34,7 +35,7 @@ class Connection(models.Model):
         return f"{self.brand} ({self.database})"
 
 
-class SetAside(models.Model):
+class SetAside(Model):
     """A due row whose timed move was refused: left alone for an hour (A8)."""
 
     brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+",
@@ -58,7 +59,7 @@ class SetAside(models.Model):
         return f"{self.table} #{self.row} rule {self.rule}: {self.code}"
 
 
-class RowAudit(models.Model):
+class RowAudit(Model):
     """Every change of a manifest table's row: who, when, before, after (A7)."""
 
     brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+",
@@ -85,7 +86,7 @@ class RowAudit(models.Model):
         return f"{self.kind} {self.table} #{self.row} by {self.who}"
 
 
-class SampleRow(models.Model):
+class SampleRow(Model):
     """A row written as sample data: moved like any row, never judged late, removable (A14)."""
 
     brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="+")
@@ -101,7 +102,7 @@ class SampleRow(models.Model):
         return f"sample {self.table} #{self.row}"
 
 
-class BrandTable(models.Model):
+class BrandTable(Model):
     """A SQL table a brand's manifest made: which brand and manifest version made it, and
     its physical name (derived from the brand's id, so no two brands ever share one).
 
@@ -133,7 +134,7 @@ class BrandTable(models.Model):
         return f"{self.name} ({self.db_table})"
 
 
-class Rehearsal(models.Model):
+class Rehearsal(Model):
     """A brand's rows on a test clock: copies of chosen live rows, or rows added there, kept
     in tables of their own (`moves.rehearse`), moved by the test clock's walks."""
 

@@ -1,9 +1,10 @@
 from django.db import models
 
 from timekeeping.basics import wallclock
+from timekeeping.models.base import Model
 
 
-class SpentToken(models.Model):
+class SpentToken(Model):
     """A form's one-time token, spent by the post that acted on it (issue 27): a second post
     with the same token (a double click, a resent form) changes nothing. The unique key is
     the guard: of two posts at once, one inserts and the other finds it taken."""

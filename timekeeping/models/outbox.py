@@ -4,10 +4,11 @@ from django.db.models import Q
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand
 
 
-class Delivery(models.Model):
+class Delivery(Model):
     """A side effect outside the database (DESIGN decision 6): an email or a webhook written
     in the same transaction as what caused it, and sent by the tick's sweep at least once."""
 

@@ -6,11 +6,12 @@ from django.db import models
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand
 from timekeeping.models.service import Subject
 
 
-class Member(models.Model):
+class Member(Model):
     """A person who works for a brand. Owners do everything, keys and manifests included;
     managers everything else; viewers read (docs/security.md)."""
 
@@ -41,7 +42,7 @@ class Member(models.Model):
         return self.user.get_full_name() or self.user.get_username()
 
 
-class Customer(models.Model):
+class Customer(Model):
     """A customer's account at one brand: the portal shows the subjects linked to it."""
 
     id = PublicIdField(prefix="cus")
@@ -60,7 +61,7 @@ class Customer(models.Model):
         return f"{self.user} (customer of {self.brand})"
 
 
-class CustomerSubject(models.Model):
+class CustomerSubject(Model):
     """A subject a customer may see: the link behind `Customer.subjects`, carrying its brand
     like every table that grows with use (DESIGN "Scale"). Linked with
     `customer.subjects.add(subject, through_defaults={"brand": customer.brand})`."""
@@ -77,7 +78,7 @@ class CustomerSubject(models.Model):
         return f"{self.customer_id} sees {self.subject_id}"
 
 
-class Invitation(models.Model):
+class Invitation(Model):
     """A subject's contact asked to the portal by email. The link's token is stored as a
     digest; the invitation works until `expires` (expiry is data, T1) and only once."""
 

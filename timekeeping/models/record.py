@@ -3,6 +3,7 @@ from django.db import models
 from django.db.models.functions import Now
 
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand, TestClock
 
 
@@ -21,7 +22,7 @@ class RecordQuerySet(models.QuerySet):
         raise AppendOnlyError("records are append-only: they cannot be updated")
 
 
-class Record(models.Model):
+class Record(Model):
     """One thing that happened, written once (DESIGN decision 5).
 
     Subject, job and timer are kept as public ids rather than foreign keys: a record outlives

@@ -5,11 +5,12 @@ from django.db import models
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand, TestClock
 from timekeeping.models.service import Subject
 
 
-class Subscription(models.Model):
+class Subscription(Model):
     """A subject on a plan (a service with `price.every`), from its anchor day. It keeps the
     manifest version and the brand's plan it was ordered under (S24)."""
 
@@ -51,7 +52,7 @@ class Subscription(models.Model):
         return f"{self.service} for {self.subject_id} from {self.anchor} (cycle {self.cycle})"
 
 
-class Allowance(models.Model):
+class Allowance(Model):
     """What a cycle of a subscription has used of one included service (T2): a row per cycle,
     so a new cycle starts at zero with no reset job."""
 
@@ -70,7 +71,7 @@ class Allowance(models.Model):
         return f"{self.subscription_id} {self.service} cycle {self.cycle}: {self.used} used"
 
 
-class Outcome(models.Model):
+class Outcome(Model):
     """What a job paid by its outcome waits for (S21): a payment that matches it, before its
     `due`. Won by the first; lapsed at `due` with none, or lost when the brand says so; a lost
     one still wins until its tail (`tail_until`) ends."""

@@ -4,10 +4,11 @@ from django.db import models
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand, TestClock
 
 
-class Schedule(models.Model):
+class Schedule(Model):
     """A schedule's state: its grid, its lease, whether it is paused.
 
     `key` holds the name it was first declared with (with its brand and clock), so a rename
@@ -54,7 +55,7 @@ class Schedule(models.Model):
         return self.name
 
 
-class ScheduleRun(models.Model):
+class ScheduleRun(Model):
     """One due time of a schedule: a run, a failure, or a skip with its reason."""
 
     class Outcome(models.TextChoices):
@@ -84,7 +85,7 @@ class ScheduleRun(models.Model):
         return f"{self.schedule} due {self.due:%Y-%m-%d %H:%M:%SZ}: {self.outcome}"
 
 
-class Heartbeat(models.Model):
+class Heartbeat(Model):
     """When something last happened: the last tick, the last housekeeping pass. A lease
     on the row keeps housekeeping to one process at a time."""
 

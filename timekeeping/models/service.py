@@ -8,6 +8,7 @@ from django.db.models import Q
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand, TestClock
 
 
@@ -15,7 +16,7 @@ def new_feed_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-class Manifest(models.Model):
+class Manifest(Model):
     """One accepted version of a brand's manifest. Versions are kept; a job, subject or
     clock keeps the bundle (a hash of the content) it opened under (SPEC S24)."""
 
@@ -36,7 +37,7 @@ class Manifest(models.Model):
         return f"{self.brand_id} v{self.version} ({self.bundle[:12]})"
 
 
-class Subject(models.Model):
+class Subject(Model):
     """Whom the work is for (a taxpayer), with its own zone: a due closes in it."""
 
     id = PublicIdField(prefix="sbj")
@@ -81,7 +82,7 @@ class Subject(models.Model):
         return f"{self.name} ({self.kind} {self.key})"
 
 
-class Job(models.Model):
+class Job(Model):
     """One job of a Service for a subject and period (SPEC S17: one per period)."""
 
     class State(models.TextChoices):
@@ -119,7 +120,7 @@ class Job(models.Model):
         return f"{self.service} {self.period} for {self.subject_id}"
 
 
-class Clock(models.Model):
+class Clock(Model):
     """A date the world sets, declared in a Service's `clocks` (SPEC S12)."""
 
     id = PublicIdField(prefix="clk")
@@ -161,7 +162,7 @@ class Clock(models.Model):
         return "steward" if self.steward_id else "owner"
 
 
-class Occurrence(models.Model):
+class Occurrence(Model):
     """One coming of a clock's date: one per item with `each`, one per period with `every`."""
 
     class Status(models.TextChoices):

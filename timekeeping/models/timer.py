@@ -6,10 +6,11 @@ from django.db.models import Q
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand, TestClock
 
 
-class Timer(models.Model):
+class Timer(Model):
     """One owed instant (SPEC S3, DESIGN decision 3). Everything that happens on its own is one.
 
     The key names the timer on its brand clock: arming the same key twice finds the first
@@ -120,7 +121,7 @@ class Timer(models.Model):
         return f"{self.kind} {self.key} owed {self.owed:%Y-%m-%d %H:%M:%SZ} ({self.state})"
 
 
-class TickRun(models.Model):
+class TickRun(Model):
     """One tick of one brand clock: what it did, for operators and the trace.
 
     Purged hourly 30 days after it started (`TickRun.purge`, SPEC J10)."""

@@ -5,10 +5,11 @@ from django.db.models import Q
 
 from timekeeping.basics import wallclock
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand
 
 
-class WebhookEndpoint(models.Model):
+class WebhookEndpoint(Model):
     """A URL of a brand's own systems that hears its events, signed with its own secret.
 
     `secret` signs every delivery (`whsec_` and base64, the Standard Webhooks form); after a
@@ -49,7 +50,7 @@ class WebhookEndpoint(models.Model):
         return self.description or self.url
 
 
-class WebhookAttempt(models.Model):
+class WebhookAttempt(Model):
     """One try to deliver one event to one endpoint: what the receiver answered, or why no
     request was made."""
 
@@ -74,7 +75,7 @@ class WebhookAttempt(models.Model):
         return f"{self.delivery_id} at {self.at:%Y-%m-%d %H:%M:%SZ}: {self.status}"
 
 
-class ReceivedWebhook(models.Model):
+class ReceivedWebhook(Model):
     """What the demo's own receiver was sent (`timekeeping.demo_receiver`, DEBUG only): a
     delivery whose signature it checked, so a newcomer sees events arrive. The newest
     `KEPT` of a brand are kept."""

@@ -8,12 +8,13 @@ from django.db import models
 from django.db.models import Q
 
 from timekeeping.basics.public_ids import PublicIdField
+from timekeeping.models.base import Model
 from timekeeping.models.brand import Brand, TestClock
 from timekeeping.models.people import Member
 from timekeeping.models.service import Job, Subject
 
 
-class Deadline(models.Model):
+class Deadline(Model):
     """The job's deadline (`price.within`) or one step's (`deliver.<step>.within`).
 
     Work time counts only while the work is the brand's: while the job waits on a party (an
@@ -67,7 +68,7 @@ class Deadline(models.Model):
         return f"step {self.step}" if self.step else "the job"
 
 
-class Ask(models.Model):
+class Ask(Model):
     """A party asked for something on a job, reached by a link that works until `expires`
     (T1: expiry is data, compared on use with the operation's clock). At its first expiry it
     opens once more for the same term; the second ends the job `lapsed`."""
@@ -110,7 +111,7 @@ class Ask(models.Model):
         return f"{self.id} {self.title} ({self.state})"
 
 
-class Grant(models.Model):
+class Grant(Model):
     """What a party allows the brand to do on a job (`scope`), for a term. Once it ends, the
     gate refuses the steps that need it (`needs_grant`) and the party is asked again."""
 
@@ -133,7 +134,7 @@ class Grant(models.Model):
         return f"{self.id} on {self.job_id} until {self.ends:%Y-%m-%d %H:%MZ} ({self.state})"
 
 
-class Task(models.Model):
+class Task(Model):
     """A step that needs a person, in the brand's pool. A member takes it (a hold), is warned
     at three quarters of the hold, may extend it once, and at its end the task opens again."""
 
@@ -178,7 +179,7 @@ class Task(models.Model):
         return f"{self.id} {self.title} ({self.state})"
 
 
-class Standby(models.Model):
+class Standby(Model):
     """A member on standby for a season (S20): offered new tasks first, and paid a retainer
     for each week of it."""
 
