@@ -18,11 +18,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import F, Value
-from django.db.models.fields import DateTimeField
 
 from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
-from timekeeping.timers import in_progress, kinds, records
+from timekeeping.timers import in_progress, kinds, records, stored
 from timekeeping.timers.in_progress import current as current
 from timekeeping.timers.in_progress import now_for as now_for
 
@@ -304,12 +302,7 @@ def flush_all(batches: list[Firing]) -> None:
     instant = batches[0].instant
     fired = [timer.id for batch in batches for timer in batch.fired]
     if fired:
-        Timer.objects.filter(id__in=fired).update(
-            state=Timer.State.FIRED,
-            fired=instant,
-            late_by=Value(instant, output_field=DateTimeField()) - F("owed"),
-            last_error="",
-        )
+        stored.mark_fired(fired, instant)
     for batch in batches:
         for timer, why in batch.dropped:
             Timer.objects.filter(id=timer.id).update(state=Timer.State.DROPPED, ended_by=why)

@@ -26,14 +26,16 @@ COLUMNS = ("id", "kind", "instant", "brand_id", "test_clock_id", "subject", "job
            "data")
 
 
-_encoder = DjangoJSONEncoder()
+# One encoder for every record (`json.dumps` with a `default` makes one per call), writing
+# what `json.dumps(data, default=DjangoJSONEncoder().default)` writes.
+_encoder = json.JSONEncoder(default=DjangoJSONEncoder().default)
 
 
 def encode(data: dict) -> str:
     """A record's data as JSON text. A firing's records are encoded when the handler hands
     them over, so data that is not JSON (a set, an object) fails inside that handler's firing,
     where the tick records it as that timer's failure, instead of in the batch's bulk write."""
-    return json.dumps(data, default=_encoder.default)
+    return _encoder.encode(data)
 
 
 def error_text(error: BaseException, limit: int = 2000) -> str:

@@ -3,6 +3,7 @@ owners armed, written in one stream.
 
     store(timers) -> the ids written
     write_new(timers)
+    mark_fired(ids, instant)
     copying(connection, statement)   a COPY, its errors Django's and its statement logged
 
 A timer is written unless a live one holds its key already (the live key's unique index, `ON
@@ -16,10 +17,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from datetime import datetime
 
 from django.db import connections, router
-from django.db.models import JSONField
+from django.db.models import F, JSONField, Value
 from django.db.models.constants import OnConflict
+from django.db.models.fields import DateTimeField
 from psycopg import sql as pgsql
 
 from timekeeping.models import Timer
@@ -69,6 +72,25 @@ def write_new(timers: list[Timer]) -> None:
                 json.dumps(getattr(timer, field.attname), cls=encoded[field.attname])
                 if field.attname in encoded else getattr(timer, field.attname)
                 for field in fields])
+
+
+def mark_fired(ids: list[str], instant: datetime) -> None:
+    """Mark the timers fired at `instant`, each late by the time since it was owed: one
+    statement. On PostgreSQL the ids go as one array (`= ANY`): Django's `IN` of a thousand
+    placeholders cost the client 7 to 13 ms a batch to compile and send, the array 3 to 4
+    (the database's part, about 30 ms, is the same)."""
+    using = router.db_for_write(Timer)
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        Timer.objects.using(using).filter(id__in=ids).update(
+            state=Timer.State.FIRED, fired=instant,
+            late_by=Value(instant, output_field=DateTimeField()) - F("owed"), last_error="")
+        return
+    statement = pgsql.SQL(
+        "UPDATE {} SET state = %s, fired = %s, late_by = %s - owed, last_error = '' "
+        "WHERE id = ANY(%s)").format(pgsql.Identifier(Timer._meta.db_table))
+    with connection.cursor() as cursor:
+        cursor.execute(statement, (Timer.State.FIRED.value, instant, instant, ids))
 
 
 @contextmanager
