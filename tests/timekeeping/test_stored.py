@@ -78,3 +78,32 @@ def test_a_new_owners_key_taken_after_all_fails_the_write_whole(brand):
     with pytest.raises(IntegrityError), transaction.atomic():
         write_new([free, taken])
     assert not Timer.objects.filter(pk__in=[free.pk, taken.pk]).exists()
+
+
+def test_a_batch_marks_its_fired_timers_in_one_statement_of_text(brand):
+    """Each fired, late by the time since it was owed; in one statement, sent as text (an
+    execute wrapper, as a benchmark's or a count's, reads it as Django's own)."""
+    from django.db import connection
+
+    from timekeeping.tick import phases
+
+    keys = [f"mark:{n}" for n in range(3)]
+    for n, key in enumerate(keys):
+        delays.delay("timekeeping.note", {"n": n}, brand=brand, at=T0 + timedelta(minutes=n),
+                     key=key)
+    sent = []
+
+    def seen(execute, sql, params, many, context):
+        sent.append(sql)
+        return execute(sql, params, many, context)
+
+    now = T0 + timedelta(minutes=10)
+    with connection.execute_wrapper(seen):
+        assert phases.run_once(now=now, sweep=False).total("fired") == 3
+    assert all(isinstance(sql, str) for sql in sent)
+    marking = [sql for sql in sent if sql.startswith('UPDATE "timekeeping_timer"')
+               and "late_by" in sql]
+    assert len(marking) == 1, marking
+    fired = Timer.objects.filter(brand=brand, key__in=keys).order_by("key")
+    assert [(t.state, t.fired, t.late_by) for t in fired] == [
+        (Timer.State.FIRED, now, timedelta(minutes=10 - n)) for n in range(3)]

@@ -86,9 +86,9 @@ def mark_fired(ids: list[str], instant: datetime) -> None:
             state=Timer.State.FIRED, fired=instant,
             late_by=Value(instant, output_field=DateTimeField()) - F("owed"), last_error="")
         return
-    statement = pgsql.SQL(
-        "UPDATE {} SET state = %s, fired = %s, late_by = %s - owed, last_error = '' "
-        "WHERE id = ANY(%s)").format(pgsql.Identifier(Timer._meta.db_table))
+    # Text, as Django's own statements are (what hears them, an execute wrapper, reads text).
+    statement = (f"UPDATE {connection.ops.quote_name(Timer._meta.db_table)} SET state = %s, "
+                 "fired = %s, late_by = %s - owed, last_error = '' WHERE id = ANY(%s)")
     with connection.cursor() as cursor:
         cursor.execute(statement, (Timer.State.FIRED.value, instant, instant, ids))
 
