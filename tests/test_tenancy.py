@@ -11,9 +11,9 @@ read or write a tenant table only when one of these reaches it:
 
 1. a brand condition on that table: its `brand_id` (a Brand's own `id`) compared with a value
    or a list of values;
-2. its primary key compared with a value or a list of values, taken on trust as a row the code
-   reached through its brand (Django's own saves, deletes and reloads address a row by its key
-   alone);
+2. its primary key compared with a value or a list of values (`IN`, or `= ANY` of an array),
+   taken on trust as a row the code reached through its brand (Django's own saves, deletes and
+   reloads address a row by its key alone);
 3. an INSERT that writes its `brand_id` (the column is required, so every insert does);
 4. a join or a subquery that equates one of its columns with a column of a table in the same
    statement that these rules reach (`clock.job_id = job.id`, with the job read by its brand).
@@ -168,8 +168,8 @@ PAGE_CROSSING = {
 LITERAL = r"(?:'(?:[^']|'')*'(?:::[\w ]+)?|-?\d+(?:\.\d+)?|%s|TRUE|FALSE)"
 COLUMN = r'(?:"(\w+)"|\b([A-Z]\d+))\."(\w+)"'
 TABLE = re.compile(r'\b(?:FROM|JOIN|UPDATE|INTO)\s+"(\w+)"(?:\s+(?:AS\s+)?"?([A-Z]\d+)\b"?)?')
-COMPARED = re.compile(COLUMN + r"\s*(?:=\s*" + LITERAL + r"|IN\s*\(\s*" + LITERAL
-                      + r"(?:\s*,\s*" + LITERAL + r")*\s*\))")
+COMPARED = re.compile(COLUMN + r"\s*(?:=\s*" + LITERAL + r"|=\s*ANY\(\s*" + LITERAL + r"\s*\)"
+                      + r"|IN\s*\(\s*" + LITERAL + r"(?:\s*,\s*" + LITERAL + r")*\s*\))")
 JOINED = re.compile(COLUMN + r"\s*(?:=\s*\(?\s*|IN\s*\(\s*SELECT\s+(?:DISTINCT\s+)?)" + COLUMN)
 INSERTED = re.compile(r'\bINTO\s+"(\w+)"\s*\(([^)]*)\)')
 

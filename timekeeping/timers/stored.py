@@ -87,8 +87,9 @@ def mark_fired(ids: list[str], instant: datetime) -> None:
             late_by=Value(instant, output_field=DateTimeField()) - F("owed"), last_error="")
         return
     # Text, as Django's own statements are (what hears them, an execute wrapper, reads text).
-    statement = (f"UPDATE {connection.ops.quote_name(Timer._meta.db_table)} SET state = %s, "
-                 "fired = %s, late_by = %s - owed, last_error = '' WHERE id = ANY(%s)")
+    table = connection.ops.quote_name(Timer._meta.db_table)
+    statement = (f"UPDATE {table} SET state = %s, fired = %s, late_by = %s - owed, "
+                 f"last_error = '' WHERE {table}.\"id\" = ANY(%s)")
     with connection.cursor() as cursor:
         cursor.execute(statement, (Timer.State.FIRED.value, instant, instant, ids))
 
