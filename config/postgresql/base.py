@@ -29,7 +29,7 @@ connection's prepared statements, say).
 **Instants read by the C parser** (`UtcLoader`). Django reads every `timestamptz` through a
 loader of its own, a subclass of psycopg's pure-Python one, to give each the connection's
 zone: 5.5 µs an instant, against 0.3 µs for `datetime.fromisoformat`. A batch of a thousand
-timers carries three thousand instants, so it was 16 of the 19 ms its select cost in Python.
+timers carries three thousand instants: its rows were read in 17 to 20 ms, now in 5.4 to 5.9.
 The session's zone is UTC, so PostgreSQL writes each as `2026-12-06 11:36:02.123456+00`, which
 `fromisoformat` reads as Django's loader does, in UTC (`datetime.UTC` itself). Anything else
 (`infinity`, a date BC, a year past 9999, another zone or date style) goes to Django's loader
