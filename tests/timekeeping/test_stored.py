@@ -7,9 +7,10 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from timekeeping.models import Timer
+from timekeeping.tick import phases
 from timekeeping.timers import delays
 from timekeeping.timers.stored import store, write_new
 
@@ -83,10 +84,6 @@ def test_a_new_owners_key_taken_after_all_fails_the_write_whole(brand):
 def test_a_batch_marks_its_fired_timers_in_one_statement_of_text(brand):
     """Each fired, late by the time since it was owed; in one statement, sent as text (an
     execute wrapper, as a benchmark's or a count's, reads it as Django's own)."""
-    from django.db import connection
-
-    from timekeeping.tick import phases
-
     keys = [f"mark:{n}" for n in range(3)]
     for n, key in enumerate(keys):
         delays.delay("timekeeping.note", {"n": n}, brand=brand, at=T0 + timedelta(minutes=n),
