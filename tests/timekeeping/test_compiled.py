@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.db import connection, transaction
-from django.db.models import Count, F
+from django.db.models import Count, F, Q
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
@@ -247,3 +247,33 @@ def test_what_django_sends_is_not_counted_for_preparing(brand):
 def test_reached_names_each_row_a_select_related_path_passes_through():
     assert compiled.reached("job__brand__owner", "job__subject", "holder__user") == (
         "job", "job__brand", "job__brand__owner", "job__subject", "holder", "holder__user")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepares")
+def test_an_owners_timers_read_prepared_answer_as_django_once_one_plan_is_kept(
+        brand, test_clock, actors):
+    # PostgreSQL plans a prepared statement for its values five times, then may keep one plan
+    # made without them: the answers after must be each owner's own, on either clock.
+    from timekeeping.models import Brand
+    from timekeeping.timers.arming import OWNERS_TIMERS
+
+    other = Brand.objects.create(name="Harbor Books", slug="harbor", owner=actors["staff"])
+    asked = [(brand, None, "occ-1"), (other, None, "occ-1"), (brand, test_clock, "occ-2"),
+             (brand, None, "occ-2")]
+    for where, clock, owner in asked:
+        _timers(where, clock, owner)
+    ended = Timer.objects.filter(brand=brand, owner_id="occ-2", test_clock=None).first()
+    Timer.objects.filter(pk=ended.pk).update(state=Timer.State.SUPERSEDED)
+    keys = ["occ-1:rung 1", "occ-2:rung 0"]
+    for _ in range(3):
+        for where, clock, owner in asked:
+            read = OWNERS_TIMERS(brand=where.pk, test_clock=getattr(clock, "pk", None),
+                                 owner=owner, keys=keys)
+            expected = Timer.objects.filter(brand=where, test_clock=clock).filter(
+                Q(state__in=[Timer.State.ARMED, Timer.State.HELD])
+                & (Q(owner_id=owner) | Q(key__in=keys))
+                | Q(state=Timer.State.FIRED, key__in=keys)).values_list(
+                    "id", "key", "owed", "state")
+            assert sorted(read) == sorted(expected) and read
+    assert any('"timekeeping_timer"."owner_id" = $' in statement
+               for statement in _prepared_statements())

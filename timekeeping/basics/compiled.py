@@ -27,8 +27,13 @@ Django refuses it where the database locks (on SQLite too, so a test there finds
 
 `prepared=True` asks the database to prepare the statement (`preparing`; PostgreSQL: planned
 a few times a connection, then one plan kept; `config/postgresql/base.py`). Only for a read
-found by its primary key, joined through foreign keys: its best plan is the same for every
-value. A read by anything else keeps being planned for its values.
+whose best plan is the same for every value: one found by its primary key, joined through
+foreign keys, or by a job's or an owner's id on a table that indexes that id itself (a job's
+deadlines, asks and tasks; an owner's timers). The kept plan is made without the values, so it
+weighs a brand by the number of brands, not by its rows: a read that reaches its job through a
+join (a job's dates, through their clocks) may keep a plan that scans the brand's rows, and is
+not prepared. `bench/plans.py` prints the plan each keeps. Any other read keeps being planned
+for its values.
 """
 
 from __future__ import annotations

@@ -236,12 +236,13 @@ def release_all(job: Job, now: datetime) -> list[Deadline]:
 
 
 # A job's deadlines written before a clock, each with the first instant its clock's earliest
-# open date is late, locked: one statement, compiled once (issue 32: read at every step).
+# open date is late, locked: one statement, compiled once (issue 32: read at every step) and
+# prepared, found by the job's index whatever the brand (`bench/plans.py`).
 FOLLOWING = compiled.Read(lambda brand, job: Deadline.objects.select_for_update(
     of=("self",)).filter(brand_id=brand, job_id=job, state__in=OPEN_STATES).exclude(
     follows="").annotate(first_late=Subquery(_first_late(Occurrence.objects.filter(
         brand_id=brand, clock__job_id=job, clock__name=OuterRef("follows")))[:1])),
-    model=Deadline)
+    model=Deadline, prepared=True)
 
 
 @transaction.atomic(savepoint=False)

@@ -67,8 +67,9 @@ def _steps_started(brand: str, job: str):
             "step", flat=True))
 
 
-# Read after every step a job commits, compiled once (issue 32).
-STARTED = compiled.Read(_steps_started)
+# Read after every step a job commits, compiled once and prepared: found by the job's index on
+# each table, whatever the brand (issue 32, `bench/plans.py`).
+STARTED = compiled.Read(_steps_started, prepared=True)
 
 
 def _started(job: Job) -> set[str]:

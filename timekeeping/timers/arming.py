@@ -264,11 +264,13 @@ def rearm_many(
 
 
 # An owner's live timers, and the live or rung timers under the keys it wants: what it arms
-# again is read against them (`rearm_many`, every date moved), compiled once (issue 32).
+# again is read against them (`rearm_many`, every date moved), compiled once and prepared:
+# found by the owner's index and the key's, whatever the brand (issue 32, `bench/plans.py`).
 OWNERS_TIMERS = compiled.Read(lambda brand, test_clock, owner, keys: Timer.objects.filter(
     brand_id=brand, test_clock_id=test_clock).filter(
     Q(state__in=[Timer.State.ARMED, Timer.State.HELD]) & (Q(owner_id=owner) | Q(key__in=keys))
-    | Q(state=Timer.State.FIRED, key__in=keys)).values_list("id", "key", "owed", "state"))
+    | Q(state=Timer.State.FIRED, key__in=keys)).values_list("id", "key", "owed", "state"),
+    prepared=True)
 
 
 def _supersede_unwanted(brand: Brand, test_clock: TestClock | None, owner_id: str,
