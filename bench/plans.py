@@ -6,16 +6,20 @@
 A prepared statement is planned for its values a few times a connection, then PostgreSQL may
 keep one generic plan, made without the values: it estimates `brand_id = $1` from the number
 of brands, not from how many rows the brand has. A read whose generic plan scans a brand's
-index is fast on a small brand and slow on a large one, so only reads whose generic plan
-starts from the job's or the owner's own index are prepared (`compiled.Read(prepared=True)`).
+index is fast on a small brand and slow on a large one, so a read keyed by a job or an owner is
+prepared (`compiled.Read(prepared=True)`) only when its generic plan starts from the job's or
+the owner's own index.
 
 On a scratch database with one practice of `--clients` clients on the real clock, one as
 large on a test clock, and `--small` practices of two clients (`bench/practice.py`'s, every
 return ordered, statistics taken), each read is planned generically (`plan_cache_mode =
 force_generic_plan`) and run for a job of the large practice, a small one and the test clock.
-Prints the indexes each plan scans and its rows; the reads that are not prepared, because
-their generic plan scans the brand's rows (a job's dates, reached through their clocks), are
-shown beside them. Exits non-zero if a prepared read's plan scans an index of a brand.
+Prints the indexes each plan scans and the rows each gave. Exits non-zero if a prepared read's
+plan scans an index of a brand.
+
+What it found (6 December 2026): a job's dates, read with `brand_id` asked of the date (or of
+its clock), kept a plan that scanned the brand's 1,500 to 1,800 dates (or clocks) beside the
+job's five; with the brand asked of the job, found by its id, the plan starts from the job.
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ subject and test clock: 0.7 of 0.9 ms). Inside `preparing()`, Django's statement
 server and are prepared: planned a few times a connection, then one plan kept if it costs no
 more. Only reads whose best plan no value changes go there (`compiled.Read(prepared=True)`):
 found by their primary key, or by a job's or an owner's id on a table that indexes it (a job's
-deadlines that follow a date, its steps started, an owner's timers: planned at 4 to 8 times
-their run). Everything else binds on the client and is planned each time, as
+deadlines that follow a date, its steps started, its dates, an owner's timers: planned at 4
+to 8 times their run; `bench/plans.py`). Everything else binds on the client and is planned
+each time, as
 Django sends it: a kept plan cannot see what a value matches (a step's hard dates, read by
 subject and brand, took 2 ms instead of 1 on one; the tick's owed-by-now read, 849 ms instead
 of 15 with a million armed, docs/scale.md). A timer's insert, prepared, was no faster.

@@ -30,10 +30,10 @@ a few times a connection, then one plan kept; `config/postgresql/base.py`). Only
 whose best plan is the same for every value: one found by its primary key, joined through
 foreign keys, or by a job's or an owner's id on a table that indexes that id itself (a job's
 deadlines, asks and tasks; an owner's timers). The kept plan is made without the values, so it
-weighs a brand by the number of brands, not by its rows: a read that reaches its job through a
-join (a job's dates, through their clocks) may keep a plan that scans the brand's rows, and is
-not prepared. `bench/plans.py` prints the plan each keeps. Any other read keeps being planned
-for its values.
+weighs a brand by the number of brands, not by its rows: a read that asks the brand of a table
+it reaches through a join may keep a plan that scans the brand's rows (a job's dates, with the
+brand asked of the date, did). Such a read asks the brand of the job itself, found by its id.
+`bench/plans.py` prints the plan each keeps. Any other read keeps being planned for its values.
 """
 
 from __future__ import annotations

@@ -62,14 +62,15 @@ def _names(job: Job, step: str, rule: str) -> bool:
 
 # A job's dates a step may keep (open, or lapsed: kept late), and those it may move (open and
 # not hard), each read with its clock: reads of every step that keeps or moves a date,
-# compiled once (issue 32).
+# compiled once and prepared (issue 32). The brand is asked of the job, found by its id: asked
+# of the date or its clock, the plan kept for every value scanned the brand's (`bench/plans.py`).
 KEEPABLE = compiled.Read(lambda brand, job: Occurrence.objects.filter(
-    brand_id=brand, clock__job_id=job,
+    clock__job__brand_id=brand, clock__job_id=job,
     status__in=[Occurrence.Status.OPEN, Occurrence.Status.LAPSED]), model=Occurrence,
-    related=("clock",))
+    related=("clock",), prepared=True)
 MOVABLE = compiled.Read(lambda brand, job: Occurrence.objects.filter(
-    brand_id=brand, clock__job_id=job, status=Occurrence.Status.OPEN, clock__hard=False),
-    model=Occurrence, related=("clock",))
+    clock__job__brand_id=brand, clock__job_id=job, status=Occurrence.Status.OPEN,
+    clock__hard=False), model=Occurrence, related=("clock",), prepared=True)
 
 
 def _of_job(job: Job, found: list[Occurrence]) -> list[Occurrence]:
