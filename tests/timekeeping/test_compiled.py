@@ -11,7 +11,8 @@ from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
 from timekeeping.basics import compiled
-from timekeeping.models import Timer
+from timekeeping.models import Brand, Timer
+from timekeeping.timers.arming import OWNERS_TIMERS
 
 pytestmark = pytest.mark.django_db
 
@@ -254,9 +255,6 @@ def test_an_owners_timers_read_prepared_answer_as_django_once_one_plan_is_kept(
         brand, test_clock, actors):
     # PostgreSQL plans a prepared statement for its values five times, then may keep one plan
     # made without them: the answers after must be each owner's own, on either clock.
-    from timekeeping.models import Brand
-    from timekeeping.timers.arming import OWNERS_TIMERS
-
     other = Brand.objects.create(name="Harbor Books", slug="harbor", owner=actors["staff"])
     asked = [(brand, None, "occ-1"), (other, None, "occ-1"), (brand, test_clock, "occ-2"),
              (brand, None, "occ-2")]

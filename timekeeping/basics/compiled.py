@@ -32,8 +32,9 @@ foreign keys, or by a job's or an owner's id on a table that indexes that id its
 deadlines, asks and tasks; an owner's timers). The kept plan is made without the values, so it
 weighs a brand by the number of brands, not by its rows: a read that asks the brand of a table
 it reaches through a join may keep a plan that scans the brand's rows (a job's dates, with the
-brand asked of the date, did). Such a read asks the brand of the job itself, found by its id.
-`bench/plans.py` prints the plan each keeps. Any other read keeps being planned for its values.
+brand asked of the date, did). `bench/plans.py` prints the plan each keeps and fails on one
+that scans a brand's index; such a read asks the brand of the job itself, found by its id, as
+a job's dates now do. Any other read keeps being planned for its values.
 """
 
 from __future__ import annotations
