@@ -64,14 +64,9 @@ def generic_plan(read, values: dict) -> list[str]:
     """EXPLAIN ANALYZE of the read's statement, prepared and planned without its values."""
     from django.db import connection, transaction
 
-    from timekeeping.basics import compiled
-
     with transaction.atomic():
-        read(**values)  # compiles its shape
-    key = (connection.vendor, *(compiled._key_of(name, values[name]) for name in read.names))
-    shape = read.shapes[key]
-    params = [constant if name is None else values[name] if index is None
-              else values[name][index] for name, index, constant in shape.slots]
+        shape = read.shape(values)
+    params = shape.params(values)
     numbered = iter(range(1, len(params) + 1))
     sql = re.sub(r"%s", lambda _: f"${next(numbered)}", shape.sql)
     with transaction.atomic(), connection.cursor() as cursor:

@@ -69,6 +69,11 @@ class Read:
         self.lock = threading.Lock()
 
     def __call__(self, **values: Any) -> list:
+        return self.shape(values).run(values)
+
+    def shape(self, values: dict[str, Any]) -> _Shape:
+        """The statement these values are sent in (its `sql`, and its parameters for them,
+        `params`), compiled the first time its shape is asked for."""
         if set(values) != set(self.names):
             raise TypeError(f"compiled read: give {', '.join(self.names)}")
         key = (connections[DEFAULT_DB_ALIAS].vendor,
@@ -79,7 +84,7 @@ class Read:
             with self.lock:
                 if len(self.shapes) < SHAPES:
                     self.shapes[key] = shape
-        return shape.run(values)
+        return shape
 
     def get(self, **values: Any) -> Model:
         """The one row of a read of a model (`model=`), as `QuerySet.get` gives it: its
@@ -160,6 +165,11 @@ class _Shape:
             raise ValueError(f"compiled read: the statement does not carry "
                              f"{', '.join(sorted(name for name, _ in missing))} as given")
 
+    def params(self, values: dict[str, Any]) -> list:
+        """The statement's parameters for a call's values, in their places."""
+        return [constant if name is None else values[name] if index is None
+                else values[name][index] for name, index, constant in self.slots]
+
     def run(self, values: dict[str, Any]) -> list:
         if not self.sql:
             return []
@@ -167,8 +177,7 @@ class _Shape:
         if self.locking and connection.get_autocommit():
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction.")
-        params = [constant if name is None else values[name] if index is None
-                  else values[name][index] for name, index, constant in self.slots]
+        params = self.params(values)
         with preparing(connection) if self.read.prepared else nullcontext(), \
                 connection.cursor() as cursor:
             cursor.execute(self.sql, params)
