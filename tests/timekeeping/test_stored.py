@@ -49,27 +49,59 @@ def test_a_key_whose_timer_was_superseded_is_free_again(brand):
     assert Timer.objects.filter(key="moved").count() == 2
 
 
-def test_new_owners_timers_are_written_whole_each_value_as_it_was_held(brand, test_clock):
+def test_many_timers_are_one_statement_on_postgresql_and_the_held_keys_skipped(brand):
+    """1,200 timers (26,400 values: more than one INSERT of Django's could carry as
+    parameters on SQLite, and than psycopg keeps a statement's parsing for): one statement on
+    PostgreSQL, every free key written, the held ones not."""
+    for n in (7, 700):
+        delays.delay("timekeeping.note", {"n": n}, brand=brand, at=T0, key=f"many:{n}")
+    many = [_timer(brand, f"many:{n}", T0 + timedelta(minutes=n)) for n in range(1200)]
+    sent = []
+
+    def seen(execute, sql, params, many_, context):
+        sent.append(sql)
+        return execute(sql, params, many_, context)
+
+    with connection.execute_wrapper(seen):
+        written = store(many)
+    assert written == {timer.pk for n, timer in enumerate(many) if n not in (7, 700)}
+    if connection.vendor == "postgresql":
+        assert len(sent) == 1
+    assert Timer.objects.filter(brand=brand, key__startswith="many:").count() == 1200
+    assert Timer.objects.get(pk=many[1199].pk).owed == T0 + timedelta(minutes=1199)
+
+
+def _stored(timers: list[Timer]) -> None:
+    assert store(timers) == {timer.pk for timer in timers}
+
+
+@pytest.mark.parametrize("write", [write_new, _stored], ids=["write_new", "store"])
+def test_timers_are_written_whole_each_value_as_it_was_held(brand, test_clock, write):
+    """Each value as the model held it, by both writers: an instant in another zone at the
+    microsecond, a span, the payload as its field encodes it (its instant to the
+    millisecond), quotes, a tab and a character outside ASCII."""
     paris = ZoneInfo("Europe/Paris")
-    armed = _timer(brand, "job_new:remind", datetime(2027, 3, 28, 3, 30, tzinfo=paris))
-    armed.payload = {"ask": "ask_new", "until": datetime(2027, 3, 28, 2, 0, tzinfo=UTC),
+    armed = _timer(brand, "job_new:remind", datetime(2027, 3, 28, 3, 30, 0, 7, tzinfo=paris))
+    armed.payload = {"ask": "ask_new", "until": datetime(2027, 3, 28, 2, 0, 0, 1500,
+                                                         tzinfo=UTC),
                      "day": date(2027, 3, 28), "note": "l\u2019été \"quoted\"\ttab"}
     held = _timer(brand, "job_new:late", T0 + timedelta(days=2))
     held.state, held.ended_by, held.owner_id = Timer.State.HELD, "waits on ask_new", "job_new"
-    held.test_clock, held.late_by = test_clock, timedelta(seconds=90)
-    write_new([armed, held])
-    write_new([])
+    held.test_clock, held.late_by = test_clock, timedelta(days=3, seconds=90, microseconds=3)
+    write([armed, held])
+    write([])
     got = {timer.pk: timer for timer in Timer.objects.filter(brand=brand)}
     assert got.keys() == {armed.pk, held.pk}
     first, second = got[armed.pk], got[held.pk]
-    assert first.owed == datetime(2027, 3, 28, 1, 30, tzinfo=UTC)  # 03:30 CEST, the day it begins
-    assert first.payload == {"ask": "ask_new", "until": "2027-03-28T02:00:00Z",
+    # 03:30 CEST, the day it begins
+    assert first.owed == datetime(2027, 3, 28, 1, 30, 0, 7, tzinfo=UTC)
+    assert first.payload == {"ask": "ask_new", "until": "2027-03-28T02:00:00.001Z",
                              "day": "2027-03-28", "note": "l\u2019été \"quoted\"\ttab"}
     assert (first.state, first.test_clock_id, first.place, first.fired) == (
         Timer.State.ARMED, None, 4, None)
     assert (second.state, second.ended_by, second.owner_id, second.test_clock_id,
             second.late_by) == (Timer.State.HELD, "waits on ask_new", "job_new", test_clock.pk,
-                                timedelta(seconds=90))
+                                timedelta(days=3, seconds=90, microseconds=3))
 
 
 @pytest.mark.django_db(transaction=True)

@@ -112,6 +112,13 @@ def _later(brand: Brand, test_clock: TestClock | None, owed: datetime, owner_id:
     return True
 
 
+# The timers under keys a batch armed with it, but those superseded: read before every
+# handler that could touch them (`Firing.write_later`, issue 32), compiled once.
+UNDER_KEYS = compiled.Read(lambda brand, test_clock, keys: Timer.objects.filter(
+    brand_id=brand, test_clock_id=test_clock, key__in=keys).exclude(
+    state=Timer.State.SUPERSEDED).values_list("id", "key", "owed", "state"))
+
+
 def write_later(batch: firing.Firing, later: dict[str, tuple[Timer, str | None]]) -> set[str]:
     """Write the timers a firing batch armed with it (`arm_later`, `rearm_later`; the batch
     calls this, `Firing.write_later`), in three statements however many (four when one
@@ -119,8 +126,8 @@ def write_later(batch: firing.Firing, later: dict[str, tuple[Timer, str | None]]
     superseded: live, fired or ended), or, given why it supersedes, as `rearm` does (a live
     one owed then kept, one owed at another time superseded, one that rang for that very
     instant left rung). Of two processes arming one key, one row results. The ids written."""
-    found = clock_timers(batch.brand, batch.test_clock).filter(key__in=list(later)).exclude(
-        state=Timer.State.SUPERSEDED).values_list("id", "key", "owed", "state")
+    found = UNDER_KEYS(brand=batch.brand.pk, test_clock=getattr(batch.test_clock, "pk", None),
+                       keys=list(later))
     taken, ended = set(), {}
     for pk, key, owed, state in found:
         timer, why = later[key]
@@ -416,9 +423,16 @@ def end_keys(brand: Brand, test_clock: TestClock | None, keys: list[str], *,
         for timer in [gathering.live[key] for key in keys if key in gathering.live]:
             gathering.end(timer, state=state, by=by)
         return
-    for timer in clock_timers(brand, test_clock).filter(
-            key__in=keys, state__in=[Timer.State.ARMED, Timer.State.HELD]):
-        end(timer.id, state=state, by=by)
+    if keys:
+        end_many(OPEN_UNDER_KEYS(brand=brand.pk, test_clock=getattr(test_clock, "pk", None),
+                                 keys=keys), state=state, by=by)
+
+
+# The armed or held timers under keys, by id: what `end_keys` ends (a job's end cancels its
+# deadlines', asks' and signals' timers by key), compiled once.
+OPEN_UNDER_KEYS = compiled.Read(lambda brand, test_clock, keys: Timer.objects.filter(
+    brand_id=brand, test_clock_id=test_clock, key__in=keys,
+    state__in=[Timer.State.ARMED, Timer.State.HELD]).values_list("id", flat=True))
 
 
 def explain(timer: Timer) -> str:
