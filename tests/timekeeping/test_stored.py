@@ -8,11 +8,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from timekeeping.models import Timer
 from timekeeping.tick import phases
 from timekeeping.timers import delays
-from timekeeping.timers.stored import store, write_new
+from timekeeping.timers.stored import end_open, store, write_new
 
 T0 = datetime(2027, 3, 28, 6, 30, tzinfo=UTC)
 
@@ -136,3 +137,21 @@ def test_a_batch_marks_its_fired_timers_in_one_statement_of_text(brand):
     fired = Timer.objects.filter(brand=brand, key__in=keys).order_by("key")
     assert [(t.state, t.fired, t.late_by) for t in fired] == [
         (Timer.State.FIRED, now, timedelta(minutes=10 - n)) for n in range(3)]
+
+
+def test_timers_still_armed_or_held_are_ended_by_id_in_one_statement(brand):
+    """Those armed or held end, saying why; a fired one, and one ended before, stay as they
+    were; the answer counts only those it ended."""
+    timers = [_timer(brand, f"end:{n}", T0 + timedelta(hours=n)) for n in range(4)]
+    timers[1].state, timers[1].ended_by = Timer.State.HELD, "waits"
+    timers[2].state, timers[2].fired = Timer.State.FIRED, T0
+    timers[3].state, timers[3].ended_by = Timer.State.CANCELLED, "job ended"
+    store(timers)
+    with CaptureQueriesContext(connection) as sent:
+        ended = end_open([timer.pk for timer in timers], Timer.State.SUPERSEDED, "moved on")
+    assert (ended, len(sent)) == (2, 1)
+    assert end_open([], Timer.State.CANCELLED, "nothing") == 0
+    assert [(t.key, t.state, t.ended_by) for t in Timer.objects.filter(
+        brand=brand, key__startswith="end:").order_by("key")] == [
+        ("end:0", Timer.State.SUPERSEDED, "moved on"), ("end:1", Timer.State.SUPERSEDED, "moved on"),
+        ("end:2", Timer.State.FIRED, ""), ("end:3", Timer.State.CANCELLED, "job ended")]

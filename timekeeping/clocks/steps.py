@@ -226,11 +226,13 @@ def lapse(occurrence: Occurrence, at: datetime) -> str:
 
 
 def end_job(job: Job, *, state: str = Job.State.ENDED, by: str = "",
-            data: dict | None = None) -> None:
+            data: dict | None = None, savepoint: bool = True) -> None:
     """End a job (S16). Clocks that live on the subject stay open in their owner's hands;
-    the job's other dates close, and so does its own time (deadlines, asks, tasks)."""
+    the job's other dates close, and so does its own time (deadlines, asks, tasks).
+    `savepoint=False` inside a firing, whose error undoes the batch and redoes it a timer at
+    a time, each in a savepoint of its own (an ask that lapses its job: two statements)."""
     now = now_for(job.brand, job.test_clock)
-    with transaction.atomic():
+    with transaction.atomic(savepoint=savepoint):
         if Job.objects.filter(pk=job.pk, state=Job.State.OPEN).update(state=state,
                                                                       ended=now) != 1:
             raise OrderRefused("job", f"job {job.pk} is {Job.objects.get(pk=job.pk).state}; "
@@ -245,6 +247,8 @@ def end_job(job: Job, *, state: str = Job.State.ENDED, by: str = "",
                 continue
             occurrence.status = Occurrence.Status.CLOSED
             occurrence.save(update_fields=["status"])
+            # Its clock's brand and test clock are the job's, in hand: not read again.
+            occurrence.clock.brand, occurrence.clock.test_clock = job.brand, job.test_clock
             end_timers(occurrence, f"job {job.pk} {state}")
         records.write(f"job.{state}", brand=job.brand, instant=now, test_clock=job.test_clock,
                       subject=job.subject_id, job=job.pk,

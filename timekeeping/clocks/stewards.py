@@ -24,10 +24,10 @@ from datetime import date, datetime
 
 from django.db.models import Exists, OuterRef, Subquery
 
-from timekeeping.models import Clock, Job, Member, Occurrence, Subject
+from timekeeping.models import Clock, Job, Manifest, Member, Occurrence, Subject
 from timekeeping.specs.current import current, services_of
 from timekeeping.specs.services import ServiceSpec
-from timekeeping.timers import records
+from timekeeping.timers import in_progress, records
 
 
 def is_steward(job: Job) -> bool:
@@ -91,16 +91,30 @@ def when_opened(job: Job, spec: ServiceSpec, now: datetime) -> None:
 
 def when_ended(job: Job, state: str, now: datetime) -> None:
     """A job ends (an `on_end` hook): its dates that live on the subject pass to the
-    subject's steward, else stay with their owner; a steward job's own dates go back."""
+    subject's steward, else stay with their owner; a steward job's own dates go back. Only a
+    steward job keeps dates (`pass_to` is given one), and a job's service stays what its
+    pinned version says, so only a steward job's are read; the successor is looked for only
+    when a date passes, and only if one of the brand's versions has a steward service
+    (issue 32: three reads of every job's end, of which the tax practice needs one)."""
     why = f"job {job.pk} {state}"
-    successor = steward_of(job.subject, but=job)
-    kept = Clock.objects.filter(brand_id=job.brand_id, steward=job).select_related(
-        "brand", "test_clock")
-    for clock in kept.order_by("opened", "id"):
+    kept = list(Clock.objects.filter(brand_id=job.brand_id, steward=job).select_related(
+        "brand", "test_clock").order_by("opened", "id")) if is_steward(job) else []
+    own = list(_live(Clock.objects.filter(brand_id=job.brand_id, job=job,
+                                          lives_on_subject=True)).select_related(
+        "brand", "test_clock").order_by("name"))
+    if not kept and not own:
+        return
+    successor = steward_of(job.subject, but=job) if _has_stewards(job.brand_id) else None
+    for clock in [*kept, *own]:
         pass_to(clock, successor, now, why=why)
-    own = _live(Clock.objects.filter(brand_id=job.brand_id, job=job, lives_on_subject=True))
-    for clock in own.select_related("brand", "test_clock").order_by("name"):
-        pass_to(clock, successor, now, why=why)
+
+
+def _has_stewards(brand_id: str) -> bool:
+    """Whether any version of the brand's manifest has a steward service, read once a
+    firing batch or an order (`in_progress.read_once`): every job is of one of them."""
+    return in_progress.read_once(brand_id, "has stewards", lambda: any(
+        spec.steward for bundle in set(Manifest.objects.filter(brand_id=brand_id).values_list(
+            "bundle", flat=True)) for spec in services_of(bundle).values()))
 
 
 def steward_service(subject: Subject) -> ServiceSpec | None:

@@ -235,8 +235,9 @@ def lapse(job: Job, *, cause: Ask) -> None:
     returns and the paid acts already committed are charged: recorded here as facts for the
     ledger to post. The buyer and the brand's owner hear it."""
     data = {"cause": cause.pk, "hold": "returns", "acts_committed": list(job.steps_done)}
+    # Inside the firing's transaction (`fire`): no savepoint of its own.
     clocks.end_job(job, state=Job.State.LAPSED, by=f"ask {cause.pk} expired twice",
-                   data=data)
+                   data=data, savepoint=False)
     body = (f"Work on {common.named(job)} has stopped: the link to {cause.title} stopped "
             "working twice without an answer. See it here:")
     title = f"Stopped: {common.named(job)}"

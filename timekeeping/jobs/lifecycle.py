@@ -125,8 +125,9 @@ def when_ended(job: Job, state: str, now: datetime) -> None:
     asks.close(job, why)
     tasks.close(job, why)
     signals.close(job, why)
-    for grant in Grant.objects.filter(job=job):
-        common.cancel(job, f"{grant.pk}:end", why=why)
+    if common.work_of(job).grant is not None:  # only then was one given (`grants.start`)
+        for grant in Grant.objects.filter(job=job):
+            common.cancel(job, f"{grant.pk}:end", why=why)
 
 
 def _keep(job: Job, now: datetime) -> None:

@@ -12,7 +12,7 @@ from timekeeping.basics import compiled, wallclock
 from timekeeping.basics.spans import span_text
 from timekeeping.models import Brand, TestClock, Timer
 from timekeeping.timers import firing, gathered, kinds, records
-from timekeeping.timers.stored import store, write_new
+from timekeeping.timers.stored import end_open, store, write_new
 
 
 def clock_timers(brand: Brand, test_clock: TestClock | None) -> QuerySet[Timer]:
@@ -309,9 +309,7 @@ def end_many(timer_ids: list[str], *, state: Timer.State, by: str) -> int:
         timer_ids = [timer_id for timer_id in timer_ids if timer_id not in pending]
         if not timer_ids:
             return ended
-    updated = Timer.objects.filter(
-        id__in=timer_ids, state__in=[Timer.State.ARMED, Timer.State.HELD]
-    ).update(state=state, ended_by=by)
+    updated = end_open(timer_ids, state, by)
     batch = firing.current()
     if batch is not None:
         for timer_id in timer_ids:

@@ -5,6 +5,7 @@ twice, grants that end, holds, quiet jobs, a member's withdrawal, and the tie or
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
 
 from timekeeping import clocks, manifests
 from timekeeping.basics import wallclock
@@ -24,6 +25,7 @@ from timekeeping.models import (
     Timer,
 )
 from timekeeping.tick import test_clocks
+from timekeeping.timers.firing import Firing
 
 START = datetime(2028, 3, 1, 14, tzinfo=UTC)  # 09:00 EST; EDT from 12 March
 
@@ -71,6 +73,35 @@ def _advance(clock, to):
 def _kinds(job, prefix):
     return [r.kind for r in Record.objects.filter(job=job.pk, kind__startswith=prefix)
             .order_by("instant", "id")]
+
+
+def test_an_ask_that_expires_for_good_ends_its_job_in_a_bounded_number_of_statements(
+        world, monkeypatch):
+    """Issue 32: the job's end reads only what it could have (a job of no steward service
+    keeps no one's dates; one of no grant has none; a brand with no steward service looks
+    for no successor), ends its timers by key in one read and one update, takes no savepoint
+    inside the firing's transaction, and reads no date's brand again. The ask's firings,
+    its reminder's and its second expiry's: 26 statements before, 18 after."""
+    clock, job = world(deliver={"organizer": {"ask": "owner", "expires": "2d"}},
+                       price={"within": "30d", "late": "20%"})
+    ask = Ask.objects.get(job=job)
+    _advance(clock, ask.expires)
+    ask.refresh_from_db()
+    sent, fire = [], Firing.fire
+
+    def counted(batch, timer):
+        if timer.kind != "ask":
+            return fire(batch, timer)
+        with connection.execute_wrapper(lambda execute, sql, *rest: (
+                sent.append(sql), execute(sql, *rest))[1]):
+            return fire(batch, timer)
+
+    monkeypatch.setattr(Firing, "fire", counted)
+    _advance(clock, ask.expires)
+    assert Job.objects.get(pk=job.pk).state == Job.State.LAPSED
+    assert Deadline.objects.get(job=job).state == Deadline.State.CLOSED
+    assert not Timer.objects.filter(owner_id=job.pk, state=Timer.State.ARMED).exists()
+    assert len(sent) <= 18, "\n".join(sent)
 
 
 def test_a_job_deadline_is_at_risk_at_exactly_three_quarters_of_its_work_time(world):
