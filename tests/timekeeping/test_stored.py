@@ -153,5 +153,6 @@ def test_timers_still_armed_or_held_are_ended_by_id_in_one_statement(brand):
     assert end_open([], Timer.State.CANCELLED, "nothing") == 0
     assert [(t.key, t.state, t.ended_by) for t in Timer.objects.filter(
         brand=brand, key__startswith="end:").order_by("key")] == [
-        ("end:0", Timer.State.SUPERSEDED, "moved on"), ("end:1", Timer.State.SUPERSEDED, "moved on"),
+        ("end:0", Timer.State.SUPERSEDED, "moved on"),
+        ("end:1", Timer.State.SUPERSEDED, "moved on"),
         ("end:2", Timer.State.FIRED, ""), ("end:3", Timer.State.CANCELLED, "job ended")]
