@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 
 from calendars.models import Postponement
 from calendars.moments import day_in_zone
-from timekeeping.basics import instants
+from timekeeping.basics import inserted, instants
 from timekeeping.clocks import dues, exposure
 from timekeeping.clocks.basis import (
     OrderRefused,
@@ -248,15 +248,15 @@ def _input_dates(spec: ServiceSpec) -> set[str]:
 
 def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> dict[str, list[Occurrence]]:
     """Open a new job's clocks and their dates, in a constant number of statements: the
-    clocks, then their dates, each written together (their timers are gathered). A clock whose
-    date follows another clock opens after the clocks it follows, measured from their dates
-    as opened here (`Opening`). The dates opened, by clock name."""
+    clocks, then their dates, each written together (`inserted`; their timers are gathered).
+    A clock whose date follows another clock opens after the clocks it follows, measured from
+    their dates as opened here (`Opening`). The dates opened, by clock name."""
     specs = sorted(service.clocks.values(), key=lambda c: "clock" in c.due)
     rows = [Clock(brand=job.brand, test_clock=job.test_clock, subject=job.subject, job=job,
                   name=spec.name, title=spec.title.replace("{period}", job.period),
                   owner=spec.owner, hard=spec.hard, lives_on_subject=spec.lives_on_subject,
                   bundle=job.bundle, opened=now) for spec in specs]
-    Clock.objects.bulk_create(rows)
+    inserted.insert(rows)
     opening = Opening()
     for row, spec in zip(rows, specs, strict=True):
         for item in items_of(job, spec):
@@ -265,7 +265,7 @@ def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> dict[str, lis
                 opening.dates.setdefault(row.name, []).append(occurrence)
     dates = [(row, spec, occurrence) for row, spec in zip(rows, specs, strict=True)
              for occurrence in opening.dates.get(row.name, [])]
-    Occurrence.objects.bulk_create([occurrence for _, _, occurrence in dates])
+    inserted.insert([occurrence for _, _, occurrence in dates])
     for _, spec, occurrence in dates:
         arm(occurrence, spec, fresh=True)  # a clock made just now
     return opening.dates

@@ -38,7 +38,7 @@ from datetime import datetime, timedelta
 from django.db import DatabaseError, IntegrityError, connection, router, transaction
 from django.db.models import F
 
-from timekeeping.basics import instants, wallclock
+from timekeeping.basics import inserted, instants, wallclock
 from timekeeping.models import Schedule, ScheduleRun, TestClock, TickRun, Walk, WalkLine
 from timekeeping.moves import rehearse
 from timekeeping.schedules import engine as schedules
@@ -400,7 +400,7 @@ def _note(walk: Walk, test_clock: TestClock, new_rows: list) -> None:
     if not new_rows:
         return
     first = walk.line_count
-    WalkLine.objects.bulk_create([
+    inserted.insert([
         WalkLine(brand_id=walk.brand_id, walk=walk, seq=first + n, timer=row.timer.id,
                  owner=row.timer.owner_id,
                  armed_by=row.timer.armed_by or "", armed=[t.id for t in row.armed],

@@ -19,6 +19,7 @@ from datetime import datetime
 
 from django.conf import settings
 
+from timekeeping.basics import inserted
 from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
 from timekeeping.timers import in_progress, kinds, records, stored
 from timekeeping.timers.in_progress import current as current
@@ -315,6 +316,6 @@ def flush_all(batches: list[Firing]) -> None:
                          instant=instant)
     deliveries = [delivery for batch in batches for delivery in batch.deliveries]
     if deliveries:
-        Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
+        inserted.insert(deliveries, skip_taken=True)
     for batch in batches:
         batch.attach_armed()

@@ -18,82 +18,23 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 
 from django.db import connections, router
 from django.db.models import F, JSONField, Value
-from django.db.models.constants import OnConflict
 from django.db.models.fields import DateTimeField
 from psycopg import sql as pgsql
 
+from timekeeping.basics import inserted
 from timekeeping.models import Timer
 
 
 def store(timers: list[Timer]) -> set[str]:
     """Write the timers, each skipped whose live key another timer holds; the ids written.
-    One statement on PostgreSQL; on SQLite, as many as its limit on parameters asks."""
-    if not timers:
-        return set()
-    using = router.db_for_write(Timer)
-    connection = connections[using]
-    if connection.vendor == "postgresql":
-        return _stored(connection, timers)
-    fields = [field for field in Timer._meta.concrete_fields]
-    size = connection.ops.bulk_batch_size(fields, timers) or len(timers)
-    written: set[str] = set()
-    for start in range(0, len(timers), size):
-        # What `bulk_create(ignore_conflicts=True)` sends, asked to return the rows it wrote
-        # (it does not: it cannot pair them with its objects, a conflict leaving a gap).
-        rows = Timer.objects._insert(  # noqa: SLF001 - bulk_create's own path, with RETURNING
-            timers[start:start + size], fields=fields, using=using,
-            returning_fields=[Timer._meta.pk], on_conflict=OnConflict.IGNORE)
-        written.update(row[0] for row in rows if row)
-    return written
-
-
-def _stored(connection, timers: list[Timer]) -> set[str]:
-    """`store` on PostgreSQL: the rows sent as one JSON array, which the database reads into
-    the table's columns (`jsonb_populate_recordset`), so the statement is one text whatever
-    the number of rows, with one parameter (issue 32: Django compiling its INSERT, writing each
-    column as an array, and psycopg splitting a statement of more than 50 parameters anew on
-    every call, were two thirds of a store of a date's rungs)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_insert_of(connection.ops.quote_name), [json.dumps(
-            [_row(timer) for timer in timers], cls=_PAYLOAD.encoder, separators=(",", ":"))])
-        return {row[0] for row in cursor.fetchall()}
-
-
-_PAYLOAD = Timer._meta.get_field("payload")
-
-
-@lru_cache(maxsize=1)
-def _insert_of(quote) -> str:
-    """The INSERT of timers given as a JSON array of rows: each skipped whose live key is held
-    (`ON CONFLICT DO NOTHING`, as `bulk_create(ignore_conflicts=True)`), the ids written
-    answered. Its text is the model's table and columns only; the rows are its parameter."""
-    table = quote(Timer._meta.db_table)
-    columns = ", ".join(quote(field.column) for field in Timer._meta.concrete_fields)
-    return (f"INSERT INTO {table} ({columns}) SELECT {columns} FROM "
-            f"jsonb_populate_recordset(NULL::{table}, %s::jsonb) "
-            f"ON CONFLICT DO NOTHING RETURNING {table}.\"id\"")
-
-
-def _row(timer: Timer) -> dict:
-    """A timer as its row: instants in ISO 8601 to the microsecond, a span in microseconds,
-    the payload as its field encodes it."""
-    return {field.column: _value(getattr(timer, field.attname))
-            for field in Timer._meta.concrete_fields}
-
-
-def _value(value):
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise ValueError(f"a timer's instant must be aware: {value!r}")
-        return value.isoformat()
-    if isinstance(value, timedelta):
-        return f"{value // timedelta(microseconds=1)} microseconds"
-    return value
+    One statement on PostgreSQL, its text made once (`inserted`); on SQLite, as many as its
+    limit on parameters asks."""
+    return inserted.insert(timers, skip_taken=True, returning=True)
 
 
 def write_new(timers: list[Timer]) -> None:
