@@ -3,15 +3,22 @@ work time) and late (S6, S7); see timekeeping.jobs.deadlines."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from timekeeping.jobs import deadlines
 from timekeeping.models import Deadline, Timer
 from timekeeping.timers.firing import Firing
 
 
 def describe(timer: Timer) -> str:
-    rule = Deadline.objects.filter(pk=timer.payload.get("deadline")).values_list(
-        "rule", flat=True).first() or "?"
-    return deadlines.describe(timer.payload, rule)
+    return deadlines.describe(timer.payload, _rule_of(timer.payload.get("deadline")) or "?")
+
+
+@lru_cache(maxsize=4096)
+def _rule_of(deadline: str | None) -> str | None:
+    """A deadline's rule as written, read once a process: it never changes after the deadline
+    starts (a walk's trace describes every deadline timer it arms: one read each, issue 32)."""
+    return Deadline.objects.filter(pk=deadline).values_list("rule", flat=True).first()
 
 
 def fire(timer: Timer, firing: Firing) -> str:
