@@ -6,13 +6,14 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
 from timekeeping import clocks, manifests
 from timekeeping.basics import inserted, wallclock
-from timekeeping.models import Delivery, Occurrence, Subject
+from timekeeping.models import Delivery, Member, Occurrence, Subject
 
 T0 = datetime(2027, 3, 28, 6, 30, tzinfo=UTC)
 MANIFEST = {
@@ -103,3 +104,18 @@ def test_a_naive_instant_is_refused_and_nothing_written(brand):
     with pytest.raises(ValueError, match="aware"):
         inserted.insert([naive, _delivery(brand, "fine")])
     assert not Delivery.objects.exists()
+
+
+def test_a_related_row_saved_after_it_was_assigned_gives_its_id_and_an_unsaved_one_refuses(
+        brand):
+    """As `bulk_create`: the account a member names, saved after the member was made, is
+    the one written; one never saved refuses the write, and nothing is written."""
+    later = get_user_model()(username="later")
+    member = Member(brand=brand, user=later, role=Member.Role.VIEWER)
+    later.save()
+    inserted.insert([member])
+    assert Member.objects.get(pk=member.pk).user_id == later.pk
+    never = Member(brand=brand, user=get_user_model()(username="never"))
+    with pytest.raises(ValueError, match="unsaved related object"), transaction.atomic():
+        inserted.insert([never])
+    assert not Member.objects.filter(pk=never.pk).exists()

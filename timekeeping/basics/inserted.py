@@ -45,6 +45,8 @@ def insert(rows: Sequence[Model], *, skip_taken: bool = False,
     fields = _fields(model, rows)
     if connection.vendor != "postgresql":
         return _django(model, rows, fields, using, skip_taken, returning)
+    for row in rows:  # as bulk_create: a related row saved since it was assigned, its id
+        row._prepare_related_fields_for_save(operation_name="insert")  # noqa: SLF001
     auto = model._meta.pk not in fields
     plain = _plain(tuple(fields))
     encoded = json.dumps([{field.column: _value(field.pre_save(row, True), bare)
