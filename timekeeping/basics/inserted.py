@@ -12,10 +12,12 @@ writes, that was two thirds of the write (a store of a date's rungs: 1.1 ms of t
 0.4 after). Elsewhere (SQLite) each is `bulk_create`'s own path.
 
 A row's values are its fields' as `bulk_create` takes them (`pre_save`, so an `auto_now` is
-set), written as JSON: an instant in ISO 8601 to the microsecond (a naive one is refused), a
-span in microseconds, a date as its day, a decimal as its digits; a JSON field's value nested
-as the field's encoder writes it. Every value is a parameter: the text names only the model's
-table and columns.
+set; a related row saved since it was assigned gives its id), written as JSON: an instant in
+ISO 8601 to the microsecond (a naive one is refused), a span in microseconds, a date as its
+day, a decimal as its digits; a JSON field's value nested, as Django's encoder writes it (an
+instant inside it to the millisecond), or, for a field with no encoder, as plain JSON, which
+refuses anything else as the field does. Every value is in the one parameter: the text names
+only the model's table and columns.
 """
 
 from __future__ import annotations
