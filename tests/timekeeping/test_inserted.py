@@ -119,3 +119,11 @@ def test_a_related_row_saved_after_it_was_assigned_gives_its_id_and_an_unsaved_o
     with pytest.raises(ValueError, match="unsaved related object"), transaction.atomic():
         inserted.insert([never])
     assert not Member.objects.filter(pk=never.pk).exists()
+
+
+def test_more_rows_than_one_statement_carries_are_written_each_id_set_in_order(opened):
+    rows = _dates(opened, inserted.ROWS * 2 + 50, 100)
+    inserted.insert(rows)
+    assert [row.seq for row in rows] == [
+        Occurrence.objects.get(pk=row.pk).seq for row in rows]
+    assert Occurrence.objects.filter(seq__gte=100).count() == len(rows)
