@@ -1,5 +1,6 @@
 """What the rest of the clocks stand on: the refusals an order or a person's action meets
-(an erased subject's among them), and the calendar and clock a subject's dates are read on.
+(an erased subject's among them), the calendar and clock a subject's dates are read on, and
+the brand's manifest versions a batch reads once.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from functools import lru_cache
 
 from calendars import rules
 from timekeeping.basics import shown
-from timekeeping.models import Subject
+from timekeeping.models import Manifest, Subject
 from timekeeping.timers import firing, in_progress
 
 
@@ -25,6 +26,13 @@ class OrderRefused(Exception):
                  said: str = ""):
         super().__init__(f"{field}: {message}")
         self.field, self.message, self.code, self.said = field, message, code, said
+
+
+def bundles_of(brand_id: str) -> frozenset[str]:
+    """The bundles of every version of the brand's manifest, read once a firing batch or an
+    order (`in_progress.read_once`): every job and every date is of one of them."""
+    return in_progress.read_once(brand_id, "manifest bundles", lambda: frozenset(
+        Manifest.objects.filter(brand_id=brand_id).values_list("bundle", flat=True)))
 
 
 def refuse_erased(subject: Subject) -> None:

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from timekeeping.basics import compiled
 from timekeeping.clocks import changed, emails, following, gate, moving
-from timekeeping.clocks.basis import OrderRefused, now_for
+from timekeeping.clocks.basis import OrderRefused, bundles_of, now_for
 from timekeeping.clocks.opening import (
     END_HOOKS,
     MEASURED,
@@ -22,7 +22,7 @@ from timekeeping.clocks.opening import (
 )
 from timekeeping.clocks.rungs import end_timers, spec_named, spec_of
 from timekeeping.clocks.telling import record_line, tell_owner
-from timekeeping.models import Clock, Job, Manifest, Member, Occurrence
+from timekeeping.models import Clock, Job, Member, Occurrence
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec
 from timekeeping.timers import in_progress, records
@@ -203,8 +203,7 @@ def barred(brand_id: str) -> frozenset[str]:
     batch or an order (`in_progress.read_once`): a date's clock is of its job's version, and
     every job's version is one of its brand's, so no other step can be barred."""
     return in_progress.read_once(brand_id, "barred steps", lambda: frozenset().union(*map(
-        _barred_in, set(Manifest.objects.filter(brand_id=brand_id).values_list(
-            "bundle", flat=True)))))
+        _barred_in, bundles_of(brand_id))))
 
 
 @lru_cache(maxsize=64)

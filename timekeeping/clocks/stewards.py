@@ -24,10 +24,11 @@ from datetime import date, datetime
 
 from django.db.models import Exists, OuterRef, Subquery
 
-from timekeeping.models import Clock, Job, Manifest, Member, Occurrence, Subject
+from timekeeping.clocks.basis import bundles_of
+from timekeeping.models import Clock, Job, Member, Occurrence, Subject
 from timekeeping.specs.current import current, services_of
 from timekeeping.specs.services import ServiceSpec
-from timekeeping.timers import in_progress, records
+from timekeeping.timers import records
 
 
 def is_steward(job: Job) -> bool:
@@ -110,11 +111,10 @@ def when_ended(job: Job, state: str, now: datetime) -> None:
 
 
 def _has_stewards(brand_id: str) -> bool:
-    """Whether any version of the brand's manifest has a steward service, read once a
-    firing batch or an order (`in_progress.read_once`): every job is of one of them."""
-    return in_progress.read_once(brand_id, "has stewards", lambda: any(
-        spec.steward for bundle in set(Manifest.objects.filter(brand_id=brand_id).values_list(
-            "bundle", flat=True)) for spec in services_of(bundle).values()))
+    """Whether any version of the brand's manifest has a steward service (its versions read
+    once a firing batch or an order, `basis.bundles_of`): every job is of one of them."""
+    return any(spec.steward for bundle in bundles_of(brand_id)
+               for spec in services_of(bundle).values())
 
 
 def steward_service(subject: Subject) -> ServiceSpec | None:
