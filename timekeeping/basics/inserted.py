@@ -50,14 +50,14 @@ def insert(rows: Sequence[Model], *, skip_taken: bool = False,
     model = type(rows[0])
     using = router.db_for_write(model)
     connection = connections[using]
-    fields = _fields(model, rows)
+    fields = tuple(_fields(model, rows))
     if connection.vendor != "postgresql":
-        return _django(model, rows, fields, using, skip_taken, returning)
+        return _django(model, rows, list(fields), using, skip_taken, returning)
     for row in rows:  # as bulk_create: a related row saved since it was assigned, its id
         row._prepare_related_fields_for_save(operation_name="insert")  # noqa: SLF001
     auto = model._meta.pk not in fields
-    plain = _plain(tuple(fields))
-    statement = _statement(model, connection.ops.quote_name, tuple(fields), skip_taken,
+    plain = _plain(fields)
+    statement = _statement(model, connection.ops.quote_name, fields, skip_taken,
                            auto or returning)
     answered: list = []
     with connection.cursor() as cursor:

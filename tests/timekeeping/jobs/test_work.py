@@ -89,11 +89,14 @@ def test_an_ask_that_expires_for_good_ends_its_job_in_a_bounded_number_of_statem
     ask.refresh_from_db()
     sent, fire = [], Firing.fire
 
+    def seen(execute, sql, *rest):
+        sent.append(sql)
+        return execute(sql, *rest)
+
     def counted(batch, timer):
         if timer.kind != "ask":
             return fire(batch, timer)
-        with connection.execute_wrapper(lambda execute, sql, *rest: (
-                sent.append(sql), execute(sql, *rest))[1]):
+        with connection.execute_wrapper(seen):
             return fire(batch, timer)
 
     monkeypatch.setattr(Firing, "fire", counted)
