@@ -1,7 +1,7 @@
 """Reads compiled once (`timekeeping.basics.compiled`, issue 32): each call reads what the ORM
 would read with its values, in one statement, compiling its shape only the first time."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -126,14 +126,46 @@ def test_a_locking_read_is_refused_outside_a_transaction(brand):
         read(brand=brand.pk)
 
 
-@pytest.mark.parametrize("value", [True, datetime(2027, 1, 1, tzinfo=UTC), 1.5, {"a": 1}])
+@pytest.mark.parametrize("value", [True, date(2027, 1, 1), 1.5, {"a": 1}])
 def test_an_argument_it_cannot_stand_in_for_is_refused_by_name(brand, value):
     read = compiled.Read(lambda brand, owner: Timer.objects.filter(
         brand_id=brand, owner_id=owner).values_list("pk"))
-    with pytest.raises(TypeError, match="owner must be a text, a whole number, None"):
+    with pytest.raises(TypeError, match="owner must be a text, a whole number, an instant"):
         read(brand=brand.pk, owner=value)
     with pytest.raises(TypeError, match="give brand, owner"):
         read(brand=brand.pk)
+
+
+def test_an_instant_is_read_as_the_orm_reads_it_across_the_autumn_change(brand, test_clock):
+    """An instant passed, in any zone, reads what the ORM reads with it: both 01:30s of the
+    night New York's clocks go back, and one a microsecond apart."""
+    _timers(brand)
+    _timers(brand, test_clock)
+    read = compiled.Read(lambda brand, test_clock, owed, until: Timer.objects.filter(
+        brand_id=brand, test_clock_id=test_clock).filter(
+        Q(owed=owed) | Q(owed__gt=until)).order_by("owed").values_list("key", "owed"))
+    tries = [(OWED[0], OWED[1]), (OWED[1], OWED[2]), (OWED[0].astimezone(UTC), OWED[0]),
+             (OWED[2] + timedelta(microseconds=1), OWED[0] - timedelta(microseconds=1))]
+    for clock in (None, test_clock.pk):
+        for owed, until in tries:
+            got = read(brand=brand.pk, test_clock=clock, owed=owed, until=until)
+            assert got == list(Timer.objects.filter(brand_id=brand.pk, test_clock_id=clock)
+                               .filter(Q(owed=owed) | Q(owed__gt=until)).order_by("owed")
+                               .values_list("key", "owed"))
+    assert [key for key, _ in read(brand=brand.pk, test_clock=None, owed=OWED[1],
+                                   until=OWED[2])] == ["occ-1:rung 1"]
+    assert len(read.shapes) == 2  # the test clock's None and its id: the instants key nothing
+
+
+def test_a_naive_instant_is_refused_and_one_a_field_rewrites_is_refused_at_once(brand):
+    read = compiled.Read(lambda brand, owed: Timer.objects.filter(
+        brand_id=brand, owed=owed).values_list("pk"))
+    with pytest.raises(TypeError, match="owed must be an aware instant"):
+        read(brand=brand.pk, owed=datetime(2027, 1, 1))  # noqa: DTZ001 - naive on purpose
+    as_text = compiled.Read(lambda brand, owner: Timer.objects.filter(
+        brand_id=brand, owner_id=owner).values_list("pk"))
+    with pytest.raises(ValueError, match="does not carry owner as given"):
+        as_text(brand=brand.pk, owner=datetime(2027, 1, 1, tzinfo=UTC))
 
 
 def test_a_lookup_that_rewrites_its_value_is_refused_at_once(brand):

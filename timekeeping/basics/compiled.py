@@ -20,8 +20,11 @@ never a wrong read.
 A shape is one statement: an argument that is None (`IS NULL`), and a list's length
 (`IN (…)`), make another, so they key it. Each database's is its own. A read keeps at most
 `SHAPES` of them; past that it compiles each call, as Django would. Arguments are texts,
-whole numbers, None, or lists of texts or whole numbers: a boolean, an instant or a date is
-written into the build, not passed (its stand-in would not survive the field's conversion).
+whole numbers, aware instants, None, or lists of them. An instant's stand-in is an instant of
+the year 1 no caller sends, found among the parameters as the database's operations write it
+(on SQLite, a text in UTC), and the caller's instant is written the same way. A boolean or a
+date is written into the build, not passed (its stand-in would not survive the field's
+conversion), and a naive instant is refused.
 A locking read (`select_for_update`) outside a transaction is refused on every database, as
 Django refuses it where the database locks (on SQLite too, so a test there finds it).
 
@@ -43,6 +46,7 @@ import inspect
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import EmptyResultSet
@@ -53,6 +57,7 @@ from django.db.transaction import TransactionManagementError
 
 SHAPES = 32
 _FIRST_NUMBER = -7_340_000_000_000_001  # stand-ins for whole numbers count down from here
+_FIRST_INSTANT = datetime(1, 1, 1, 0, 0, 1, 234_567, tzinfo=UTC)  # and instants, a day apart
 
 
 class Read:
@@ -126,9 +131,14 @@ def _key_of(name: str, value: Any) -> tuple:
 
 
 def _kind(name: str, value: Any) -> str:
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise TypeError(f"compiled read: {name} must be an aware instant, not a naive one")
+        return "instant"
     if isinstance(value, bool) or not isinstance(value, str | int):
-        raise TypeError(f"compiled read: {name} must be a text, a whole number, None or a "
-                        f"list of them, not {type(value).__name__} (write it into the build)")
+        raise TypeError(f"compiled read: {name} must be a text, a whole number, an instant, "
+                        f"None or a list of them, not {type(value).__name__} (write it into "
+                        "the build)")
     return "text" if isinstance(value, str) else "number"
 
 
@@ -145,6 +155,11 @@ class _Shape:
         if self.fields is not None:
             queryset = queryset.values_list(*self.fields)
         self.alias = queryset.db
+        # An instant's stand-in is found as the database's operations write it (`_written`).
+        self.instant = connections[self.alias].ops.adapt_datetimefield_value
+        stand_ins.update({self.instant(stand_in): (name, index, True)
+                          for stand_in, (name, index, _) in list(stand_ins.items())
+                          if isinstance(stand_in, datetime)})
         self.locking = bool(queryset.query.select_for_update)
         self.compiler = queryset.query.get_compiler(using=self.alias)
         try:
@@ -156,19 +171,22 @@ class _Shape:
         self.converters = self.compiler.get_converters(
             [column[0] for column in self.compiler.select[:self.compiler.col_count]]
         ) if self.sql else {}
-        # Each parameter is (an argument, its index in a list or None, None) where a caller's
-        # value goes, or (None, None, the constant the build wrote).
+        # Each parameter is (an argument, its index in a list or None, whether it is written as
+        # an instant, None) where a caller's value goes, or (None, None, False, the constant
+        # the build wrote).
         self.slots = [(*stand_ins[param], None) if _hashable(param) and param in stand_ins
-                      else (None, None, param) for param in params]
-        missing = set(stand_ins.values()) - {(name, index) for name, index, _ in self.slots}
+                      else (None, None, False, param) for param in params]
+        missing = ({(name, index) for name, index, _ in stand_ins.values()}
+                   - {(name, index) for name, index, _, _ in self.slots})
         if self.sql and missing:
             raise ValueError(f"compiled read: the statement does not carry "
                              f"{', '.join(sorted(name for name, _ in missing))} as given")
 
     def params(self, values: dict[str, Any]) -> list:
         """The statement's parameters for a call's values, in their places."""
-        return [constant if name is None else values[name] if index is None
-                else values[name][index] for name, index, constant in self.slots]
+        return [constant if name is None else _written(
+            values[name] if index is None else values[name][index], self.instant if instant
+            else None) for name, index, instant, constant in self.slots]
 
     def run(self, values: dict[str, Any]) -> list:
         if not self.sql:
@@ -197,17 +215,26 @@ def _stand_in(name: str, value: Any, stand_ins: dict) -> Any:
     return _one(name, None, value, stand_ins)
 
 
-def _one(name: str, index: int | None, value: Any, stand_ins: dict) -> str | int:
-    if _kind(name, value) == "text":
-        stand_in: str | int = f"\u2063compiled:{name}:{index}\u2063"
+def _one(name: str, index: int | None, value: Any, stand_ins: dict) -> str | int | datetime:
+    kind = _kind(name, value)
+    if kind == "text":
+        stand_in: str | int | datetime = f"\u2063compiled:{name}:{index}\u2063"
+    elif kind == "instant":
+        stand_in = _FIRST_INSTANT + timedelta(days=len(stand_ins))
     else:
         stand_in = _FIRST_NUMBER - len(stand_ins)
-    stand_ins[stand_in] = (name, index)
+    stand_ins[stand_in] = (name, index, False)
     return stand_in
 
 
+def _written(value: Any, instant: Callable[[datetime], Any] | None) -> Any:
+    """A caller's value as its parameter carries it: an instant as the database's operations
+    write one (where its stand-in was found so written)."""
+    return instant(value) if instant is not None else value
+
+
 def _hashable(value: Any) -> bool:
-    return isinstance(value, str | int) and not isinstance(value, bool)
+    return isinstance(value, str | int | datetime) and not isinstance(value, bool)
 
 
 def _rows_of(queryset: QuerySet, model: type[Model] | None, related: tuple[str, ...]

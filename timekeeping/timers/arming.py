@@ -156,7 +156,7 @@ def _new(
     place = kinds.get(kind).place
     batch = firing.current()
     now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
-    return Timer(
+    return Timer.fresh(
         brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place), owed=owed,
         owner_type=owner_type, owner_id=owner_id, owner_opened=owner_opened or now,
         payload=payload or {}, bundle=bundle, armed_at=now,
@@ -186,6 +186,14 @@ def _insert(
     return timer
 
 
+# The key's live timer and one that already rang for that very instant: what `rearm` reads
+# (a deadline's late mark moved, an ask's expiry), compiled once (issue 32).
+KEY_LIVE_OR_RUNG = compiled.Read(lambda brand, test_clock, key, owed: Timer.objects.filter(
+    brand_id=brand, test_clock_id=test_clock, key=key).filter(
+    Q(state__in=[Timer.State.ARMED, Timer.State.HELD]) | Q(state=Timer.State.FIRED, owed=owed)),
+    model=Timer)
+
+
 def rearm(
     *, brand: Brand, kind: str, key: str, owed: datetime, why: str,
     test_clock: TestClock | None = SAME_CLOCK, **fields,
@@ -205,16 +213,14 @@ def rearm(
             gathering.end(live, state=Timer.State.SUPERSEDED, by=why)
         return gathering.add(_new(brand=brand, kind=kind, key=key, owed=owed,
                                   test_clock=test_clock, **fields))
-    # The key's live timer and one that already rang for this very instant, in one read.
-    found = list(clock_timers(brand, test_clock).filter(key=key).filter(
-        Q(state__in=[Timer.State.ARMED, Timer.State.HELD])
-        | Q(state=Timer.State.FIRED, owed=owed)))
+    found = KEY_LIVE_OR_RUNG(brand=brand.pk, test_clock=getattr(test_clock, "pk", None),
+                             key=key, owed=owed)
     live = next((timer for timer in found if timer.state != Timer.State.FIRED), None)
     fired = next((timer for timer in found if timer.state == Timer.State.FIRED), None)
     if live is not None:
         if live.owed == owed:
             return live
-        end(live.id, state=Timer.State.SUPERSEDED, by=why)
+        end_many([live.id], state=Timer.State.SUPERSEDED, by=why)
     if fired is not None:
         return fired  # already rang for this very instant
     return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock, **fields)
@@ -251,9 +257,10 @@ def rearm_many(
         kept, rang = _supersede_unwanted(brand, test_clock, owner_id, wanted, why)
     now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
     fields["owner_opened"] = fields.get("owner_opened") or now
-    made = [Timer(brand=brand, test_clock=test_clock, key=key, kind=kind, place=int(place),
-                  owed=owed, owner_id=owner_id, payload=payload, armed_at=now,
-                  armed_by=batch.current.id if batch and batch.current else "", **fields)
+    made = [Timer.fresh(brand=brand, test_clock=test_clock, key=key, kind=kind,
+                        place=int(place), owed=owed, owner_id=owner_id, payload=payload,
+                        armed_at=now, armed_by=batch.current.id if batch and batch.current
+                        else "", **fields)
             for key, (owed, payload) in wanted.items()
             if key not in kept and (key, owed) not in rang]
     if gathering is not None and fresh:
