@@ -252,10 +252,10 @@ def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> dict[str, lis
     A clock whose date follows another clock opens after the clocks it follows, measured from
     their dates as opened here (`Opening`). The dates opened, by clock name."""
     specs = sorted(service.clocks.values(), key=lambda c: "clock" in c.due)
-    rows = [Clock(brand=job.brand, test_clock=job.test_clock, subject=job.subject, job=job,
-                  name=spec.name, title=spec.title.replace("{period}", job.period),
-                  owner=spec.owner, hard=spec.hard, lives_on_subject=spec.lives_on_subject,
-                  bundle=job.bundle, opened=now) for spec in specs]
+    rows = [Clock.fresh(brand=job.brand, test_clock=job.test_clock, subject=job.subject,
+                        job=job, name=spec.name, title=spec.title.replace("{period}", job.period),
+                        owner=spec.owner, hard=spec.hard, lives_on_subject=spec.lives_on_subject,
+                        bundle=job.bundle, opened=now) for spec in specs]
     inserted.insert(rows)
     opening = Opening()
     for row, spec in zip(rows, specs, strict=True):
@@ -335,10 +335,10 @@ def new_occurrence(row: Clock, spec: ClockSpec, item: str, seq: int, *,
                       data={"clock": row.id, "name": row.name, "item": item, "why": why})
         return None
     price = exposure.price(spec.exposure)
-    occurrence = Occurrence(clock=row, item=item, seq=seq, rule_due=rule_due, due=rule_due,
-                            brand_id=row.brand_id, test_clock_id=row.test_clock_id,
-                            hard=row.hard, miss_cost=price.monthly if price else 0,
-                            miss_currency=price.currency if price else "")
+    occurrence = Occurrence.fresh(
+        clock=row, item=item, seq=seq, rule_due=rule_due, due=rule_due, brand_id=row.brand_id,
+        test_clock_id=row.test_clock_id, hard=row.hard, miss_cost=price.monthly if price else 0,
+        miss_currency=price.currency if price else "")
     keep_on(occurrence, rule_due, by="")  # sets the date kept and late_from
     _apply_postponements(occurrence, opening)
     return occurrence

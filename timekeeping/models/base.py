@@ -9,16 +9,29 @@ the second for a whole row (every concrete field, in their order, as a plain rea
 of a model whose `__init__` is Django's, while no receiver of either init signal is connected
 (for any model). Anything else (a row read with `only` or `defer`, a model with its own
 `__init__`, a receiver of either signal) goes through Django's `from_db`, as before.
+
+A new row made in bulk (a job's dozens of timers, its dates) is made by `Model.fresh(**values)`
+the same way: each value given, or its field's default, straight into `__dict__`; a related
+row given by its field's name sets its id and is kept in the fields' cache, and the
+instance's database is the router's for it, as Django's descriptors do. A timer took 33 µs
+through Django's `__init__`, 9 µs so. Anything it does not know goes through Django's
+`__init__`, which says what is wrong or does what it does: a name that is no field's, a
+related row of another model, not yet read or saved, or of another database than the
+instance's; a model with its own `__init__`, or a field Django sets otherwise (a generated or
+one-to-one one); a receiver of either init signal.
 """
 
 from __future__ import annotations
 
-from django.db import models
+from django.db import models, router
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 
 # The attribute names of a model's concrete fields, in the order a full row holds them.
 _names: dict[type, tuple[str, ...]] = {}
+# How `fresh` makes a model's new row: each field Django's `__init__` sets, as (its name, its
+# attribute's, its related model or None, the field).
+_plans: dict[type, tuple[tuple[str, str, type | None, models.Field], ...]] = {}
 
 
 class Model(models.Model):
@@ -38,4 +51,42 @@ class Model(models.Model):
         state = new._state = ModelState()
         state.adding = False
         state.db = db
+        return new
+
+    @classmethod
+    def fresh(cls, **values):
+        """A new row, as `cls(**values)` makes it, faster (the module's docstring)."""
+        plan = _plans.get(cls)
+        if plan is None:
+            plan = _plans[cls] = tuple(
+                (field.name, field.attname, field.related_model if field.many_to_one else None,
+                 field) for field in cls._meta.fields
+                if field.column is not None and not field.generated
+                and (field.many_to_one or not field.is_relation))
+        if cls.__init__ is not models.Model.__init__ or pre_init.receivers \
+                or post_init.receivers or len(plan) != len(cls._meta.fields):
+            return cls(**values)
+        new = cls.__new__(cls)
+        own, cache, state = new.__dict__, {}, ModelState()
+        left = dict(values)
+        for name, attname, related, field in plan:
+            if related is not None and name in left:
+                row = cache[name] = left.pop(name)
+                if row is not None:
+                    if not isinstance(row, related) or row._state.db is None:
+                        return cls(**values)  # Django's error, or its choice of database
+                    if state.db is None:
+                        state.db = router.db_for_write(cls, instance=row)
+                    if state.db != row._state.db:
+                        return cls(**values)  # what the router allows across databases
+                own[attname] = None if row is None else getattr(row, field.target_field.attname)
+            elif attname in left:
+                own[attname] = left.pop(attname)
+            else:
+                own[attname] = field.get_default()
+        if left:
+            return cls(**values)  # a property's setter, or Django's error
+        if cache:
+            state.fields_cache = cache
+        new._state = state
         return new

@@ -401,11 +401,10 @@ def _note(walk: Walk, test_clock: TestClock, new_rows: list) -> None:
         return
     first = walk.line_count
     inserted.insert([
-        WalkLine(brand_id=walk.brand_id, walk=walk, seq=first + n, timer=row.timer.id,
-                 owner=row.timer.owner_id,
-                 armed_by=row.timer.armed_by or "", armed=[t.id for t in row.armed],
-                 outcome=row.outcome, held=trace.held_count(row),
-                 text="\n".join(trace.row_lines(row)))
+        WalkLine.fresh(brand_id=walk.brand_id, walk=walk, seq=first + n, timer=row.timer.id,
+                       owner=row.timer.owner_id, armed_by=row.timer.armed_by or "",
+                       armed=[t.id for t in row.armed], outcome=row.outcome,
+                       held=trace.held_count(row), text="\n".join(trace.row_lines(row)))
         for n, row in enumerate(new_rows)])
     counts = dict.fromkeys(trace.FIGURES, 0)
     trace.tally_rows(counts, new_rows)

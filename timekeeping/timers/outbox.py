@@ -108,9 +108,9 @@ def _enqueue(brand: Brand, channel: str, payload: dict, key: str, *,
     if world:
         payload = {**payload, WORLD_KEY: world}
     # Due at once on the real clock: a delivery is real even when a test clock caused it.
-    delivery = Delivery(brand=brand, channel=channel, payload=payload, idempotency_key=key,
-                        next_attempt=min(at, wallclock.wall_now()), created=wallclock.wall_now(),
-                        endpoint_id=endpoint_id, event=event)
+    delivery = Delivery.fresh(brand=brand, channel=channel, payload=payload, idempotency_key=key,
+                              next_attempt=min(at, wallclock.wall_now()),
+                              created=wallclock.wall_now(), endpoint_id=endpoint_id, event=event)
     if batch is not None:
         batch.deliver(delivery)
     else:
