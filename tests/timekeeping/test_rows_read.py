@@ -3,13 +3,17 @@ issue 32), and is the same model Django would have made: every field, the state 
 row, its relations read and cached as before. A row read in part, or a model whose init
 signals someone hears, goes through Django's own `from_db`. A new row made by `fresh` is the
 one Django's `__init__` makes, and saves as it does; what `fresh` does not know, Django's
-`__init__` makes or refuses."""
+`__init__` makes or refuses. A save of some fields is one UPDATE made once, writing what
+Django's `save` writes; what it does not know, Django's `save` does."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
-from django.db import models
-from django.db.models.signals import post_init
+from django.db import DatabaseError, connection, models, transaction
+from django.db.models import F
+from django.db.models.signals import post_init, post_save
+from django.test.utils import CaptureQueriesContext
 
 from timekeeping.models import Brand, Occurrence, TestClock, Timer
 from timekeeping.timers import arming
@@ -113,3 +117,51 @@ def test_what_fresh_does_not_know_django_makes_or_refuses(brand):
     finally:
         post_init.disconnect(sender=Timer, dispatch_uid="fresh-heard")
     assert heard == [made]
+
+
+def test_a_save_of_some_fields_writes_what_djangos_writes_in_one_statement(timer, brand):
+    """Each kind of value a handler saves (a state, an instant in another zone, a span, JSON,
+    a related row by its field, None): the row read back is the row Django's save writes."""
+    other = Brand.objects.create(name="Other", slug="other")
+    changes = {"state": Timer.State.HELD, "owed": datetime(2027, 11, 7, 1, 30, fold=1,
+                                                           tzinfo=ZoneInfo("America/New_York")),
+               "late_by": timedelta(days=2, microseconds=7), "payload": {"n": [3], "at": OWED},
+               "brand": other, "next_attempt": None, "ended_by": "moved"}
+    twin = arming.arm(brand=brand, kind="delay", key="k:twin", owed=OWED, owner_type="brand",
+                      owner_id=brand.pk, owner_opened=OWED, payload={})
+    for name, value in changes.items():
+        setattr(timer, name, value)
+        setattr(twin, name, value)
+    with CaptureQueriesContext(connection) as sent:
+        timer.save(update_fields=list(changes))
+    models.Model.save(twin, update_fields=list(changes))  # Django's own
+    assert len(sent) == 1 and sent[0]["sql"].startswith("UPDATE")
+    ours, djangos = Timer.objects.get(pk=timer.pk), Timer.objects.get(pk=twin.pk)
+    own = {"id": None, "key": None, "armed_at": None}  # each timer's own
+    assert {**_fields(ours), **own} == {**_fields(djangos), **own}
+    assert ours.brand_id == other.pk and ours.late_by == changes["late_by"]
+    assert ours.payload == {"n": [3], "at": "2027-04-15T13:30:15.250Z"}  # Django's encoder
+    assert (timer._state.adding, timer._state.db) == (False, "default")
+
+
+def test_a_save_that_finds_no_row_is_refused_as_django_refuses_it(timer):
+    Timer.objects.filter(pk=timer.pk).delete()
+    timer.state = Timer.State.CANCELLED
+    with pytest.raises(DatabaseError, match="did not affect any rows"), transaction.atomic():
+        timer.save(update_fields=["state"])
+
+
+def test_what_the_fast_save_does_not_know_djangos_save_does(timer):
+    timer.attempts = F("attempts") + 2
+    timer.save(update_fields=["attempts"])  # an expression
+    assert Timer.objects.get(pk=timer.pk).attempts == 2
+    with pytest.raises(ValueError, match="do not exist in this model"):
+        timer.save(update_fields=["nothing"])
+    heard = []
+    post_save.connect(lambda sender, instance, **kwargs: heard.append(kwargs["update_fields"]),
+                      sender=Timer, weak=False, dispatch_uid="save-heard")
+    try:
+        timer.save(update_fields=["key"])
+    finally:
+        post_save.disconnect(sender=Timer, dispatch_uid="save-heard")
+    assert heard == [frozenset({"key"})]

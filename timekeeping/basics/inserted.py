@@ -98,6 +98,8 @@ def _django(model, rows, fields, using, skip_taken: bool, returning: bool) -> se
             returning_fields=[model._meta.pk],
             on_conflict=OnConflict.IGNORE if skip_taken else None)
         written.update(found[0] for found in answered if found)
+    for row in rows:  # as bulk_create leaves them, and the statement above on PostgreSQL
+        row._state.adding, row._state.db = False, using
     return written
 
 

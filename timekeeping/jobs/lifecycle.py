@@ -86,7 +86,7 @@ def _started(job: Job) -> set[str]:
 def effect_committed(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
     if step not in job.steps_done:
         job.steps_done = [*job.steps_done, step]
-        Job.objects.filter(pk=job.pk).update(steps_done=job.steps_done)
+        job.save(update_fields=["steps_done"])  # one UPDATE made once (`models.base`)
     _settle_own_work(job, step, now)
     deadlines.follow(job)
     open_steps(job, now)

@@ -10,6 +10,18 @@ of a model whose `__init__` is Django's, while no receiver of either init signal
 (for any model). Anything else (a row read with `only` or `defer`, a model with its own
 `__init__`, a receiver of either signal) goes through Django's `from_db`, as before.
 
+A row saved with `update_fields` (a date moved, a deadline late, a step done: a handler's
+every change) is written by one UPDATE whose text is made once per model and fields, each
+value as Django's compiler prepares it (`pre_save`, then `get_db_prep_save`), in place of
+Django's `save`, which builds and compiles its UPDATE each time: 250 µs a save against 60.
+It does what Django's does: the related rows checked, the database the router's, an UPDATE
+that finds no row refused as Django refuses it, an error marking the transaction for
+rollback, the instance's state saved after. Anything else goes through Django's `save`:
+positional arguments, no `update_fields` or an empty one, a row not yet written (Django
+inserts it), a name no such field has, an insert forced, an expression for a value, a model
+with parents or `select_on_save`, a proxy, a field with its own placeholder, a receiver of
+either save signal.
+
 A new row made in bulk (a job's dozens of timers, its dates) is made by `Model.fresh(**values)`
 the same way: each value given, or its field's default, straight into `__dict__`; a related
 row given by its field's name sets its id and is kept in the fields' cache, and the
@@ -23,12 +35,16 @@ one-to-one one); a receiver of either init signal.
 
 from __future__ import annotations
 
-from django.db import models, router
+from django.db import DatabaseError, connections, models, router, transaction
 from django.db.models.base import ModelState
-from django.db.models.signals import post_init, pre_init
+from django.db.models.signals import post_init, post_save, pre_init, pre_save
 
 # The attribute names of a model's concrete fields, in the order a full row holds them.
 _names: dict[type, tuple[str, ...]] = {}
+# The fields `save(update_fields=…)` may write, by name and by attribute name; and the UPDATE
+# that writes some of them, by model, their names and the database's vendor.
+_updatable: dict[type, dict[str, models.Field]] = {}
+_updates: dict[tuple, str] = {}
 # How `fresh` makes a model's new row: each field Django's `__init__` sets, as (its name, its
 # attribute's, its related model or None, the field).
 _plans: dict[type, tuple[tuple[str, str, type | None, models.Field], ...]] = {}
@@ -90,3 +106,64 @@ class Model(models.Model):
             state.fields_cache = cache
         new._state = state
         return new
+
+    def save(self, *args, **kwargs):
+        fields = _fast_update(self, args, kwargs)
+        if fields is None:
+            return super().save(*args, **kwargs)
+        self._prepare_related_fields_for_save(operation_name="save")
+        using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
+        connection = connections[using]
+        pk = self._meta.pk
+        values = [field.get_db_prep_save(field.pre_save(self, False), connection)
+                  for field in fields]
+        values.append(pk.get_db_prep_value(self.pk, connection))
+        with transaction.mark_for_rollback_on_error(using=using), \
+                connection.cursor() as cursor:
+            cursor.execute(_update_of(type(self), fields, connection), values)
+            if cursor.rowcount < 1:
+                raise DatabaseError("Save with update_fields did not affect any rows.")
+        self._state.db = using
+        self._state.adding = False
+        return None
+
+
+def _fast_update(row: Model, args: tuple, kwargs: dict) -> list[models.Field] | None:
+    """The fields a `save` writes by `_update_of`, in their model's order; None when Django's
+    own `save` is to do it (the module's docstring)."""
+    names = kwargs.get("update_fields")
+    if args or not names or set(kwargs) - {"update_fields", "using", "force_update"}:
+        return None
+    cls = type(row)
+    meta = cls._meta
+    if meta.proxy or meta.parents or meta.select_on_save or len(meta.pk_fields) != 1 \
+            or row.pk is None or row._state.adding \
+            or pre_save.has_listeners(cls) or post_save.has_listeners(cls):
+        return None
+    known = _updatable.get(cls)
+    if known is None:
+        known = _updatable[cls] = {
+            name: field for field in meta.local_concrete_fields
+            if not field.primary_key and not field.generated
+            and not hasattr(field, "get_placeholder") for name in (field.name, field.attname)}
+    wanted = set(names)
+    if not wanted <= known.keys():
+        return None
+    fields = [field for field in meta.local_concrete_fields
+              if field.name in wanted or field.attname in wanted]
+    for field in fields:
+        value = row.__dict__.get(field.attname)
+        if hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save"):
+            return None
+    return fields
+
+
+def _update_of(cls: type, fields: list, connection) -> str:
+    key = (cls, tuple(field.attname for field in fields), connection.vendor)
+    statement = _updates.get(key)
+    if statement is None:
+        quote, table = connection.ops.quote_name, connection.ops.quote_name(cls._meta.db_table)
+        sets = ", ".join(f"{quote(field.column)} = %s" for field in fields)
+        statement = _updates[key] = (f"UPDATE {table} SET {sets} WHERE {table}."
+                                     f"{quote(cls._meta.pk.column)} = %s")
+    return statement
