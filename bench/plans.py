@@ -41,23 +41,30 @@ SCANS = re.compile(r"(?:Bitmap Index Scan on|Scan using|(Seq) Scan on) (\S+).*ac
 
 def reads():
     """(name, read, prepared, the values for a job and one of its timers)."""
-    from timekeeping.clocks.steps import KEEPABLE, MOVABLE
-    from timekeeping.jobs.deadlines import FOLLOWING
+    from timekeeping.clocks.steps import ENDING, KEEPABLE, MOVABLE
+    from timekeeping.jobs import asks, deadlines, tasks
     from timekeeping.jobs.lifecycle import STARTED
     from timekeeping.timers.arming import OWNERS_TIMERS
 
     def by_job(job, _timer):
         return {"brand": job.brand_id, "job": job.pk}
 
+    def of_job(job, _timer):
+        return {"job": job.pk}
+
     def by_owner(job, timer):
         return {"brand": job.brand_id, "test_clock": job.test_clock_id, "owner": job.pk,
                 "keys": [timer.key, f"{timer.key}:another"]}
 
-    return [("deadlines that follow a date", FOLLOWING, by_job),
+    return [("deadlines that follow a date", deadlines.FOLLOWING, by_job),
             ("steps started", STARTED, by_job),
             ("an owner's timers", OWNERS_TIMERS, by_owner),
             ("dates a step may keep", KEEPABLE, by_job),
-            ("dates a step may move", MOVABLE, by_job)]
+            ("dates a step may move", MOVABLE, by_job),
+            ("a job's open dates as it ends", ENDING, by_job),
+            ("a job's open deadlines as it ends", deadlines.OPEN_OF_JOB, of_job),
+            ("a job's open asks as it ends", asks.OPEN_OF_JOB, of_job),
+            ("a job's open tasks as it ends", tasks.OPEN_OF_JOB, of_job)]
 
 
 def generic_plan(read, values: dict) -> list[str]:

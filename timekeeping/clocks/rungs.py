@@ -9,6 +9,7 @@ from datetime import date, datetime, timedelta
 
 from calendars import rules
 from calendars.moments import day_in_zone
+from timekeeping.basics import compiled
 from timekeeping.clocks.basis import calendar_for
 from timekeeping.models import Clock, Occurrence, Timer
 from timekeeping.specs.current import services_of
@@ -64,8 +65,13 @@ def _next_ring(cal: rules.Calendar, after: datetime, due: date) -> datetime | No
     return ring if day <= due else None
 
 
+# A date's live timers, by id: what ends with it (a job's end closes its dates), compiled once.
+LIVE_OF_DATE = compiled.Read(lambda brand, test_clock, owner: Timer.objects.filter(
+    brand_id=brand, test_clock_id=test_clock, owner_id=owner,
+    state__in=[Timer.State.ARMED, Timer.State.HELD]).values_list("id", flat=True))
+
+
 def end_timers(occurrence: Occurrence, why: str) -> None:
     row = occurrence.clock
-    arming.end_many(list(arming.clock_timers(row.brand, row.test_clock).filter(
-        owner_id=occurrence.label, state__in=[Timer.State.ARMED, Timer.State.HELD]
-    ).values_list("id", flat=True)), state=Timer.State.SUPERSEDED, by=why)
+    arming.end_many(LIVE_OF_DATE(brand=row.brand_id, test_clock=row.test_clock_id,
+                                 owner=occurrence.label), state=Timer.State.SUPERSEDED, by=why)

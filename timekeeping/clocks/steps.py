@@ -71,6 +71,11 @@ KEEPABLE = compiled.Read(lambda brand, job: Occurrence.objects.filter(
 MOVABLE = compiled.Read(lambda brand, job: Occurrence.objects.filter(
     clock__job__brand_id=brand, clock__job_id=job, status=Occurrence.Status.OPEN,
     clock__hard=False), model=Occurrence, related=("clock",), prepared=True)
+# A job's open dates with their clocks, read as it ends (`end_job`), compiled once and
+# prepared, as the two above.
+ENDING = compiled.Read(lambda brand, job: Occurrence.objects.filter(
+    clock__job__brand_id=brand, clock__job_id=job, status=Occurrence.Status.OPEN),
+    model=Occurrence, related=("clock",), prepared=True)
 
 
 def _of_job(job: Job, found: list[Occurrence]) -> list[Occurrence]:
@@ -240,7 +245,7 @@ def end_job(job: Job, *, state: str = Job.State.ENDED, by: str = "",
         for ended in END_HOOKS:
             ended(job, state, now)
         kept = []
-        for occurrence in open_occurrences(job).select_related("clock"):
+        for occurrence in ENDING(brand=job.brand_id, job=job.pk):
             if occurrence.clock.lives_on_subject:
                 kept.append(occurrence.label)
                 continue

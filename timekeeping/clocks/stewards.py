@@ -24,6 +24,7 @@ from datetime import date, datetime
 
 from django.db.models import Exists, OuterRef, Subquery
 
+from timekeeping.basics import compiled
 from timekeeping.clocks.basis import bundles_of
 from timekeeping.models import Clock, Job, Member, Occurrence, Subject
 from timekeeping.specs.current import current, services_of
@@ -36,14 +37,17 @@ def is_steward(job: Job) -> bool:
     return spec is not None and spec.steward
 
 
+# A subject's open jobs, the first opened first: where its steward is looked for, compiled once.
+OPEN_JOBS = compiled.Read(lambda brand, subject: Job.objects.filter(
+    brand_id=brand, subject_id=subject, state=Job.State.OPEN).order_by("opened", "id"),
+    model=Job)
+
+
 def steward_of(subject: Subject, *, but: Job | None = None) -> Job | None:
     """The subject's open job of a steward service (its manifest version's), the first
     opened; None when it has none. `but`: a job not to count (one ending)."""
-    open_jobs = Job.objects.filter(brand_id=subject.brand_id, subject=subject,
-                                   state=Job.State.OPEN).order_by("opened", "id")
-    if but is not None:
-        open_jobs = open_jobs.exclude(pk=but.pk)
-    return next((job for job in open_jobs if is_steward(job)), None)
+    return next((job for job in OPEN_JOBS(brand=subject.brand_id, subject=subject.pk)
+                 if (but is None or job.pk != but.pk) and is_steward(job)), None)
 
 
 def keeper_of(steward: Job) -> tuple[Member | None, str]:
@@ -100,14 +104,20 @@ def when_ended(job: Job, state: str, now: datetime) -> None:
     why = f"job {job.pk} {state}"
     kept = list(Clock.objects.filter(brand_id=job.brand_id, steward=job).select_related(
         "brand", "test_clock").order_by("opened", "id")) if is_steward(job) else []
-    own = list(_live(Clock.objects.filter(brand_id=job.brand_id, job=job,
-                                          lives_on_subject=True)).select_related(
-        "brand", "test_clock").order_by("name"))
+    own = OWN_LIVE(brand=job.brand_id, job=job.pk)
+    for clock in own:  # the job's brand and test clock, in hand
+        clock.brand, clock.test_clock = job.brand, job.test_clock
     if not kept and not own:
         return
     successor = steward_of(job.subject, but=job) if _has_stewards(job.brand_id) else None
     for clock in [*kept, *own]:
         pass_to(clock, successor, now, why=why)
+
+
+# A job's clocks that live on the subject with a date still open: what passes on as it ends,
+# compiled once.
+OWN_LIVE = compiled.Read(lambda brand, job: _live(Clock.objects.filter(
+    brand_id=brand, job_id=job, lives_on_subject=True)).order_by("name"), model=Clock)
 
 
 def _has_stewards(brand_id: str) -> bool:

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from timekeeping import clocks
+from timekeeping.basics import compiled
 from timekeeping.clocks import gate
 from timekeeping.jobs import common, deadlines, grants
 from timekeeping.models import Ask, Job
@@ -172,8 +173,13 @@ def settle(ask: Ask, now: datetime, *, by: str) -> None:
     deadlines.release_all(ask.job, now)
 
 
+# A job's open asks: what its end closes, compiled once and prepared (by the job's index).
+OPEN_OF_JOB = compiled.Read(lambda job: Ask.objects.filter(job_id=job, state=Ask.State.OPEN),
+                            model=Ask, prepared=True)
+
+
 def close(job: Job, why: str) -> None:
-    for ask in Ask.objects.filter(job=job, state=Ask.State.OPEN):
+    for ask in OPEN_OF_JOB(job=job.pk):
         ask.state = Ask.State.CLOSED
         ask.save(update_fields=["state"])
         common.cancel(job, f"{ask.pk}:remind", f"{ask.pk}:expire", why=why)

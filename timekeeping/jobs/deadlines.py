@@ -291,8 +291,14 @@ def meet(deadline: Deadline, now: datetime) -> None:
                                                  deadline.step, "on_time": on_time})
 
 
+# A job's deadlines not yet met or closed: what its end closes, compiled once and prepared
+# (found by the job's index, as `FOLLOWING`).
+OPEN_OF_JOB = compiled.Read(lambda job: Deadline.objects.filter(
+    job_id=job, state__in=OPEN_STATES), model=Deadline, prepared=True)
+
+
 def close(job: Job, why: str) -> None:
-    for deadline in Deadline.objects.filter(job=job, state__in=OPEN_STATES):
+    for deadline in OPEN_OF_JOB(job=job.pk):
         deadline.state = Deadline.State.CLOSED
         deadline.save(update_fields=["state"])
         common.cancel(job, _key(deadline, "risk"), _key(deadline, "late"), why=why)
