@@ -108,11 +108,10 @@ def _arm(ask: Ask) -> None:
     job = ask.job
     remind = parse_span("1d").before(ask.expires, common.zone_of(job))
     payload = {"ask": ask.pk, "title": ask.title}
-    if remind > common.now_of(job):
-        common.rearm(job, KIND, f"{ask.pk}:remind", remind, {**payload, "mark": "remind"},
-                     why="the link opened again")
-    common.rearm(job, KIND, f"{ask.pk}:expire", ask.expires, {**payload, "mark": "expire"},
-                 why="the link opened again")
+    wanted = {f"{ask.pk}:remind": (remind, {**payload, "mark": "remind"})} \
+        if remind > common.now_of(job) else {}
+    wanted[f"{ask.pk}:expire"] = (ask.expires, {**payload, "mark": "expire"})
+    common.rearm_keys(job, KIND, wanted, why="the link opened again")  # three statements
 
 
 def by_token(token: str) -> Ask | None:

@@ -76,6 +76,14 @@ def rearm(job: Job, kind: str, key: str, owed: datetime, payload: dict, *, why: 
                         owner_opened=job.opened, bundle=job.bundle, payload=payload)
 
 
+def rearm_keys(job: Job, kind: str, wanted: dict[str, tuple[datetime, dict]], *,
+               why: str) -> None:
+    """`rearm` for several keys of the job at once (`arming.rearm_keys`)."""
+    arming.rearm_keys(brand=job.brand, test_clock=job.test_clock, kind=kind, wanted=wanted,
+                      why=why, owner_type="job", owner_id=job.pk, owner_opened=job.opened,
+                      bundle=job.bundle)
+
+
 def live(job: Job, key: str) -> Timer | None:
     return arming.live(job.brand, job.test_clock, key, owner_id=job.pk)
 

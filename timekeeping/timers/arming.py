@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db.models import Q, QuerySet
 
@@ -20,6 +20,12 @@ def clock_timers(brand: Brand, test_clock: TestClock | None) -> QuerySet[Timer]:
     if test_clock is None:
         return Timer.objects.filter(brand=brand, test_clock__isnull=True)
     return Timer.objects.filter(brand=brand, test_clock=test_clock)
+
+
+def same_instant(one: datetime, other: datetime) -> bool:
+    """Whether two aware instants are the same, whatever their zones: compared in UTC, as an
+    instant in an hour that happens twice (PEP 495) never equals one of another zone."""
+    return one.astimezone(UTC) == other.astimezone(UTC)
 
 
 class _SameClock:
@@ -131,7 +137,7 @@ def write_later(batch: firing.Firing, later: dict[str, tuple[Timer, str | None]]
     taken, ended = set(), {}
     for pk, key, owed, state in found:
         timer, why = later[key]
-        if why is None or (owed == timer.owed and state in LIVE_OR_RUNG):
+        if why is None or (same_instant(owed, timer.owed) and state in LIVE_OR_RUNG):
             taken.add(key)
         elif state in (Timer.State.ARMED, Timer.State.HELD):
             ended[pk] = why
@@ -208,7 +214,7 @@ def rearm(
     if gathering is not None and gathering.holds(fields.get("owner_id", "")):
         live = gathering.live.get(key)
         if live is not None:
-            if live.owed == owed:
+            if same_instant(live.owed, owed):
                 return live
             gathering.end(live, state=Timer.State.SUPERSEDED, by=why)
         return gathering.add(_new(brand=brand, kind=kind, key=key, owed=owed,
@@ -218,12 +224,64 @@ def rearm(
     live = next((timer for timer in found if timer.state != Timer.State.FIRED), None)
     fired = next((timer for timer in found if timer.state == Timer.State.FIRED), None)
     if live is not None:
-        if live.owed == owed:
+        if same_instant(live.owed, owed):
             return live
         end_many([live.id], state=Timer.State.SUPERSEDED, by=why)
     if fired is not None:
         return fired  # already rang for this very instant
     return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock, **fields)
+
+
+# The live timers under keys, and those that rang under each for its own instant: what
+# `rearm_keys` reads, compiled once (one shape for each number of keys).
+KEYS_LIVE_OR_RUNG = compiled.Read(lambda brand, test_clock, keys, owed: Timer.objects.filter(
+    brand_id=brand, test_clock_id=test_clock).filter(
+    Q(key__in=keys, state__in=[Timer.State.ARMED, Timer.State.HELD]) | _rang(keys, owed)
+    ).values_list("id", "key", "owed", "state"))
+
+
+def _rang(keys: list, owed: list) -> Q:
+    rang = Q(pk__in=[])
+    for key, instant in zip(keys, owed, strict=True):
+        rang |= Q(key=key, owed=instant, state=Timer.State.FIRED)
+    return rang
+
+
+def rearm_keys(
+    *, brand: Brand, kind: str, wanted: dict[str, tuple[datetime, dict]], why: str,
+    test_clock: TestClock | None = SAME_CLOCK, **fields,
+) -> None:
+    """`rearm` for several keys at once (an ask's reminder and expiry): each armed for its
+    owed (key to (owed, payload)), a live timer under it owed at another time superseded, one
+    owed then kept, a key that rang for that very instant not armed again. Three statements
+    whatever their number (issue 32: three a key one at a time); none for an owner gathered."""
+    if any(owed.tzinfo is None for owed, _ in wanted.values()):
+        raise ValueError("owed: give aware instants")
+    batch = firing.current()
+    if test_clock is SAME_CLOCK:
+        test_clock = batch.test_clock if batch is not None else None
+    gathering = gathered.current()
+    if gathering is not None and gathering.holds(fields.get("owner_id", "")):
+        for key, (owed, payload) in wanted.items():
+            rearm(brand=brand, kind=kind, key=key, owed=owed, why=why, test_clock=test_clock,
+                  payload=payload, **fields)
+        return
+    keys = list(wanted)
+    found = KEYS_LIVE_OR_RUNG(brand=brand.pk, test_clock=getattr(test_clock, "pk", None),
+                              keys=keys, owed=[wanted[key][0] for key in keys])
+    live = [(pk, key, owed) for pk, key, owed, state in found if state != Timer.State.FIRED]
+    kept = {key for _, key, owed in live if same_instant(owed, wanted[key][0])}
+    rang = {key for _, key, _, state in found if state == Timer.State.FIRED}
+    end_many([pk for pk, key, _ in live if key not in kept], state=Timer.State.SUPERSEDED,
+             by=why)
+    made = [_new(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
+                 payload=payload, **fields)
+            for key, (owed, payload) in wanted.items() if key not in kept and key not in rang]
+    written = store(made)
+    if batch is not None:
+        for timer in made:
+            if timer.pk in written:
+                batch.note_armed(timer)
 
 
 def rearm_many(
@@ -249,7 +307,7 @@ def rearm_many(
         fresh = True  # its timers are gathered: the ones it armed before, here
         gathering.fresh.add(owner_id)
         for timer in [t for t in gathering.live.values() if t.owner_id == owner_id]:
-            if timer.key in wanted and wanted[timer.key][0] == timer.owed:
+            if timer.key in wanted and same_instant(wanted[timer.key][0], timer.owed):
                 kept.add(timer.key)
             else:
                 gathering.end(timer, state=Timer.State.SUPERSEDED, by=why)
@@ -296,7 +354,7 @@ def _supersede_unwanted(brand: Brand, test_clock: TestClock | None, owner_id: st
     found = OWNERS_TIMERS(brand=brand.pk, test_clock=getattr(test_clock, "pk", None),
                           owner=owner_id, keys=list(wanted))
     live = [(pk, key, owed) for pk, key, owed, state in found if state != Timer.State.FIRED]
-    kept = {key for _, key, owed in live if key in wanted and wanted[key][0] == owed}
+    kept = {key for _, key, owed in live if key in wanted and same_instant(wanted[key][0], owed)}
     end_many([pk for pk, key, _ in live if key not in kept], state=Timer.State.SUPERSEDED,
              by=why)
     return kept, {(key, owed) for _, key, owed, state in found
