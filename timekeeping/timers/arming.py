@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from functools import reduce
+from operator import or_
 
 from django.db.models import Q, QuerySet
 
@@ -226,7 +228,7 @@ def rearm(
     if live is not None:
         if same_instant(live.owed, owed):
             return live
-        end_many([live.id], state=Timer.State.SUPERSEDED, by=why)
+        end(live.id, state=Timer.State.SUPERSEDED, by=why)
     if fired is not None:
         return fired  # already rang for this very instant
     return _insert(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock, **fields)
@@ -241,10 +243,9 @@ KEYS_LIVE_OR_RUNG = compiled.Read(lambda brand, test_clock, keys, owed: Timer.ob
 
 
 def _rang(keys: list, owed: list) -> Q:
-    rang = Q(pk__in=[])
-    for key, instant in zip(keys, owed, strict=True):
-        rang |= Q(key=key, owed=instant, state=Timer.State.FIRED)
-    return rang
+    """Each key's timer that rang for that key's own instant."""
+    return reduce(or_, (Q(key=key, owed=instant, state=Timer.State.FIRED)
+                        for key, instant in zip(keys, owed, strict=True)))
 
 
 def rearm_keys(
@@ -390,9 +391,7 @@ def end(timer_id: str, *, state: Timer.State, by: str) -> bool:
             return False
         gathering.end(pending, state=state, by=by)
         return True
-    updated = Timer.objects.filter(
-        id=timer_id, state__in=[Timer.State.ARMED, Timer.State.HELD]
-    ).update(state=state, ended_by=by)
+    updated = end_open([timer_id], state, by)  # one statement made once (`stored`)
     batch = firing.current()
     if updated and batch is not None:
         batch.note_ended(timer_id)
