@@ -9,10 +9,10 @@ from django.conf import settings
 
 from timekeeping import clocks
 from timekeeping.basics import compiled, shown
-from timekeeping.models import Job, Subject, Timer
+from timekeeping.models import Ask, Job, Subject, Timer
 from timekeeping.specs.current import services_of
 from timekeeping.specs.jobs import WorkSpec
-from timekeeping.timers import arming, gathered, outbox, records
+from timekeeping.timers import arming, gathered, in_progress, outbox, records
 from timekeeping.timers.firing import now_for
 
 
@@ -55,11 +55,28 @@ def made_here(job: Job, what: str) -> list | None:
     return gathering.made.setdefault((what, job.pk), [])
 
 
+# Under what a firing batch keeps the steps of a job it read as started (`lifecycle._started`),
+# with the job's id: kept current by `note_made`.
+STEPS_STARTED = "steps started"
+
+
 def note_made(job: Job, what: str, row) -> None:
-    """`row`, an ask, deadline or task just made for the job: kept for `made_here`."""
+    """`row`, an ask, deadline or task just made for the job: kept for `made_here`, and its
+    step added to the job's steps started, if the batch read them (`lifecycle._started`)."""
     found = made_here(job, what)
     if found is not None:
         found.append(row)
+    started = in_progress.known(job.brand_id, (STEPS_STARTED, job.pk))
+    if started is not None and _starts(what, row):
+        started.add(row.step)
+
+
+def _starts(what: str, row) -> bool:
+    """Whether the row makes its step started, as `lifecycle.STARTED` reads them: an ask for
+    a step, any task, a deadline of a step."""
+    if what == "ask":
+        return row.purpose == Ask.Purpose.STEP
+    return what == "task" or bool(row.step)
 
 
 def arm(job: Job, kind: str, key: str, owed: datetime, payload: dict, *,

@@ -24,7 +24,7 @@ from timekeeping.jobs import asks, common, deadlines, grants, signals, tasks
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Occurrence, Subject, Task
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ServiceSpec
-from timekeeping.timers import records
+from timekeeping.timers import in_progress, records
 
 
 def when_opened(job: Job, spec: ServiceSpec, now: datetime) -> None:
@@ -73,14 +73,18 @@ STARTED = compiled.Read(_steps_started, prepared=True)
 
 
 def _started(job: Job) -> set[str]:
-    """The steps of the job with an ask, a task or a deadline of their own: one statement, or
-    none for a job being ordered (what its order opened, `common.made_here`)."""
+    """The steps of the job with an ask, a task or a deadline of their own: none read for a
+    job being ordered (what its order opened, `common.made_here`); else one statement, once
+    per firing batch (a date's three `run` rungs fire a step and its `then` each: six reads
+    of one job, issue 32). What a batch read stays true: the set only grows, and each ask,
+    task and deadline made in the batch adds its step to it (`common.note_made`)."""
     if (asks_made := common.made_here(job, "ask")) is not None:
         return ({ask.step for ask in asks_made if ask.purpose == Ask.Purpose.STEP}
                 | {task.step for task in common.made_here(job, "task") or []}
                 | {deadline.step for deadline in common.made_here(job, "deadline") or []
                    if deadline.step})
-    return set(STARTED(brand=job.brand_id, job=job.pk))
+    return in_progress.read_once(job.brand_id, (common.STEPS_STARTED, job.pk),
+                                 lambda: set(STARTED(brand=job.brand_id, job=job.pk)))
 
 
 def effect_committed(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:

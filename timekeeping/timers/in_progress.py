@@ -36,21 +36,38 @@ def leave(token: Token) -> None:
     _current.reset(token)
 
 
-def read_once(brand_id: str, name: str, read: Callable[[], T]) -> T:
+def read_once(brand_id: str, name: object, read: Callable[[], T]) -> T:
     """What `read()` answers: inside a firing of the brand, read once for the batch (its
     `memo`, under `name`); else inside an operation that gathers its writes (an order,
     `timekeeping.timers.gathered`), once for it; else read now. A batch is one transaction, so
     what it reads first is what its timers fire on, unless `forget` says the brand changed."""
-    batch = current()
-    if batch is not None and batch.brand.pk == brand_id:
-        memo, key = batch.memo, name
-    elif (gathering := gathered.current()) is not None:
-        memo, key = gathering.memo, (brand_id, name)
-    else:
+    kept = _memo(brand_id, name)
+    if kept is None:
         return read()
+    memo, key = kept
     if key not in memo:
         memo[key] = read()
     return memo[key]
+
+
+def known(brand_id: str, name: object) -> object | None:
+    """What `read_once` has read under `name` for the firing of the brand (or the operation
+    that gathers its writes), or None if it has not: for a module that keeps what it read
+    current as it changes it (a job's steps started, `timekeeping.jobs.common.note_made`)."""
+    kept = _memo(brand_id, name)
+    if kept is None:
+        return None
+    memo, key = kept
+    return memo.get(key)
+
+
+def _memo(brand_id: str, name: object) -> tuple[dict, object] | None:
+    batch = current()
+    if batch is not None and batch.brand.pk == brand_id:
+        return batch.memo, name
+    if (gathering := gathered.current()) is not None:
+        return gathering.memo, (brand_id, name)
+    return None
 
 
 def forget(brand: Brand) -> None:
