@@ -8,43 +8,20 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection
 
-from timekeeping import clocks, manifests
-from timekeeping.models import Deadline, Job, Record, Subject, Task, Timer
+from tests.timekeeping.jobs.test_work import world  # noqa: F401 - the fixture, shared
+from timekeeping.models import Deadline, Job, Record, Task, Timer
 from timekeeping.tick import test_clocks
 from timekeeping.timers.firing import Firing
 
-START = datetime(2028, 3, 1, 14, tzinfo=UTC)  # 09:00 EST; EDT from 12 March
 RINGS = datetime(2028, 6, 27, 13, tzinfo=UTC)  # 3 days before 30 June, 09:00 EDT
-DUE = {"input": "due"}
+RUN = ["run submit 3d"]
+# Two clocks of one job, each with a `run` rung owed at one instant: fired in one batch.
+SERVICE = {"steps": {"submit": {}},
+           "clocks": {"file": {"title": "file it", "due": {"input": "due"}, "rungs": RUN},
+                      "report": {"title": "report it", "due": {"input": "due"}, "rungs": RUN}}}
 
 
-def manifest(deliver: dict) -> dict:
-    run = ["run submit 3d"]
-    return {"calendar": {"zone": "America/New_York", "weekends": [], "closes": "23:59",
-                         "rings_at": "09:00"},
-            "services": {"work": {
-                "subject": {"kind": "client"},
-                "steps": {"submit": {}},
-                "clocks": {"file": {"title": "file it", "due": DUE, "rungs": run},
-                           "report": {"title": "report it", "due": DUE, "rungs": run}},
-                "deliver": deliver}}}
-
-
-@pytest.fixture
-def ordered(brand):
-    def make(deliver: dict) -> tuple:
-        manifests.load(brand, manifest(deliver))
-        clock = test_clocks.create(brand=brand, name="spring", frozen_time=START)
-        subject = Subject.objects.create(brand=brand, test_clock=clock, kind="client", key="1",
-                                         name="Harbor", zone="America/New_York",
-                                         owner_name="Grace", contact_email="g@harbor.test")
-        job = clocks.order(brand=brand, service="work", subject=subject,
-                           input={"due": "2028-06-30"})
-        return clock, job
-    return make
-
-
-def started_reads(monkeypatch) -> list[int]:
+def started_reads(monkeypatch) -> tuple:
     """How many reads of a job's steps started each firing batch sends (the statement that
     unions its asks, tasks and deadlines by step)."""
     counts, flush = [0], Firing.flush
@@ -64,11 +41,11 @@ def started_reads(monkeypatch) -> list[int]:
 
 @pytest.mark.parametrize("opens", ["task", "deadline"])
 def test_two_run_rungs_of_a_job_in_one_batch_open_the_work_their_step_starts_once(
-        ordered, monkeypatch, opens):
+        world, monkeypatch, opens):  # noqa: F811 - the fixture imported above
     deliver = {"review": {"title": "review it", "after": ["submit"], "task": True}}
     if opens == "deadline":
         deliver = {"review": {"title": "review it", "after": ["submit"], "within": "5d"}}
-    clock, job = ordered(deliver)
+    clock, job = world(**SERVICE, deliver=deliver)
     rungs = Timer.objects.filter(owner_type="occurrence", key__contains="run submit")
     assert sorted(timer.owed for timer in rungs) == [RINGS, RINGS]
     counts, wrapper = started_reads(monkeypatch)
