@@ -127,7 +127,7 @@ def test_it_fires_the_april_wave_in_a_bounded_number_of_statements(monkeypatch):
     assert counted.per_call("clock ack daily 5d") <= 1
     assert counted.per_call("clock ack (the next day)") <= 0.6
     assert counted.per_call("deadline late") <= 4
-    assert sum(counted.statements.values()) / fired <= 2.7
+    assert sum(counted.statements.values()) / fired <= 2.75  # 2.69 on SQLite, 2.71 on PostgreSQL
 
 
 def _subject(brand: Brand, key: str, zone: str) -> Subject:
