@@ -447,8 +447,12 @@ def gathering() -> Iterator[gathered.Gathered]:
 def _write_gathered(collected: gathered.Gathered) -> None:
     if collected.timers:
         # Each key names an owner made in this transaction: no other process can hold it.
-        write_new(collected.timers)
+        # Inside a firing of their brand clock, they are written with the batch.
         batch = firing.current()
+        if batch is not None and _of_clock(batch, collected.timers):
+            batch.arm_fresh(collected.timers)
+        else:
+            write_new(collected.timers)
         if batch is not None:  # an order inside a firing: its trace lists what it armed
             for timer in collected.timers:
                 if timer.pk in collected.held:
@@ -458,6 +462,13 @@ def _write_gathered(collected: gathered.Gathered) -> None:
                 if timer.state not in (Timer.State.ARMED, Timer.State.HELD):
                     batch.note_ended(timer.pk)
     records.write_rows(collected.records)
+
+
+def _of_clock(batch: firing.Firing, timers: list[Timer]) -> bool:
+    """Whether every timer is of the batch's brand clock (its brand, its test clock)."""
+    test_clock = getattr(batch.test_clock, "pk", None)
+    return all(timer.brand_id == batch.brand.pk and timer.test_clock_id == test_clock
+               for timer in timers)
 
 
 def _gathered(timer_id: str) -> tuple[gathered.Gathered | None, Timer | None]:

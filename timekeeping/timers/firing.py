@@ -46,6 +46,11 @@ def _leaves(timer: Timer, owners: set[str]) -> bool:
     return kind.keeps_to_owner and timer.owner_id not in owners
 
 
+# How many fresh timers a batch keeps before it writes them (`Firing.arm_fresh`): a batch of
+# a thousand mints arms some 17,000, which kept whole were a tick's peak memory.
+FRESH_KEPT = 2_000
+
+
 # How the timers armed with a batch are written (`arming.write_later`: the rule of `arm` and
 # `rearm`, which this module, below arming, cannot import): set by the wiring
 # (`timekeeping.timers.register`).
@@ -119,6 +124,10 @@ class Firing:
         # key, each with why it supersedes a live one (None: it does not, as `arm`): written
         # before a handler runs that might read or end them, and when the batch is written.
         self.later: dict[str, tuple[Timer, str | None]] = {}
+        # Timers of owners made in the batch's transaction (the work an order inside it opened,
+        # `arming.gathering`): no other process can hold their keys, so they are written as
+        # they are, in one statement, when the timers armed later are.
+        self.fresh: list[Timer] = []
         self.later_owners: set[str] = set()
         self.owners: Counter[str] = Counter()  # how many of the batch's timers each owner has
 
@@ -169,7 +178,8 @@ class Firing:
         timer an earlier handler of the batch ended or held is passed by."""
         if timer.id in self.ended:
             return
-        if self.later and (timer.key in self.later or not _leaves(timer, self.later_owners)):
+        if (self.later or self.fresh) and (timer.key in self.later
+                                           or not _leaves(timer, self.later_owners)):
             self.write_later()
         self.current = timer
         token = in_progress.enter(self)
@@ -227,15 +237,26 @@ class Firing:
             if self.traced:  # listed where it was armed, as if written then (`write_later`)
                 self.armed_log.append(timer)
 
+    def arm_fresh(self, timers: list[Timer]) -> None:
+        """Write with the batch the timers of owners made in its transaction (an order's,
+        gathered: `arming.gathering`), before any handler that might read or end them: one
+        statement for the batch's orders, not one each (issue 32: a batch of mints)."""
+        self.fresh.extend(timers)  # of new owners: no handler keeping to its own is theirs
+        if len(self.fresh) >= FRESH_KEPT:  # a batch's peak memory: written, not kept
+            fresh, self.fresh = self.fresh, []
+            stored.write_new(fresh)
+
     def write_later(self) -> None:
         """Write the timers armed with the batch (`arming.write_later`), as if each had been
-        armed when its handler armed it."""
+        armed when its handler armed it, and the fresh ones (`arm_fresh`) as they are."""
         later, self.later, self.later_owners = self.later, {}, set()
+        fresh, self.fresh = self.fresh, []
+        stored.write_new(fresh)
         if not later:
             return
-        stored = _write_later(self, later)
-        self.armed_count += len(stored)  # each owed after the instant: none is this pass's
-        unwritten = {timer.pk for timer, _ in later.values()} - stored
+        written = _write_later(self, later)
+        self.armed_count += len(written)  # each owed after the instant: none is this pass's
+        unwritten = {timer.pk for timer, _ in later.values()} - written
         if self.traced and unwritten:  # the trace lists only those written
             self.armed_log = [timer for timer in self.armed_log if timer.pk not in unwritten]
 

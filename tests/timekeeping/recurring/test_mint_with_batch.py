@@ -4,6 +4,7 @@ have armed each (a live one owed then kept, one owed at another time superseded)
 before any handler that could read or end it."""
 
 from datetime import timedelta
+from math import ceil
 
 import pytest
 from django.db import connection
@@ -13,7 +14,7 @@ from tests.timekeeping.recurring.test_mint_queries import MINTED, SUBSCRIBED, su
 from timekeeping.basics import wallclock
 from timekeeping.models import Brand, Job, Record, Subscription, TickRun, Timer
 from timekeeping.tick import phases
-from timekeeping.timers import arming, kinds
+from timekeeping.timers import arming, firing, kinds
 from timekeeping.timers.kinds import Place
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -46,13 +47,18 @@ def test_the_batch_writes_the_next_mints_in_one_insert_each_armed_by_its_mint(ac
         mint = mints[timer.payload["subscription"]]
         assert (timer.armed_by, timer.owner_id) == (mint.pk, mint.owner_id)
         assert timer.owed == mint.owed.replace(year=2029)  # 1 February, 09:00 in New York
-    # One write of timers for each return ordered (its dates' reminders), one for the batch.
-    # (PostgreSQL streams an order's timers with COPY, `stored.write_new`.)
+    # One write for the timers the batch's orders armed (their dates' reminders: written
+    # with the batch, `Firing.arm_fresh`), one for the next mints. PostgreSQL streams the
+    # first with COPY (`stored.write_new`); SQLite's INSERT takes as many rows as its limit
+    # of parameters allows.
     inserts = [query["sql"] for query in tick.captured_queries
                if query["sql"].startswith(("INSERT", "COPY"))
                and query["sql"].split("(", 1)[0].endswith(('INTO "timekeeping_timer" ',
                                                            'COPY "timekeeping_timer" '))]
-    assert len(inserts) == 3 + 1
+    fresh = Timer.objects.filter(brand=brand, armed_at=MINTED).exclude(kind="schedule").count()
+    per_write = fresh if connection.vendor == "postgresql" else \
+        connection.ops.bulk_batch_size(Timer._meta.concrete_fields, [None] * fresh)
+    assert fresh > 3 * 10 and len(inserts) == ceil(fresh / per_write) + 1 < 3 + 1
     # The run counts each timer the tick armed (or armed held: a return's deadline waits on
     # its organizer), the next mints among them.
     run = TickRun.objects.get(brand=brand, instant=MINTED)
@@ -123,3 +129,43 @@ def test_a_handler_of_the_same_owner_finds_its_next_timer_written_and_another_ow
     assert said["z:reads"] == "none"
     assert said["x:reads"] == "x:next y:next"
     assert Timer.objects.filter(key__in=["x:next", "y:next"], state=Timer.State.ARMED).count() == 2
+
+
+def _dates_reminders(timer: Timer, firing) -> str:
+    return f"found {Timer.objects.filter(brand=firing.brand, owner_type='occurrence').count()}"
+
+
+# Test kinds firing after a batch's mints (a place after theirs), saying how many reminders of
+# the returns' dates they find written: one keeps to an owner of its own, one does not.
+kinds.register("test_counts_kept", place=Place.ASK, describe=lambda timer: timer.key,
+               keeps_to_owner=True)(_dates_reminders)
+kinds.register("test_counts_any", place=Place.ASK, describe=lambda timer: timer.key)(
+    _dates_reminders)
+
+
+def test_the_orders_timers_are_written_with_the_batch_before_a_handler_that_may_read_them(
+        actors):
+    brand = _practice(actors, 2)
+    owed = Timer.objects.filter(brand=brand, kind="schedule").first().owed
+    with wallclock.fixed(SUBSCRIBED):
+        for kind, key in (("test_counts_kept", "a"), ("test_counts_any", "b")):
+            arming.arm(brand=brand, kind=kind, key=key, owed=owed, owner_id=key)
+    _tick()
+    said = dict(Record.objects.filter(kind="timer.fired", brand=brand, data__kind__startswith=
+                                      "test_").values_list("data__key", "data__what"))
+    written = Timer.objects.filter(brand=brand, owner_type="occurrence").count()
+    # The one keeping to its own owner fires with the orders' timers not yet written; the
+    # other, which might read them, finds every one written first.
+    assert written > 2 * 10 and said == {"a": "found 0", "b": f"found {written}"}
+
+
+def test_a_batch_keeps_at_most_so_many_fresh_timers_before_it_writes_them(actors, monkeypatch):
+    brand = _practice(actors, 3)
+    monkeypatch.setattr(firing, "FRESH_KEPT", 1)  # each order's written when it ends
+    tick = _tick()
+    inserts = [query["sql"] for query in tick.captured_queries
+               if query["sql"].split("(", 1)[0].endswith(('INTO "timekeeping_timer" ',
+                                                           'COPY "timekeeping_timer" '))]
+    assert len(inserts) == 3 + 1
+    run = TickRun.objects.get(brand=brand, instant=MINTED)
+    assert run.armed + run.held == Timer.objects.filter(brand=brand, armed_at=MINTED).count()
