@@ -427,10 +427,12 @@ def release(timer_id: str) -> bool:
 @contextmanager
 def gathering() -> Iterator[gathered.Gathered]:
     """Gather what an operation that opens new work arms and records, and write it when the
-    operation ends: its timers in one INSERT, its records in one more (issue 32). Timers are
-    gathered for the owners it made (`Gathered.fresh`: a job just ordered, its dates), whose
-    keys cannot be taken yet; `live`, `end` and `hold` see them. Use inside the operation's
-    transaction; what an error stops is not written. Nested, the outermost writes."""
+    operation ends: its timers in one INSERT (inside a firing of their brand clock, handed to
+    the batch, which writes those of all its orders at once: `Firing.arm_fresh`), its records
+    in one more (issue 32). Timers are gathered for the owners it made (`Gathered.fresh`: a job
+    just ordered, its dates), whose keys cannot be taken yet; `live`, `end` and `hold` see
+    them. Use inside the operation's transaction; what an error stops is not written. Nested,
+    the outermost writes."""
     outer = gathered.current()
     if outer is not None:
         yield outer

@@ -4,7 +4,8 @@ ends (`timekeeping.timers.arming.gathering`).
 Ordering a job opens its dates, its asks and its deadlines; each arms timers and writes
 records. Their owners were made in the operation's own transaction, so no timer can be under
 their keys yet and none need be looked for: the timers are gathered and inserted in one
-statement at the end, and the records in one more. This module only holds what is gathered;
+statement at the end (inside a firing, with the batch's other orders'), and the records in one
+more. This module only holds what is gathered;
 `arming` (timers) and `records` (records) put into it, and `arming.gathering` writes it.
 """
 

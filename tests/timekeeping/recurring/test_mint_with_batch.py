@@ -1,7 +1,8 @@
 """A mint arms its subscription's next mint with its firing batch (issue 32,
 `arming.rearm_later`): written together when the batch is written, as `arming.rearm` would
 have armed each (a live one owed then kept, one owed at another time superseded), and
-before any handler that could read or end it."""
+before any handler that could read or end it. The timers the mint's order arms (its dates'
+reminders, `Firing.arm_fresh`) are written with the batch too, at most so many kept."""
 
 from datetime import timedelta
 from math import ceil
