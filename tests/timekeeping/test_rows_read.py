@@ -3,16 +3,18 @@ issue 32), and is the same model Django would have made: every field, the state 
 row, its relations read and cached as before. A row read in part, or a model whose init
 signals someone hears, goes through Django's own `from_db`. A new row made by `fresh` is the
 one Django's `__init__` makes, and saves as it does; what `fresh` does not know, Django's
-`__init__` makes or refuses. A save of some fields is one UPDATE made once, writing what
-Django's `save` writes; what it does not know, Django's `save` does."""
+`__init__` makes or refuses. A save of some fields is one UPDATE made once, and an insert
+forced one INSERT made once, writing what Django's `save` writes; what they do not know,
+Django's `save` does."""
 
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.db import DatabaseError, connection, models, transaction
-from django.db.models import F
+from django.db import DatabaseError, IntegrityError, connection, models, transaction
+from django.db.models import F, Value
 from django.db.models.signals import post_init, post_save
+from django.db.models.sql.compiler import SQLInsertCompiler
 from django.test.utils import CaptureQueriesContext
 
 from timekeeping.models import Brand, Occurrence, TestClock, Timer
@@ -165,3 +167,64 @@ def test_what_the_fast_save_does_not_know_djangos_save_does(timer):
     finally:
         post_save.disconnect(sender=Timer, dispatch_uid="save-heard")
     assert heard == [frozenset({"key"})]
+
+
+def test_an_insert_forced_writes_what_djangos_writes_in_one_statement(brand, monkeypatch):
+    """A row made and inserted (`objects.create`): each kind of value (a state, an instant in
+    the hour that happens twice, a span, JSON with an instant, a related row, None, text), read
+    back, is the row Django's own insert writes."""
+    values = {"brand": brand, "kind": "delay", "place": 1, "state": Timer.State.HELD,
+              "owed": datetime(2027, 11, 7, 1, 30, fold=1, tzinfo=ZoneInfo("America/New_York")),
+              "late_by": timedelta(days=2, microseconds=7), "payload": {"n": [3], "at": OWED},
+              "next_attempt": None, "owner_type": "brand", "owner_id": brand.pk,
+              "owner_opened": OWED, "armed_at": OWED}
+    compiled, insert = [], SQLInsertCompiler.execute_sql
+
+    def compiling(compiler, *args, **kwargs):
+        compiled.append(compiler.query.model)
+        return insert(compiler, *args, **kwargs)
+
+    monkeypatch.setattr(SQLInsertCompiler, "execute_sql", compiling)
+    with CaptureQueriesContext(connection) as sent:
+        ours = Timer.objects.create(key="k:ours", **values)
+    assert compiled == []  # the statement made once, not compiled by Django
+    twin = Timer(key="k:twin", **values)
+    models.Model.save(twin, force_insert=True)  # Django's own
+    assert compiled == [Timer]
+    assert len(sent) == 1 and sent[0]["sql"].startswith("INSERT")
+    own = {"id": None, "key": None}
+    read, djangos = Timer.objects.get(pk=ours.pk), Timer.objects.get(pk=twin.pk)
+    assert {**_fields(read), **own} == {**_fields(djangos), **own}
+    assert read.owed == datetime(2027, 11, 7, 6, 30, tzinfo=UTC)  # the second 01:30
+    assert read.payload == {"n": [3], "at": "2027-04-15T13:30:15.250Z"}  # Django's encoder
+    assert (ours._state.adding, ours._state.db) == (False, "default")
+
+
+def _created(brand, key: str, **more) -> Timer:
+    return Timer.objects.create(brand=brand, kind="delay", place=1, owner_opened=OWED, key=key,
+                                owed=OWED, **more)
+
+
+def test_an_insert_the_database_refuses_is_refused_and_marks_the_transaction(brand):
+    _created(brand, "k:taken")
+    marked = []
+    with pytest.raises(IntegrityError), transaction.atomic():
+        try:
+            _created(brand, "k:taken")
+        finally:
+            marked.append(transaction.get_rollback())  # as Django's own insert leaves it
+    assert marked == [True]
+    assert Timer.objects.filter(key="k:taken").count() == 1
+
+
+def test_what_the_fast_insert_does_not_know_djangos_save_does(brand):
+    heard = []
+    post_save.connect(lambda sender, instance, **kwargs: heard.append(kwargs["created"]),
+                      sender=Timer, weak=False, dispatch_uid="insert-heard")
+    try:
+        _created(brand, "k:heard")
+    finally:
+        post_save.disconnect(sender=Timer, dispatch_uid="insert-heard")
+    assert heard == [True]
+    made = _created(brand, "k:expression", attempts=Value(3))
+    assert Timer.objects.get(pk=made.pk).attempts == 3

@@ -15,13 +15,16 @@ every change) is written by one UPDATE whose text is made once per model and fie
 value as Django's compiler prepares it (`pre_save`, then `get_db_prep_save`), in place of
 Django's `save`, which builds and compiles its UPDATE each time: 300 µs of the client's time
 a save against 100, measured on a busy machine.
+An insert forced (`objects.create`, `save(force_insert=True)`: a job, its ask, its deadline
+when one is ordered) is one INSERT of every concrete field made once per model the same way,
+when the model's id is given (a public id) and nothing of the row is the database's to make.
 It does what Django's does: the related rows checked, the database the router's, an UPDATE
 that finds no row refused as Django refuses it, an error marking the transaction for
 rollback, the instance's state saved after. Anything else goes through Django's `save`:
-positional arguments, no `update_fields` or an empty one, a row not yet written (Django
-inserts it), a name no such field has, an insert forced, an expression for a value, a model
-with parents or `select_on_save`, a proxy, a field with its own placeholder, a receiver of
-either save signal.
+positional arguments, no `update_fields` or an empty one and no insert forced, a row not yet
+written (Django inserts it), a name no such field has, an expression for a value, a model
+with parents or `select_on_save`, a proxy, a field with its own placeholder or a database
+default, an id the database makes, a receiver of either save signal.
 
 A new row made in bulk (a job's dozens of timers, its dates) is made by `Model.fresh(**values)`
 the same way: each value given, or its field's default, straight into `__dict__`; a related
@@ -42,9 +45,11 @@ from django.db.models.signals import post_init, post_save, pre_init, pre_save
 
 # The attribute names of a model's concrete fields, in the order a full row holds them.
 _names: dict[type, tuple[str, ...]] = {}
-# The fields `save(update_fields=…)` may write, by name and by attribute name; and the UPDATE
-# that writes some of them, by model, their names and the database's vendor.
+# The fields `save(update_fields=…)` may write, by name and by attribute name; the fields an
+# insert forced writes ([] when Django's `save` is to insert); and the statement that writes
+# them, by model, their names (or "insert") and the database's vendor.
 _updatable: dict[type, dict[str, models.Field]] = {}
+_insertable: dict[type, list[models.Field]] = {}
 _updates: dict[tuple, str] = {}
 # How `fresh` makes a model's new row: each field Django's `__init__` sets, as (its name, its
 # attribute's, its related model or None, the field).
@@ -109,20 +114,24 @@ class Model(models.Model):
         return new
 
     def save(self, *args, **kwargs):
+        adding = False
         fields = _fast_update(self, args, kwargs)
+        if fields is None:
+            adding, fields = True, _fast_insert(self, args, kwargs)
         if fields is None:
             return super().save(*args, **kwargs)
         self._prepare_related_fields_for_save(operation_name="save")
         using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
         connection = connections[using]
-        pk = self._meta.pk
-        values = [field.get_db_prep_save(field.pre_save(self, False), connection)
+        values = [field.get_db_prep_save(field.pre_save(self, adding), connection)
                   for field in fields]
-        values.append(pk.get_db_prep_value(self.pk, connection))
+        if not adding:
+            values.append(self._meta.pk.get_db_prep_value(self.pk, connection))
+        statement = (_insert_of if adding else _update_of)(type(self), fields, connection)
         with transaction.mark_for_rollback_on_error(using=using), \
                 connection.cursor() as cursor:
-            cursor.execute(_update_of(type(self), fields, connection), values)
-            if cursor.rowcount < 1:
+            cursor.execute(statement, values)
+            if not adding and cursor.rowcount < 1:
                 raise DatabaseError("Save with update_fields did not affect any rows.")
         self._state.db = using
         self._state.adding = False
@@ -157,6 +166,44 @@ def _fast_update(row: Model, args: tuple, kwargs: dict) -> list[models.Field] | 
         if hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save"):
             return None
     return fields
+
+
+def _fast_insert(row: Model, args: tuple, kwargs: dict) -> list[models.Field] | None:
+    """The fields an insert forced (`objects.create`, `save(force_insert=True)`) writes by
+    `_insert_of`: every concrete field, the id given; None when Django's own `save` is to do
+    it (an id or a value the database makes, an expression, a model `_fast_update` leaves to
+    Django, a receiver of either save signal)."""
+    if args or kwargs.get("force_insert") is not True or set(kwargs) - {"force_insert", "using"}:
+        return None
+    cls = type(row)
+    meta = cls._meta
+    if meta.proxy or meta.parents or len(meta.pk_fields) != 1 or row.pk is None \
+            or pre_save.has_listeners(cls) or post_save.has_listeners(cls):
+        return None
+    fields = _insertable.get(cls)
+    if fields is None:
+        fields = _insertable[cls] = [] if meta.db_returning_fields else [
+            field for field in meta.local_concrete_fields if not field.generated]
+        if any(field.has_db_default() or hasattr(field, "get_placeholder") for field in fields):
+            fields = _insertable[cls] = []
+    if not fields:
+        return None
+    for field in fields:
+        value = row.__dict__.get(field.attname)
+        if hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save"):
+            return None
+    return fields
+
+
+def _insert_of(cls: type, fields: list, connection) -> str:
+    key = (cls, "insert", connection.vendor)
+    statement = _updates.get(key)
+    if statement is None:
+        quote = connection.ops.quote_name
+        columns = ", ".join(quote(field.column) for field in fields)
+        statement = _updates[key] = (f"INSERT INTO {quote(cls._meta.db_table)} ({columns}) "
+                                     f"VALUES ({', '.join(['%s'] * len(fields))})")
+    return statement
 
 
 def _update_of(cls: type, fields: list, connection) -> str:
