@@ -50,7 +50,7 @@ _names: dict[type, tuple[str, ...]] = {}
 # them, by model, their names (or "insert") and the database's vendor.
 _updatable: dict[type, dict[str, models.Field]] = {}
 _insertable: dict[type, list[models.Field]] = {}
-_updates: dict[tuple, str] = {}
+_statements: dict[tuple, str] = {}
 # How `fresh` makes a model's new row: each field Django's `__init__` sets, as (its name, its
 # attribute's, its related model or None, the field).
 _plans: dict[type, tuple[tuple[str, str, type | None, models.Field], ...]] = {}
@@ -146,9 +146,7 @@ def _fast_update(row: Model, args: tuple, kwargs: dict) -> list[models.Field] | 
         return None
     cls = type(row)
     meta = cls._meta
-    if meta.proxy or meta.parents or meta.select_on_save or len(meta.pk_fields) != 1 \
-            or row.pk is None or row._state.adding \
-            or pre_save.has_listeners(cls) or post_save.has_listeners(cls):
+    if not _plain(row) or meta.select_on_save or row._state.adding:
         return None
     known = _updatable.get(cls)
     if known is None:
@@ -161,57 +159,69 @@ def _fast_update(row: Model, args: tuple, kwargs: dict) -> list[models.Field] | 
         return None
     fields = [field for field in meta.local_concrete_fields
               if field.name in wanted or field.attname in wanted]
-    for field in fields:
-        value = row.__dict__.get(field.attname)
-        if hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save"):
-            return None
-    return fields
+    return None if _any_expression(row, fields) else fields
 
 
 def _fast_insert(row: Model, args: tuple, kwargs: dict) -> list[models.Field] | None:
     """The fields an insert forced (`objects.create`, `save(force_insert=True)`) writes by
     `_insert_of`: every concrete field, the id given; None when Django's own `save` is to do
-    it (an id or a value the database makes, an expression, a model `_fast_update` leaves to
-    Django, a receiver of either save signal)."""
+    it (an id or a value the database makes, an expression, a model `_plain` leaves to
+    Django)."""
     if args or kwargs.get("force_insert") is not True or set(kwargs) - {"force_insert", "using"}:
         return None
-    cls = type(row)
-    meta = cls._meta
-    if meta.proxy or meta.parents or len(meta.pk_fields) != 1 or row.pk is None \
-            or pre_save.has_listeners(cls) or post_save.has_listeners(cls):
+    if not _plain(row):
         return None
+    cls = type(row)
     fields = _insertable.get(cls)
     if fields is None:
-        fields = _insertable[cls] = [] if meta.db_returning_fields else [
-            field for field in meta.local_concrete_fields if not field.generated]
-        if any(field.has_db_default() or hasattr(field, "get_placeholder") for field in fields):
-            fields = _insertable[cls] = []
-    if not fields:
-        return None
+        fields = _insertable[cls] = _insertable_fields(cls._meta)
+    return None if not fields or _any_expression(row, fields) else fields
+
+
+def _plain(row: Model) -> bool:
+    """Whether the row's model is one the fast saves write: no proxy, no parents, one id
+    field, the id set, no receiver of either save signal."""
+    cls = type(row)
+    meta = cls._meta
+    return not (meta.proxy or meta.parents or len(meta.pk_fields) != 1 or row.pk is None
+                or pre_save.has_listeners(cls) or post_save.has_listeners(cls))
+
+
+def _insertable_fields(meta) -> list[models.Field]:
+    """Every concrete field an insert writes, or [] when the database makes part of a row."""
+    fields = [field for field in meta.local_concrete_fields if not field.generated]
+    if meta.db_returning_fields or any(field.has_db_default() or hasattr(field, "get_placeholder")
+                                       for field in fields):
+        return []
+    return fields
+
+
+def _any_expression(row: Model, fields: list[models.Field]) -> bool:
+    """Whether a value to write is an expression or a model, which Django's save resolves."""
     for field in fields:
         value = row.__dict__.get(field.attname)
         if hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save"):
-            return None
-    return fields
+            return True
+    return False
 
 
 def _insert_of(cls: type, fields: list, connection) -> str:
     key = (cls, "insert", connection.vendor)
-    statement = _updates.get(key)
+    statement = _statements.get(key)
     if statement is None:
         quote = connection.ops.quote_name
         columns = ", ".join(quote(field.column) for field in fields)
-        statement = _updates[key] = (f"INSERT INTO {quote(cls._meta.db_table)} ({columns}) "
-                                     f"VALUES ({', '.join(['%s'] * len(fields))})")
+        statement = _statements[key] = (f"INSERT INTO {quote(cls._meta.db_table)} ({columns}) "
+                                        f"VALUES ({', '.join(['%s'] * len(fields))})")
     return statement
 
 
 def _update_of(cls: type, fields: list, connection) -> str:
     key = (cls, tuple(field.attname for field in fields), connection.vendor)
-    statement = _updates.get(key)
+    statement = _statements.get(key)
     if statement is None:
         quote, table = connection.ops.quote_name, connection.ops.quote_name(cls._meta.db_table)
         sets = ", ".join(f"{quote(field.column)} = %s" for field in fields)
-        statement = _updates[key] = (f"UPDATE {table} SET {sets} WHERE {table}."
-                                     f"{quote(cls._meta.pk.column)} = %s")
+        statement = _statements[key] = (f"UPDATE {table} SET {sets} WHERE {table}."
+                                        f"{quote(cls._meta.pk.column)} = %s")
     return statement
