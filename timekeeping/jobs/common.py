@@ -67,11 +67,11 @@ def note_made(job: Job, what: str, row) -> None:
     if found is not None:
         found.append(row)
     started = in_progress.known(job.brand_id, (STEPS_STARTED, job.pk))
-    if started is not None and _starts(what, row):
+    if started is not None and starts_step(what, row):
         started.add(row.step)
 
 
-def _starts(what: str, row) -> bool:
+def starts_step(what: str, row) -> bool:
     """Whether the row makes its step started, as `lifecycle.STARTED` reads them: an ask for
     a step, any task, a deadline of a step."""
     if what == "ask":

@@ -78,11 +78,9 @@ def _started(job: Job) -> set[str]:
     per firing batch (a date's three `run` rungs fire a step and its `then` each: six reads
     of one job, issue 32). What a batch read stays true: the set only grows, and each ask,
     task and deadline made in the batch adds its step to it (`common.note_made`)."""
-    if (asks_made := common.made_here(job, "ask")) is not None:
-        return ({ask.step for ask in asks_made if ask.purpose == Ask.Purpose.STEP}
-                | {task.step for task in common.made_here(job, "task") or []}
-                | {deadline.step for deadline in common.made_here(job, "deadline") or []
-                   if deadline.step})
+    if common.made_here(job, "ask") is not None:
+        return {row.step for what in ("ask", "task", "deadline")
+                for row in common.made_here(job, what) if common.starts_step(what, row)}
     return in_progress.read_once(job.brand_id, (common.STEPS_STARTED, job.pk),
                                  lambda: set(STARTED(brand=job.brand_id, job=job.pk)))
 

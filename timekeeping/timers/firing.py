@@ -243,15 +243,17 @@ class Firing:
         statement for the batch's orders, not one each (issue 32: a batch of mints)."""
         self.fresh.extend(timers)  # of new owners: no handler keeping to its own is theirs
         if len(self.fresh) >= FRESH_KEPT:  # a batch's peak memory: written, not kept
-            fresh, self.fresh = self.fresh, []
-            stored.write_new(fresh)
+            self._write_fresh()
+
+    def _write_fresh(self) -> None:
+        fresh, self.fresh = self.fresh, []
+        stored.write_new(fresh)
 
     def write_later(self) -> None:
         """Write the timers armed with the batch (`arming.write_later`), as if each had been
         armed when its handler armed it, and the fresh ones (`arm_fresh`) as they are."""
         later, self.later, self.later_owners = self.later, {}, set()
-        fresh, self.fresh = self.fresh, []
-        stored.write_new(fresh)
+        self._write_fresh()
         if not later:
             return
         written = _write_later(self, later)
