@@ -17,10 +17,14 @@ def register() -> None:
                    prepare=clock.prepare, quiet=clock.quiet)(clock.fire)
     # A deadline's marks change the deadline alone: what a batch read of its dates stands.
     firing.telling("deadline.at_risk", "deadline.late")
-    for name, place, module in (("ask", Place.ASK, ask), ("grant", Place.ASK, grant),
-                                ("task", Place.TASK, task), ("deadline", Place.DEADLINE, deadline),
-                                ("signal", Place.DEADLINE, signal)):
-        kinds.register(name, place=place, describe=module.describe)(module.fire)
+    # An ask's, a task's and a deadline's marks: the batch's rows read at once.
+    for name, place, module, prepare in (
+            ("ask", Place.ASK, ask, ask.prepare), ("grant", Place.ASK, grant, None),
+            ("task", Place.TASK, task, task.prepare),
+            ("deadline", Place.DEADLINE, deadline, deadline.prepare),
+            ("signal", Place.DEADLINE, signal, None)):
+        kinds.register(name, place=place, describe=module.describe,
+                       prepare=prepare)(module.fire)
     gate.check(50)(grants.check_needs_grant)
     gate.effect(15)(repairs.effect_resubmitted)
     gate.effect(30)(lifecycle.effect_committed)

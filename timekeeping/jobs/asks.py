@@ -194,11 +194,13 @@ def _tell_party(ask: Ask, token: str | None, subject: str, body: str) -> None:
 FIRED = common.fired_row(Ask)
 
 
-def fire(ask_id: str, mark: str, instant: datetime) -> str:
+def fire(ask_id: str, mark: str, instant: datetime, *, read: Ask | None = None) -> str:
+    """An ask's mark fires: `read`, the ask as its batch read it (`common.keep_fired`), else
+    read now."""
     # Inside the firing's transaction (a savepoint per timer when a batch is redone one by
     # one), as a deadline's mark: no savepoint of its own (two statements an ask, issue 32).
     with transaction.atomic(savepoint=False):
-        ask = FIRED.get(pk=ask_id)
+        ask = read or FIRED.get(pk=ask_id)
         job = ask.job
         if ask.state != Ask.State.OPEN:
             return f"{ask.title} · {ask.state}: nothing to do"

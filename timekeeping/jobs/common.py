@@ -13,18 +13,33 @@ from timekeeping.models import Ask, Job, Subject, Timer
 from timekeeping.specs.current import services_of
 from timekeeping.specs.jobs import WorkSpec
 from timekeeping.timers import arming, gathered, in_progress, outbox, records
-from timekeeping.timers.firing import now_for
+from timekeeping.timers.firing import Firing, now_for
+
+# What a firing of an ask, a deadline or a task reads with its row: its job, the brand and its
+# owner (who hears), the subject and the job's test clock.
+FIRED_WITH = ("job__brand__owner", "job__subject", "job__test_clock")
 
 
 def fired_row(model, *more: str) -> compiled.Read:
-    """How a firing of an ask, a deadline or a task reads its row, locked: with its job, the
-    brand and its owner (who hears), the subject, the job's test clock and `more`, in one
-    statement compiled once and prepared (issue 32: the six-table read planned each firing).
-    `.get(pk=…)` it."""
+    """How a firing of an ask, a deadline or a task reads its row, locked: with `FIRED_WITH`
+    and `more`, in one statement compiled once and prepared (issue 32: the six-table read
+    planned each firing). `.get(pk=…)` it."""
     return compiled.Read(
         lambda pk: model.objects.select_for_update(of=("self",)).filter(pk=pk), model=model,
-        related=compiled.reached("job__brand__owner", "job__subject", "job__test_clock", *more),
-        prepared=True)
+        related=compiled.reached(*FIRED_WITH, *more), prepared=True)
+
+
+def keep_fired(firing: Firing, model, name: str, timers: list[Timer], *more: str) -> None:
+    """A kind's `prepare`: the rows its timers of the batch name (`payload[name]`), read and
+    locked in one statement as `fired_row` reads one (in the order of their ids), each kept
+    for its handler under `name` until a record of its job is made (`Firing.take_read`): a
+    batch of a thousand asks' expiries read them one a timer (issue 32)."""
+    pks = sorted({pk for timer in timers if isinstance(pk := timer.payload.get(name), str)})
+    if not pks:
+        return
+    for row in model.objects.select_for_update(of=("self",)).select_related(
+            *FIRED_WITH, *more).filter(pk__in=pks).order_by("pk"):
+        firing.keep_read(name, row.pk, row, job=row.job_id)
 
 
 def work_of(job: Job) -> WorkSpec:

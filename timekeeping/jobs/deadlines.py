@@ -309,11 +309,14 @@ def close(job: Job, why: str) -> None:
 FIRED = common.fired_row(Deadline)
 
 
-def fire(deadline_id: str, mark: str, instant: datetime) -> str:
+def fire(deadline_id: str, mark: str, instant: datetime, *,
+         read: Deadline | None = None) -> str:
+    """A deadline's mark fires: `read`, the deadline as its batch read it
+    (`common.keep_fired`), else read now."""
     # Inside the firing's transaction (a savepoint per timer when a batch is redone one by
     # one): nothing here raises to be caught short of it, so no savepoint of its own.
     with transaction.atomic(savepoint=False):
-        deadline = FIRED.get(pk=deadline_id)
+        deadline = read or FIRED.get(pk=deadline_id)
         job = deadline.job
         label = f"{'at risk' if mark == 'risk' else 'late'} · within {deadline.rule}"
         if deadline.state not in OPEN_STATES:

@@ -205,13 +205,18 @@ def hand_over(task: Task, successor: Member, *, by: str) -> None:
 
 # -- firing -----------------------------------------------------------------------------------
 
-FIRED = common.fired_row(Task, "holder__user")
+# A held task's firing reads its holder too.
+FIRED_ALSO = ("holder__user",)
+FIRED = common.fired_row(Task, *FIRED_ALSO)
 
 
-def fire(task_id: str, mark: str, hold: int, instant: datetime) -> str:
+def fire(task_id: str, mark: str, hold: int, instant: datetime, *,
+         read: Task | None = None) -> str:
+    """A held task's mark fires: `read`, the task as its batch read it (`common.keep_fired`),
+    else read now."""
     # Inside the firing's transaction, as an ask's and a deadline's marks: no savepoint.
     with transaction.atomic(savepoint=False):
-        task = FIRED.get(pk=task_id)
+        task = read or FIRED.get(pk=task_id)
         if task.state != Task.State.HELD or task.holds != hold:
             return f"{task.title} · hold {hold} is over: nothing to do"
         holder = task.holder.user if task.holder else None

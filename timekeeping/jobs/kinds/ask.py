@@ -3,8 +3,8 @@ see timekeeping.jobs.asks."""
 
 from __future__ import annotations
 
-from timekeeping.jobs import asks
-from timekeeping.models import Timer
+from timekeeping.jobs import asks, common
+from timekeeping.models import Ask, Timer
 from timekeeping.timers.firing import Firing
 
 
@@ -15,5 +15,12 @@ def describe(timer: Timer) -> str:
     return f"{title} · its link expires"
 
 
+def prepare(timers: list[Timer], firing: Firing) -> None:
+    """The batch's asks, read at once (`common.keep_fired`)."""
+    common.keep_fired(firing, Ask, "ask", timers)
+
+
 def fire(timer: Timer, firing: Firing) -> str:
-    return asks.fire(timer.payload["ask"], timer.payload["mark"], firing.instant)
+    ask = timer.payload["ask"]
+    return asks.fire(ask, timer.payload["mark"], firing.instant,
+                     read=firing.take_read("ask", ask))

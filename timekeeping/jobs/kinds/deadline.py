@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from timekeeping.jobs import deadlines
+from timekeeping.jobs import common, deadlines
 from timekeeping.models import Deadline, Timer
 from timekeeping.timers.firing import Firing
 
@@ -21,5 +21,12 @@ def _rule_of(deadline: str | None) -> str | None:
     return Deadline.objects.filter(pk=deadline).values_list("rule", flat=True).first()
 
 
+def prepare(timers: list[Timer], firing: Firing) -> None:
+    """The batch's deadlines, read at once (`common.keep_fired`)."""
+    common.keep_fired(firing, Deadline, "deadline", timers)
+
+
 def fire(timer: Timer, firing: Firing) -> str:
-    return deadlines.fire(timer.payload["deadline"], timer.payload["mark"], firing.instant)
+    deadline = timer.payload["deadline"]
+    return deadlines.fire(deadline, timer.payload["mark"], firing.instant,
+                          read=firing.take_read("deadline", deadline))

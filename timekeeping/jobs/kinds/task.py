@@ -3,8 +3,8 @@ timekeeping.jobs.tasks."""
 
 from __future__ import annotations
 
-from timekeeping.jobs import tasks
-from timekeeping.models import Timer
+from timekeeping.jobs import common, tasks
+from timekeeping.models import Task, Timer
 from timekeeping.timers.firing import Firing
 
 
@@ -15,6 +15,12 @@ def describe(timer: Timer) -> str:
     return f"{title} · the hold ends"
 
 
+def prepare(timers: list[Timer], firing: Firing) -> None:
+    """The batch's held tasks, read at once with their holders (`common.keep_fired`)."""
+    common.keep_fired(firing, Task, "task", timers, *tasks.FIRED_ALSO)
+
+
 def fire(timer: Timer, firing: Firing) -> str:
-    return tasks.fire(timer.payload["task"], timer.payload["mark"], timer.payload["hold"],
-                      firing.instant)
+    task = timer.payload["task"]
+    return tasks.fire(task, timer.payload["mark"], timer.payload["hold"], firing.instant,
+                      read=firing.take_read("task", task))
