@@ -14,7 +14,7 @@ from timekeeping.basics import inserted
 from timekeeping.models import Timer
 from timekeeping.tick import phases
 from timekeeping.timers import delays
-from timekeeping.timers.stored import end_open, store, write_new
+from timekeeping.timers.stored import end_open, store, store_unheld, write_new
 
 T0 = datetime(2027, 3, 28, 6, 30, tzinfo=UTC)
 
@@ -157,3 +157,36 @@ def test_timers_still_armed_or_held_are_ended_by_id_in_one_statement(brand):
         ("end:0", Timer.State.SUPERSEDED, "moved on"),
         ("end:1", Timer.State.SUPERSEDED, "moved on"),
         ("end:2", Timer.State.FIRED, ""), ("end:3", Timer.State.CANCELLED, "job ended")]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL")
+def test_unheld_writes_a_key_only_where_no_timer_but_a_superseded_one_holds_it(brand, test_clock):
+    """`store_unheld`, as `arm` writes (a firing batch's later timers, issue 32): a key a live,
+    fired or ended timer holds is skipped; one only a superseded timer holds, or that another
+    clock or brand holds, is written; in one statement, which answers the ids written."""
+    from timekeeping.models import Brand
+
+    states = ["armed", "held", "fired", "cancelled", "dropped", "superseded"]
+    for state in states:
+        Timer.objects.filter(pk=delays.delay("timekeeping.note", {"n": 1}, brand=brand,
+                                             at=T0, key=state)).update(state=state)
+    other = Brand.objects.create(name="Other", slug="other", owner=brand.owner)
+    elsewhere = [_timer(brand, "armed", T0), _timer(other, "fired", T0)]
+    elsewhere[0].test_clock = test_clock
+    tried = [_timer(brand, state, T0 + timedelta(days=1)) for state in states]
+    with CaptureQueriesContext(connection) as sent:
+        written = store_unheld(tried + elsewhere)
+    assert len(sent) == 1
+    assert written == {tried[-1].pk, *(timer.pk for timer in elsewhere)}
+    assert set(Timer.objects.filter(pk__in=written).values_list("key", "test_clock", "brand")
+               ) == {("superseded", None, brand.pk), ("armed", test_clock.pk, brand.pk),
+                     ("fired", None, other.pk)}
+    # Written again: every key now held (the superseded one by the timer just written).
+    assert store_unheld([_timer(brand, state, T0) for state in states]) == set()
+
+
+@pytest.mark.skipif(connection.vendor == "postgresql", reason="elsewhere: refused")
+def test_unheld_is_refused_where_one_statement_cannot_read_and_write(brand):
+    with pytest.raises(ValueError, match="only PostgreSQL"):
+        store_unheld([_timer(brand, "any", T0)])
+    assert not Timer.objects.filter(key="any").exists()

@@ -4,6 +4,9 @@ go as one JSON array that the database reads into the table's columns
 
     insert(clocks)                          as bulk_create: each automatic id set on its row
     insert(timers, skip_taken=True, returning=True) -> the ids of the rows written
+    insert(timers, skip_taken=True, returning=True,
+           unless=Unless(("brand_id", "test_clock_id", "key"), ("state", "superseded")))
+                                            each row skipped that a row of the table matches
 
 Django's `bulk_create` compiles its INSERT on every call and, on PostgreSQL, sends each column
 as an array that psycopg writes out value by value in Python; past 50 parameters psycopg also
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -38,19 +42,31 @@ from django.db.models.constants import OnConflict
 ROWS = 200
 
 
-def insert(rows: Sequence[Model], *, skip_taken: bool = False,
-           returning: bool = False) -> set | None:
+@dataclass(frozen=True)
+class Unless:
+    """A row not written where the table holds one with its values in the columns `same` (a
+    column that may be null matching null), but for those whose column `but[0]` holds the
+    value `but[1]`: the read and the write in one statement (PostgreSQL only)."""
+
+    same: tuple[str, ...]
+    but: tuple[str, object]
+
+
+def insert(rows: Sequence[Model], *, skip_taken: bool = False, returning: bool = False,
+           unless: Unless | None = None) -> set | None:
     """Write `rows`, all of one model, in one statement (one for each `ROWS` of them).
     `skip_taken`: a row a unique index refuses is skipped (`ON CONFLICT DO NOTHING`).
     `returning`: the primary keys of the rows written. An automatic primary key is set on
     each row, as `bulk_create` sets it (not when rows may be skipped: which were is not
-    known)."""
+    known). `unless`: a row the table matches is skipped (`Unless`; see `matches_in_one`)."""
     if not rows:
         return set() if returning else None
     model = type(rows[0])
     using = router.db_for_write(model)
     connection = connections[using]
     fields = tuple(_fields(model, rows))
+    if unless is not None and connection.vendor != "postgresql":
+        raise ValueError("unless: only PostgreSQL skips a matched row in the same statement")
     if connection.vendor != "postgresql":
         return _django(model, rows, list(fields), using, skip_taken, returning)
     for row in rows:  # as bulk_create: a related row saved since it was assigned, its id
@@ -58,7 +74,8 @@ def insert(rows: Sequence[Model], *, skip_taken: bool = False,
     auto = model._meta.pk not in fields
     plain = _plain(fields)
     statement = _statement(model, connection.ops.quote_name, fields, skip_taken,
-                           auto or returning)
+                           auto or returning, unless and _unless(model, unless))
+    but = [unless.but[1]] if unless is not None else []
     answered: list = []
     with connection.cursor() as cursor:
         for start in range(0, len(rows), ROWS):
@@ -66,7 +83,7 @@ def insert(rows: Sequence[Model], *, skip_taken: bool = False,
                 [{field.column: _value(field.pre_save(row, True), bare)
                   for field, bare in zip(fields, plain, strict=True)}
                  for row in rows[start:start + ROWS]], cls=DjangoJSONEncoder,
-                separators=(",", ":"))])
+                separators=(",", ":")), *but])
             if auto or returning:
                 answered.extend(found[0] for found in cursor.fetchall())
     if auto and not skip_taken:  # every row written, in the order sent
@@ -103,9 +120,22 @@ def _django(model, rows, fields, using, skip_taken: bool, returning: bool) -> se
     return written
 
 
+def matches_in_one(model: type[Model]) -> bool:
+    """Whether `insert(…, unless=…)` can write the model's rows (its database PostgreSQL)."""
+    return connections[router.db_for_write(model)].vendor == "postgresql"
+
+
+def _unless(model: type[Model], unless: Unless) -> tuple:
+    """`unless` as `_statement` takes it: each column of `same`, and whether it may be null
+    (compared with `IS NOT DISTINCT FROM`, which no index serves; the others with `=`), and
+    the column of `but`."""
+    return (tuple((model._meta.get_field(name).column, model._meta.get_field(name).null)
+                  for name in unless.same), model._meta.get_field(unless.but[0]).column)
+
+
 @lru_cache(maxsize=64)
 def _statement(model: type[Model], quote, fields: tuple, skip_taken: bool,
-               returning: bool) -> str:
+               returning: bool, unless: tuple | None = None) -> str:
     """The statement, made once for its model, columns and options. A model whose JSON field
     encodes with an encoder of its own is refused: its values are written as Django's
     encoder writes them, as the product's JSON fields do; so is one with a value the database
@@ -117,9 +147,17 @@ def _statement(model: type[Model], quote, fields: tuple, skip_taken: bool,
             raise TypeError(f"{model.__name__}.{field.name}: the database makes its value")
     table = quote(model._meta.db_table)
     columns = ", ".join(quote(field.column) for field in fields)
+    matched = ""
+    if unless:
+        same, but = unless
+        matched = " WHERE NOT EXISTS (SELECT 1 FROM {0} AS {1} WHERE {2} AND {1}.{3} <> %s)".format(
+            table, quote("held"), " AND ".join(
+                f"{quote('held')}.{quote(column)} "
+                f"{'IS NOT DISTINCT FROM' if null else '='} {quote('new')}.{quote(column)}"
+                for column, null in same), quote(but))
     return "".join([
         f"INSERT INTO {table} ({columns}) SELECT {columns} FROM ",
-        f"jsonb_populate_recordset(NULL::{table}, %s::jsonb)",
+        f"jsonb_populate_recordset(NULL::{table}, %s::jsonb) AS {quote('new')}", matched,
         " ON CONFLICT DO NOTHING" if skip_taken else "",
         f" RETURNING {table}.{quote(model._meta.pk.column)}" if returning else ""])
 
