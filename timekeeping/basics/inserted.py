@@ -150,7 +150,11 @@ def _statement(model: type[Model], quote, fields: tuple, skip_taken: bool,
     matched = ""
     if unless:
         same, but = unless
-        matched = " WHERE NOT EXISTS (SELECT 1 FROM {0} AS {1} WHERE {2} AND {1}.{3} <> %s)".format(
+        # `OFFSET 0` keeps the lookup a subplan run for each new row, by the index. Without it
+        # the planner joins the table to the rows, which it guesses a hundred, and reads every
+        # row of it (a hash anti join: 8 ms a timer among a practice's 20,000).
+        matched = (" WHERE NOT EXISTS (SELECT 1 FROM {0} AS {1} WHERE {2} AND {1}.{3} <> %s "
+                   "OFFSET 0)").format(
             table, quote("held"), " AND ".join(
                 f"{quote('held')}.{quote(column)} "
                 f"{'IS NOT DISTINCT FROM' if null else '='} {quote('new')}.{quote(column)}"
