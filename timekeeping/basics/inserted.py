@@ -5,8 +5,9 @@ go as one JSON array that the database reads into the table's columns
     insert(clocks)                          as bulk_create: each automatic id set on its row
     insert(timers, skip_taken=True, returning=True) -> the ids of the rows written
     insert(timers, skip_taken=True, returning=True,
-           unless=Unless(("brand_id", "test_clock_id", "key"), ("state", "superseded")))
+           unless=Unless(("brand", "test_clock", "key"), ("state", "superseded")))
                                             each row skipped that a row of the table matches
+                                            (PostgreSQL: the lookup in the same statement)
 
 Django's `bulk_create` compiles its INSERT on every call and, on PostgreSQL, sends each column
 as an array that psycopg writes out value by value in Python; past 50 parameters psycopg also
@@ -136,10 +137,11 @@ def _unless(model: type[Model], unless: Unless) -> tuple:
 @lru_cache(maxsize=64)
 def _statement(model: type[Model], quote, fields: tuple, skip_taken: bool,
                returning: bool, unless: tuple | None = None) -> str:
-    """The statement, made once for its model, columns and options. A model whose JSON field
-    encodes with an encoder of its own is refused: its values are written as Django's
-    encoder writes them, as the product's JSON fields do; so is one with a value the database
-    makes (a `db_default`, a generated field), which `bulk_create` leaves out."""
+    """The statement, made once for its model, columns and options (`unless`, as `_unless`
+    gives it: each row looked up in the table first, in the same statement). A model whose
+    JSON field encodes with an encoder of its own is refused: its values are written as
+    Django's encoder writes them, as the product's JSON fields do; so is one with a value the
+    database makes (a `db_default`, a generated field), which `bulk_create` leaves out."""
     for field in fields:
         if isinstance(field, JSONField) and field.encoder not in (None, DjangoJSONEncoder):
             raise TypeError(f"{model.__name__}.{field.name}: its encoder is not Django's")
