@@ -84,3 +84,53 @@ def test_a_naive_instant_is_refused_before_anything_is_written():
                           wanted={"new": (datetime(2027, 1, 1), {})},  # noqa: DTZ001
                           owner_id="job_1")
     assert not Timer.objects.filter(brand=brand, key="new").exists()
+
+
+def _many(brand, test_clock, payload):
+    """`rearm_many` for job_1: the cases of `WANTED`, and besides them a key of job_1 it no
+    longer wants (`_world_of_many`)."""
+    arming.rearm_many(brand=brand, test_clock=test_clock, kind="delay",
+                      wanted={key: (owed, payload) for key, owed in WANTED.items()},
+                      why="the date moved", owner_id="job_1", owner_type="job",
+                      owner_opened=FIRST)
+
+
+def _world_of_many(name, on_test_clock):
+    """`_world`, with a live timer of job_1 under a key it will no longer want, and a live
+    timer of another owner under a key it wants ("new")."""
+    brand, test_clock = _world(name, on_test_clock)
+    _arm(brand, test_clock, "unwanted", LATER)
+    arming.arm(brand=brand, test_clock=test_clock, kind="delay", key="new", owed=FIRST,
+               owner_type="job", owner_id="job_2", owner_opened=FIRST, payload={})
+    return brand, test_clock
+
+
+@pytest.mark.parametrize("on_test_clock", [False, True], ids=["real clock", "test clock"])
+def test_many_keys_of_an_owner_are_armed_again_as_rearm_leaves_them(on_test_clock,
+                                                                     monkeypatch):
+    """`rearm_many` (a date's rungs when it moves, issue 32): the owner's live timers it no
+    longer wants and those owed at another time superseded, the live one owed then kept, a
+    key that rang for that very instant not armed again. On PostgreSQL in two statements (the
+    update says what it superseded, the insert looks up each key), elsewhere in three; on
+    PostgreSQL both ways leave the same timers."""
+    payload = {"operation": "timekeeping.noop", "input": {"again": True}}
+    brand, test_clock = _world_of_many("many", on_test_clock)
+    with CaptureQueriesContext(connection) as sent:
+        _many(brand, test_clock, payload)
+    assert len(sent) == (2 if connection.vendor == "postgresql" else 3)
+    live = dict(Timer.objects.filter(brand=brand, state=Timer.State.ARMED).values_list(
+        "key", "owed"))
+    assert live == {key: owed.astimezone(UTC) for key, owed in [
+        ("same", AGAIN), ("moved", AGAIN), ("new", LATER), ("rang before", AGAIN)]}
+    assert Timer.objects.filter(brand=brand, key="same").count() == 1
+    superseded = Timer.objects.filter(brand=brand, state=Timer.State.SUPERSEDED)
+    assert sorted((timer.key, timer.ended_by) for timer in superseded) == [
+        ("moved", "the date moved"), ("new", "the date moved"), ("unwanted", "the date moved")]
+    if connection.vendor != "postgresql":
+        return
+    read_first = _world_of_many("read-first", on_test_clock)
+    monkeypatch.setattr(arming, "unheld_in_one", lambda: False)
+    with CaptureQueriesContext(connection) as sent:
+        _many(*read_first, payload)
+    assert len(sent) == 3
+    assert _left(read_first[0]) == _left(brand)

@@ -5,7 +5,7 @@ go as one JSON array that the database reads into the table's columns
     insert(clocks)                          as bulk_create: each automatic id set on its row
     insert(timers, skip_taken=True, returning=True) -> the ids of the rows written
     insert(timers, skip_taken=True, returning=True,
-           unless=Unless(("brand", "test_clock", "key"), ("state", "superseded")))
+           unless=Unless(("brand", "test_clock", "key"), ("state", ("superseded",))))
                                             each row skipped that a row of the table matches
                                             (PostgreSQL: the lookup in the same statement)
 
@@ -46,11 +46,11 @@ ROWS = 200
 @dataclass(frozen=True)
 class Unless:
     """A row not written where the table holds one with its values in the columns `same` (a
-    column that may be null matching null), but for those whose column `but[0]` holds the
-    value `but[1]`: the read and the write in one statement (PostgreSQL only)."""
+    column that may be null matching null), but for those whose column `but[0]` holds one of
+    the values `but[1]`: the read and the write in one statement (PostgreSQL only)."""
 
     same: tuple[str, ...]
-    but: tuple[str, object]
+    but: tuple[str, tuple]
 
 
 def insert(rows: Sequence[Model], *, skip_taken: bool = False, returning: bool = False,
@@ -76,7 +76,7 @@ def insert(rows: Sequence[Model], *, skip_taken: bool = False, returning: bool =
     plain = _plain(fields)
     statement = _statement(model, connection.ops.quote_name, fields, skip_taken,
                            auto or returning, unless and _unless(model, unless))
-    but = [unless.but[1]] if unless is not None else []
+    but = [list(unless.but[1])] if unless is not None else []
     answered: list = []
     with connection.cursor() as cursor:
         for start in range(0, len(rows), ROWS):
@@ -155,8 +155,8 @@ def _statement(model: type[Model], quote, fields: tuple, skip_taken: bool,
         # `OFFSET 0` keeps the lookup a subplan run for each new row, by the index. Without it
         # the planner joins the table to the rows, which it guesses a hundred, and reads every
         # row of it (a hash anti join: 8 ms a timer among a practice's 20,000).
-        matched = (" WHERE NOT EXISTS (SELECT 1 FROM {0} AS {1} WHERE {2} AND {1}.{3} <> %s "
-                   "OFFSET 0)").format(
+        matched = (" WHERE NOT EXISTS (SELECT 1 FROM {0} AS {1} WHERE {2} AND {1}.{3} <> "
+                   "ALL(%s) OFFSET 0)").format(
             table, quote("held"), " AND ".join(
                 f"{quote('held')}.{quote(column)} "
                 f"{'IS NOT DISTINCT FROM' if null else '='} {quote('new')}.{quote(column)}"

@@ -14,7 +14,15 @@ from timekeeping.basics import compiled, wallclock
 from timekeeping.basics.spans import span_text
 from timekeeping.models import Brand, TestClock, Timer
 from timekeeping.timers import firing, gathered, kinds, records
-from timekeeping.timers.stored import end_open, store, store_unheld, unheld_in_one, write_new
+from timekeeping.timers.stored import (
+    end_open,
+    store,
+    store_rearmed,
+    store_unheld,
+    supersede_unwanted,
+    unheld_in_one,
+    write_new,
+)
 
 
 def clock_timers(brand: Brand, test_clock: TestClock | None) -> QuerySet[Timer]:
@@ -298,7 +306,9 @@ def rearm_many(
     live timer owed at another time is superseded and armed anew; one already owed then is
     left; a key that already rang for that very instant is not armed again. `fresh`: the
     owner was made in this transaction (a date of a job being ordered), so no timer can be
-    under its keys yet and none is looked for: one statement."""
+    under its keys yet and none is looked for: one statement. Else two on PostgreSQL (an
+    update that answers what it superseded, an insert that looks up each key), three
+    elsewhere (a read first)."""
     batch = firing.current()
     if test_clock is SAME_CLOCK:
         test_clock = batch.test_clock if batch is not None else None
@@ -315,7 +325,11 @@ def rearm_many(
                 kept.add(timer.key)
             else:
                 gathering.end(timer, state=Timer.State.SUPERSEDED, by=why)
-    if not fresh:
+    in_two = not fresh and unheld_in_one()
+    if in_two:  # what it no longer wants superseded; the rest looked up as it is written
+        _ended(supersede_unwanted(brand.pk, getattr(test_clock, "pk", None), owner_id,
+                                  {key: owed for key, (owed, _) in wanted.items()}, why))
+    elif not fresh:
         kept, rang = _supersede_unwanted(brand, test_clock, owner_id, wanted, why)
     now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
     fields["owner_opened"] = fields.get("owner_opened") or now
@@ -324,7 +338,7 @@ def rearm_many(
                         armed_at=now, armed_by=batch.current.id if batch and batch.current
                         else "", **fields)
             for key, (owed, payload) in wanted.items()
-            if key not in kept and (key, owed) not in rang]
+            if key not in kept and (key, owed.astimezone(UTC)) not in rang]
     if gathering is not None and fresh:
         for timer in made:
             gathering.add(timer)
@@ -332,7 +346,7 @@ def rearm_many(
     if not made:
         return
     # Of two processes arming one key, one row results.
-    stored = store(made)
+    stored = store_rearmed(made) if in_two else store(made)
     if batch is not None:
         for timer in made:
             if timer.pk in stored:
@@ -361,8 +375,17 @@ def _supersede_unwanted(brand: Brand, test_clock: TestClock | None, owner_id: st
     kept = {key for _, key, owed in live if key in wanted and same_instant(wanted[key][0], owed)}
     end_many([pk for pk, key, _ in live if key not in kept], state=Timer.State.SUPERSEDED,
              by=why)
-    return kept, {(key, owed) for _, key, owed, state in found
+    # In UTC: an instant of the hour that happens twice never equals one of another zone.
+    return kept, {(key, owed.astimezone(UTC)) for _, key, owed, state in found
                   if state == Timer.State.FIRED and key not in kept}
+
+
+def _ended(timer_ids: list[str]) -> None:
+    """Timers just ended by id in one statement, noted on the firing batch if inside one."""
+    batch = firing.current()
+    if batch is not None:
+        for timer_id in timer_ids:
+            batch.note_ended(timer_id)
 
 
 def end_many(timer_ids: list[str], *, state: Timer.State, by: str) -> int:
@@ -379,10 +402,7 @@ def end_many(timer_ids: list[str], *, state: Timer.State, by: str) -> int:
         if not timer_ids:
             return ended
     updated = end_open(timer_ids, state, by)
-    batch = firing.current()
-    if batch is not None:
-        for timer_id in timer_ids:
-            batch.note_ended(timer_id)
+    _ended(timer_ids)
     return updated + ended
 
 

@@ -3,6 +3,8 @@ owners armed, written in one stream.
 
     store(timers) -> the ids written
     store_unheld(timers) -> the ids written, as `arm` writes them (PostgreSQL)
+    supersede_unwanted(…) -> the ids superseded, as `rearm_many` ends them (PostgreSQL)
+    store_rearmed(timers) -> the ids written, as `rearm_many` writes them (PostgreSQL)
     write_new(timers)
     mark_fired(ids, instant)
     end_open(ids, state, by) -> how many were armed or held
@@ -41,7 +43,7 @@ def store(timers: list[Timer]) -> set[str]:
 # What `arm` writes no timer under: a key a timer of the brand clock holds, but one superseded
 # (live, fired or ended).
 HELD = inserted.Unless(same=("brand", "test_clock", "key"),
-                       but=("state", Timer.State.SUPERSEDED.value))
+                       but=("state", (Timer.State.SUPERSEDED.value,)))
 
 
 def store_unheld(timers: list[Timer]) -> set[str]:
@@ -53,8 +55,52 @@ def store_unheld(timers: list[Timer]) -> set[str]:
 
 
 def unheld_in_one() -> bool:
-    """Whether `store_unheld` can write (PostgreSQL)."""
+    """Whether `store_unheld`, `supersede_unwanted` and `store_rearmed` can write
+    (PostgreSQL)."""
     return inserted.matches_in_one(Timer)
+
+
+# What `rearm_many` writes no timer under: a key a live timer holds for that very instant, or
+# one that rang for it.
+LIVE_OR_RUNG_THEN = inserted.Unless(
+    same=("brand", "test_clock", "key", "owed"),
+    but=("state", tuple(state.value for state in (
+        Timer.State.SUPERSEDED, Timer.State.CANCELLED, Timer.State.DROPPED))))
+
+
+def store_rearmed(timers: list[Timer]) -> set[str]:
+    """Write the timers as `rearm_many` does once it has superseded what it no longer wants
+    (`supersede_unwanted`): each skipped whose key holds a live timer owed at that very
+    instant, or one that rang for it; the lookup in the same statement. The ids written."""
+    return inserted.insert(timers, skip_taken=True, returning=True, unless=LIVE_OR_RUNG_THEN)
+
+
+def supersede_unwanted(brand: str, test_clock: str | None, owner: str,
+                       wanted: dict[str, datetime], by: str) -> list[str]:
+    """End as superseded the owner's live timers (armed or held), and the live timers under
+    the keys it wants, each but one owed at its key's wanted instant (`wanted`: key to
+    instant): one statement, which answers the ids it ended (`rearm_many`'s read and update
+    of them, in one; PostgreSQL)."""
+    connection = connections[router.db_for_write(Timer)]
+    live = [Timer.State.ARMED.value, Timer.State.HELD.value]
+    keys = list(wanted)
+    values = [Timer.State.SUPERSEDED.value, by, brand, *([test_clock] if test_clock else []),
+              live, owner, keys, keys, [wanted[key] for key in keys]]
+    with connection.cursor() as cursor:
+        cursor.execute(_supersede_of(connection.ops.quote_name, test_clock is None), values)
+        return [pk for (pk,) in cursor.fetchall()]
+
+
+@lru_cache(maxsize=8)
+def _supersede_of(quote, real: bool) -> str:
+    """The text of `supersede_unwanted`: the wanted keys and instants as two arrays."""
+    table = quote(Timer._meta.db_table)
+    clock = f"{table}.test_clock_id IS NULL" if real else f"{table}.test_clock_id = %s"
+    return (f"UPDATE {table} SET state = %s, ended_by = %s WHERE {table}.brand_id = %s AND "
+            f"{clock} AND {table}.state = ANY(%s) AND ({table}.owner_id = %s OR "
+            f"{table}.key = ANY(%s)) AND NOT EXISTS (SELECT 1 FROM unnest(%s::text[], "
+            f"%s::timestamptz[]) AS wanted (key, owed) WHERE wanted.key = {table}.key AND "
+            f"wanted.owed = {table}.owed) RETURNING {table}.id")
 
 
 def write_new(timers: list[Timer]) -> None:
