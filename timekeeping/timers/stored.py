@@ -95,12 +95,16 @@ def supersede_unwanted(brand: str, test_clock: str | None, owner: str,
 def _supersede_of(quote, real: bool) -> str:
     """The text of `supersede_unwanted`: the wanted keys and instants as two arrays."""
     table = quote(Timer._meta.db_table)
-    clock = f"{table}.test_clock_id IS NULL" if real else f"{table}.test_clock_id = %s"
-    return (f"UPDATE {table} SET state = %s, ended_by = %s WHERE {table}.brand_id = %s AND "
-            f"{clock} AND {table}.state = ANY(%s) AND ({table}.owner_id = %s OR "
-            f"{table}.key = ANY(%s)) AND NOT EXISTS (SELECT 1 FROM unnest(%s::text[], "
-            f"%s::timestamptz[]) AS wanted (key, owed) WHERE wanted.key = {table}.key AND "
-            f"wanted.owed = {table}.owed) RETURNING {table}.id")
+    brand, test_clock, state, owner, key, owed, pk = (
+        f"{table}.{quote(Timer._meta.get_field(name).column)}"
+        for name in ("brand", "test_clock", "state", "owner_id", "key", "owed", "id"))
+    clock = f"{test_clock} IS NULL" if real else f"{test_clock} = %s"
+    return (f"UPDATE {table} SET {quote('state')} = %s, {quote('ended_by')} = %s WHERE "
+            f"{brand} = %s AND {clock} AND {state} = ANY(%s) AND ({owner} = %s OR "
+            f"{key} = ANY(%s)) AND NOT EXISTS (SELECT 1 FROM unnest(%s::text[], "
+            f"%s::timestamptz[]) AS {quote('wanted')} ({quote('key')}, {quote('owed')}) WHERE "
+            f"{quote('wanted')}.{quote('key')} = {key} AND {quote('wanted')}.{quote('owed')} = "
+            f"{owed}) RETURNING {pk}")
 
 
 def write_new(timers: list[Timer]) -> None:
