@@ -129,7 +129,7 @@ def test_many_keys_of_an_owner_are_armed_again_as_rearm_leaves_them(on_test_cloc
     if connection.vendor != "postgresql":
         return
     read_first = _world_of_many("read-first", on_test_clock)
-    monkeypatch.setattr(arming, "unheld_in_one", lambda: False)
+    monkeypatch.setattr(arming, "looked_up_in_one", lambda: False)
     with CaptureQueriesContext(connection) as sent:
         _many(*read_first, payload)
     assert len(sent) == 3

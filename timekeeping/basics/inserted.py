@@ -126,6 +126,7 @@ def matches_in_one(model: type[Model]) -> bool:
     return connections[router.db_for_write(model)].vendor == "postgresql"
 
 
+@lru_cache(maxsize=16)
 def _unless(model: type[Model], unless: Unless) -> tuple:
     """`unless` as `_statement` takes it: each column of `same`, and whether it may be null
     (compared with `IS NOT DISTINCT FROM`, which no index serves; the others with `=`), and

@@ -16,11 +16,11 @@ from timekeeping.models import Brand, TestClock, Timer
 from timekeeping.timers import firing, gathered, kinds, records
 from timekeeping.timers.stored import (
     end_open,
+    looked_up_in_one,
     store,
     store_rearmed,
     store_unheld,
     supersede_unwanted,
-    unheld_in_one,
     write_new,
 )
 
@@ -143,7 +143,7 @@ def write_later(batch: firing.Firing, later: dict[str, tuple[Timer, str | None]]
     one owed then kept, one owed at another time superseded, one that rang for that very
     instant left rung). Of two processes arming one key, one row results. The ids written.
     When every one is armed as `arm` does, on PostgreSQL: one statement (`store_unheld`)."""
-    if all(why is None for _, why in later.values()) and unheld_in_one():
+    if all(why is None for _, why in later.values()) and looked_up_in_one():
         return store_unheld([timer for timer, _ in later.values()])
     found = UNDER_KEYS(brand=batch.brand.pk, test_clock=getattr(batch.test_clock, "pk", None),
                        keys=list(later))
@@ -325,7 +325,7 @@ def rearm_many(
                 kept.add(timer.key)
             else:
                 gathering.end(timer, state=Timer.State.SUPERSEDED, by=why)
-    in_two = not fresh and unheld_in_one()
+    in_two = not fresh and looked_up_in_one()
     if in_two:  # what it no longer wants superseded; the rest looked up as it is written
         _ended(supersede_unwanted(brand.pk, getattr(test_clock, "pk", None), owner_id,
                                   {key: owed for key, (owed, _) in wanted.items()}, why))

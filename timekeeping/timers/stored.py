@@ -50,11 +50,11 @@ def store_unheld(timers: list[Timer]) -> set[str]:
     """Write the timers as `arm` does, each skipped whose key a timer not superseded holds on
     its brand clock: the read and the write in one statement (a batch's `arm_later` timers,
     written before each handler that could read them, took two: issue 32). Only where
-    `unheld_in_one()`; the ids written."""
+    `looked_up_in_one()`; the ids written."""
     return inserted.insert(timers, skip_taken=True, returning=True, unless=HELD)
 
 
-def unheld_in_one() -> bool:
+def looked_up_in_one() -> bool:
     """Whether `store_unheld`, `supersede_unwanted` and `store_rearmed` can write
     (PostgreSQL)."""
     return inserted.matches_in_one(Timer)
