@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
+from django.db import connections, router
 
 from timekeeping.basics import inserted
 from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
@@ -44,6 +46,11 @@ def _leaves(timer: Timer, owners: set[str]) -> bool:
     if kind.quiet is not None and kind.quiet(timer):
         return True
     return kind.keeps_to_owner and timer.owner_id not in owners
+
+
+# The timers' table, as statements name it: one a handler sends to it is sent after the timers
+# armed with the batch that it may read or end are written (`Firing._written_first`).
+TIMERS = Timer._meta.db_table
 
 
 # How many fresh timers a batch keeps before it writes them (`Firing.arm_fresh`): a batch of
@@ -122,13 +129,18 @@ class Firing:
         self.ended: set[str] = set()
         # Timers armed to be written with the batch (`arming.arm_later`, `rearm_later`), by
         # key, each with why it supersedes a live one (None: it does not, as `arm`): written
-        # before a handler runs that might read or end them, and when the batch is written.
+        # before the first statement on the timers' table of a handler that might read or end
+        # them (`_before_the_timers`), and when the batch is written.
         self.later: dict[str, tuple[Timer, str | None]] = {}
         # Timers of owners made in the batch's transaction (the work an order inside it opened,
         # `arming.gathering`): no other process can hold their keys, so they are written as
         # they are, in one statement, when the timers armed later are.
         self.fresh: list[Timer] = []
         self.later_owners: set[str] = set()
+        # While a handler that may touch them runs, the timers armed before it, written before
+        # its first statement on the timers' table (`_written_first`), and what that write
+        # is after, as `write_later` answers it.
+        self.due: tuple[dict[str, tuple[Timer, str | None]], list[Timer]] | None = None
         self.owners: Counter[str] = Counter()  # how many of the batch's timers each owner has
 
     # -- firing --------------------------------------------------------------------------
@@ -178,13 +190,13 @@ class Firing:
         timer an earlier handler of the batch ended or held is passed by."""
         if timer.id in self.ended:
             return
-        if (self.later or self.fresh) and (timer.key in self.later
-                                           or not _leaves(timer, self.later_owners)):
+        if timer.key in self.later:
             self.write_later()
         self.current = timer
         token = in_progress.enter(self)
         try:
-            what = kinds.get(timer.kind).fire(timer, self) or ""
+            with self._before_the_timers(timer):
+                what = kinds.get(timer.kind).fire(timer, self) or ""
         except (Drop, Hold) as stopped:  # not fired: dropped for good, or held until released
             outcome, kept = (("dropped", self.dropped) if isinstance(stopped, Drop)
                              else ("held", self.holding))
@@ -198,6 +210,7 @@ class Firing:
             in_progress.leave(token)
             self.current = None
             self._give_back(timer)
+            self._hand_back_due()
         self.seq += 1
         self.fired.append(timer)
         if self.traced:
@@ -231,6 +244,8 @@ class Firing:
         under its key owed at another time is superseded (and `superseding` says why)."""
         if timer.owed <= self.instant:
             raise ValueError("arm_later: a timer owed by the batch's instant is armed at once")
+        if self.due is not None and timer.key in self.due[0]:
+            self._write_due()  # as if written before the handler: the first armed stands
         if timer.key not in self.later:
             self.later[timer.key] = (timer, superseding)
             self.later_owners.add(timer.owner_id)
@@ -239,8 +254,9 @@ class Firing:
 
     def arm_fresh(self, timers: list[Timer]) -> None:
         """Write with the batch the timers of owners made in its transaction (an order's,
-        gathered: `arming.gathering`), before any handler that might read or end them: one
-        statement for the batch's orders, not one each (issue 32: a batch of mints)."""
+        gathered: `arming.gathering`), before a handler that might read or end them sends
+        its first statement on the timers' table (`_before_the_timers`): one statement for
+        the batch's orders, not one each (issue 32: a batch of mints)."""
         self.fresh.extend(timers)  # of new owners: no handler keeping to its own is theirs
         if len(self.fresh) >= FRESH_KEPT:  # a batch's peak memory: written, not kept
             self._write_fresh()
@@ -254,6 +270,42 @@ class Firing:
         armed when its handler armed it, and the fresh ones (`arm_fresh`) as they are."""
         later, self.later, self.later_owners = self.later, {}, set()
         self._write_fresh()
+        self._write(later)
+
+    def _before_the_timers(self, timer: Timer):
+        """While `timer`'s handler runs: the timers armed with the batch before it, if it
+        may read or end them (`_leaves`), written before its first statement on the timers'
+        table, and not before (issue 32: a `run` rung whose step moves no date sends none, so
+        the next day's asks armed before it wait for the batch's one write). What it arms
+        itself waits, as before, for the next handler that may touch it."""
+        if not (self.later or self.fresh) or _leaves(timer, self.later_owners):
+            return nullcontext()
+        self.due = (self.later, self.fresh)
+        self.later, self.fresh, self.later_owners = {}, [], set()
+        return connections[router.db_for_write(Timer)].execute_wrapper(self._written_first)
+
+    def _written_first(self, execute, sql, params, many, context):
+        """An execute wrapper (`_before_the_timers`): a statement on the timers' table, or
+        one whose text cannot be read, is sent after the timers due are written."""
+        if self.due is not None and (not isinstance(sql, str) or TIMERS in sql):
+            self._write_due()
+        return execute(sql, params, many, context)
+
+    def _write_due(self) -> None:
+        (later, fresh), self.due = self.due, None
+        stored.write_new(fresh)
+        self._write(later)
+
+    def _hand_back_due(self) -> None:
+        """The handler sent nothing to the timers' table: what was due before it waits, with
+        what it armed after, for the next write."""
+        if self.due is None:
+            return
+        (later, fresh), self.due = self.due, None
+        self.later, self.fresh = {**later, **self.later}, fresh + self.fresh
+        self.later_owners |= {timer.owner_id for timer, _ in later.values()}
+
+    def _write(self, later: dict[str, tuple[Timer, str | None]]) -> None:
         if not later:
             return
         written = _write_later(self, later)

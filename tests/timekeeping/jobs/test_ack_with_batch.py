@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.timekeeping.jobs.test_fire_queries import ORDERED, WHOLE, practice, tick_daily
 from timekeeping.basics import wallclock
-from timekeeping.models import Record, TickRun, Timer
+from timekeeping.models import Record, Subject, TickRun, Timer
 from timekeeping.tick import phases
 from timekeeping.timers import arming, kinds
 from timekeeping.timers.kinds import Place
@@ -87,3 +87,71 @@ def test_a_batch_redone_after_a_failure_arms_each_next_day_once():
     assert (failed.state, failed.attempts) == (Timer.State.ARMED, 1)
     run = TickRun.objects.get(instant=APRIL_10, test_clock=None)
     assert (run.fired, run.failed, run.armed) == (3, 1, 3)
+
+
+OCTOBER_12 = datetime(2027, 10, 12, 16, tzinfo=UTC)  # noon: the extended dates' run rungs
+
+
+def _timer_inserts(captured) -> list[int]:
+    return [n for n, query in enumerate(captured)
+            if query["sql"].startswith("INSERT")  # … OR IGNORE on SQLite
+            and query["sql"].split("(", 1)[0].endswith('INTO "timekeeping_timer" ')]
+
+
+def test_a_step_that_moves_no_date_leaves_the_asks_armed_before_it_to_the_batchs_write():
+    # On 12 October each extended date's ask fires, then its run rung proposes the extension
+    # again, which moves nothing (the date is there already) and sends nothing to the timers'
+    # table: the asks armed for the 13th wait for the batch's one write, as they would had no
+    # run rung fired between them.
+    practice(2)
+    tick_daily(ORDERED.replace(hour=16), OCTOBER_12 - timedelta(days=1))
+    with wallclock.fixed(OCTOBER_12), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=OCTOBER_12, budget=WHOLE, sweep=False)
+    fired = [record.data["what"] for record in Record.objects.filter(
+        kind="timer.fired", instant=OCTOBER_12, data__key__endswith="run tentative 3d")]
+    assert len(fired) == 4  # two clients, their federal and New York dates
+    assert all("extend committed" in what and "moved" not in what for what in fired)
+    armed = acks_for("2027-10-13")
+    assert len(armed) == 4 and {timer.state for timer in armed} == {Timer.State.ARMED}
+    assert len(_timer_inserts(tick.captured_queries)) == 1
+
+
+def _reads_subjects(timer: Timer, firing) -> str:
+    return f"{Subject.objects.filter(brand=firing.brand).count()} subjects"
+
+
+def _reads_asks(timer: Timer, firing) -> str:
+    before = Subject.objects.filter(brand=firing.brand).count()
+    return f"{before} subjects, {len(acks_for('2027-04-11'))} asks for the 11th"
+
+
+# Test kinds firing after the batch's rungs (a later place), neither keeping to an owner of its
+# own: one reads only another table, one reads another table and then the timers'.
+kinds.register("test_reads_subjects", place=Place.WINDOW, describe=lambda t: t.key)(
+    _reads_subjects)
+kinds.register("test_reads_asks", place=Place.WINDOW, describe=lambda t: t.key)(_reads_asks)
+
+
+def test_the_asks_armed_before_a_handler_are_written_before_its_first_read_of_the_timers():
+    brand = practice(1)
+    tick_daily(ORDERED.replace(hour=16), APRIL_10 - timedelta(days=1))
+    for key in ("a", "b"):
+        arming.arm(brand=brand, kind="test_reads_subjects", key=f"{key}:subjects",
+                   owed=APRIL_10)
+    arming.arm(brand=brand, kind="test_reads_asks", key="c:asks", owed=APRIL_10)
+    with wallclock.fixed(APRIL_10), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=APRIL_10, budget=WHOLE, sweep=False)
+    said = dict(Record.objects.filter(kind="timer.fired", data__kind__startswith="test_")
+                .values_list("data__key", "data__what"))
+    # The last handler finds the three asks the rungs armed, written just before it read them:
+    # after its read of the subjects and the two handlers' before it, none of which touched
+    # the timers' table.
+    assert said == {"a:subjects": "1 subjects", "b:subjects": "1 subjects",
+                    "c:asks": "1 subjects, 3 asks for the 11th"}
+    sent = [query["sql"] for query in tick.captured_queries]
+    counts = [n for n, sql in enumerate(sent) if 'FROM "timekeeping_subject"' in sql]
+    assert len(counts) == 3
+    # The write: on PostgreSQL one insert that looks up each key; elsewhere a read first.
+    written = counts[-1] + (1 if connection.vendor == "postgresql" else 2)
+    assert _timer_inserts(tick.captured_queries) == [written]
+    assert sent[written + 1].startswith('SELECT "timekeeping_timer"')
