@@ -90,8 +90,9 @@ def arm_later(
 ) -> None:
     """`arm`, written with the firing batch it is armed in (issue 32: an `ack daily` rung
     arms the next day's ask, three statements a rung one at a time). The batch writes it
-    before any handler that could read or end it runs (`Firing.write_later`), so to every
-    other handler it is as if armed at once. Outside a firing, on another clock, or owed by
+    before a handler that could read or end it sends its first statement on the timers'
+    table (`Firing.write_later`, `_before_the_timers`), so to every other handler it is as
+    if armed at once. Outside a firing, on another clock, or owed by
     the batch's instant (the next pass fires it), it is armed at once."""
     fields = {"owner_type": owner_type, "owner_id": owner_id, "owner_opened": owner_opened,
               "payload": payload, "bundle": bundle}
@@ -265,8 +266,10 @@ def rearm_keys(
 ) -> None:
     """`rearm` for several keys at once (an ask's reminder and expiry): each armed for its
     owed (key to (owed, payload)), a live timer under it owed at another time superseded, one
-    owed then kept, a key that rang for that very instant not armed again. Three statements
-    whatever their number (issue 32: three a key one at a time); none for an owner gathered."""
+    owed then kept, a key that rang for that very instant not armed again. Two statements
+    whatever their number on PostgreSQL, as `rearm_many`'s (an update that says what it
+    superseded, an insert that looks up each key), three elsewhere (issue 32: three a key one
+    at a time); none for an owner gathered."""
     if any(owed.tzinfo is None for owed, _ in wanted.values()):
         raise ValueError("owed: give aware instants")
     batch = firing.current()
@@ -277,6 +280,13 @@ def rearm_keys(
         for key, (owed, payload) in wanted.items():
             rearm(brand=brand, kind=kind, key=key, owed=owed, why=why, test_clock=test_clock,
                   payload=payload, **fields)
+        return
+    if looked_up_in_one():
+        _ended(supersede_unwanted(brand.pk, getattr(test_clock, "pk", None), None,
+                                  {key: owed for key, (owed, _) in wanted.items()}, why))
+        made = [_new(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
+                     payload=payload, **fields) for key, (owed, payload) in wanted.items()]
+        _note_written(batch, made, store_rearmed(made))
         return
     keys = list(wanted)
     found = KEYS_LIVE_OR_RUNG(brand=brand.pk, test_clock=getattr(test_clock, "pk", None),
@@ -289,7 +299,11 @@ def rearm_keys(
     made = [_new(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
                  payload=payload, **fields)
             for key, (owed, payload) in wanted.items() if key not in kept and key not in rang]
-    written = store(made)
+    _note_written(batch, made, store(made))
+
+
+def _note_written(batch: firing.Firing | None, made: list[Timer], written: set[str]) -> None:
+    """Each of `made` that was written, noted armed on the batch."""
     if batch is not None:
         for timer in made:
             if timer.pk in written:
@@ -346,11 +360,7 @@ def rearm_many(
     if not made:
         return
     # Of two processes arming one key, one row results.
-    stored = store_rearmed(made) if in_two else store(made)
-    if batch is not None:
-        for timer in made:
-            if timer.pk in stored:
-                batch.note_armed(timer)
+    _note_written(batch, made, store_rearmed(made) if in_two else store(made))
 
 
 # An owner's live timers, and the live or rung timers under the keys it wants: what it arms

@@ -69,38 +69,43 @@ LIVE_OR_RUNG_THEN = inserted.Unless(
 
 
 def store_rearmed(timers: list[Timer]) -> set[str]:
-    """Write the timers as `rearm_many` does once it has superseded what it no longer wants
-    (`supersede_unwanted`): each skipped whose key holds a live timer owed at that very
-    instant, or one that rang for it; the lookup in the same statement. The ids written."""
+    """Write the timers as `rearm_many` and `rearm_keys` do once they have superseded what
+    they no longer want (`supersede_unwanted`): each skipped whose key holds a live timer
+    owed at that very instant, or one that rang for it; the lookup in the same statement.
+    The ids written."""
     return inserted.insert(timers, skip_taken=True, returning=True, unless=LIVE_OR_RUNG_THEN)
 
 
-def supersede_unwanted(brand: str, test_clock: str | None, owner: str,
+def supersede_unwanted(brand: str, test_clock: str | None, owner: str | None,
                        wanted: dict[str, datetime], by: str) -> list[str]:
     """End as superseded the owner's live timers (armed or held), and the live timers under
     the keys it wants, each but one owed at its key's wanted instant (`wanted`: key to
     instant): one statement, which answers the ids it ended (`rearm_many`'s read and update
-    of them, in one; PostgreSQL)."""
+    of them, in one; PostgreSQL). With `owner` None, only those under the keys
+    (`rearm_keys`)."""
     connection = connections[router.db_for_write(Timer)]
     live = [Timer.State.ARMED.value, Timer.State.HELD.value]
     keys = list(wanted)
     values = [Timer.State.SUPERSEDED.value, by, brand, *([test_clock] if test_clock else []),
-              live, owner, keys, keys, [wanted[key] for key in keys]]
+              live, *([owner] if owner is not None else []), keys, keys,
+              [wanted[key] for key in keys]]
     with connection.cursor() as cursor:
-        cursor.execute(_supersede_of(connection.ops.quote_name, test_clock is None), values)
+        cursor.execute(_supersede_of(connection.ops.quote_name, test_clock is None,
+                                     owner is not None), values)
         return [pk for (pk,) in cursor.fetchall()]
 
 
 @lru_cache(maxsize=8)
-def _supersede_of(quote, real: bool) -> str:
+def _supersede_of(quote, real: bool, of_owner: bool) -> str:
     """The text of `supersede_unwanted`: the wanted keys and instants as two arrays."""
     table = quote(Timer._meta.db_table)
     brand, test_clock, state, owner, key, owed, pk = (
         f"{table}.{quote(Timer._meta.get_field(name).column)}"
         for name in ("brand", "test_clock", "state", "owner_id", "key", "owed", "id"))
     clock = f"{test_clock} IS NULL" if real else f"{test_clock} = %s"
+    mine = f"{owner} = %s OR " if of_owner else ""
     return (f"UPDATE {table} SET {quote('state')} = %s, {quote('ended_by')} = %s WHERE "
-            f"{brand} = %s AND {clock} AND {state} = ANY(%s) AND ({owner} = %s OR "
+            f"{brand} = %s AND {clock} AND {state} = ANY(%s) AND ({mine}"
             f"{key} = ANY(%s)) AND NOT EXISTS (SELECT 1 FROM unnest(%s::text[], "
             f"%s::timestamptz[]) AS {quote('wanted')} ({quote('key')}, {quote('owed')}) WHERE "
             f"{quote('wanted')}.{quote('key')} = {key} AND {quote('wanted')}.{quote('owed')} = "
