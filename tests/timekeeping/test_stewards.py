@@ -7,6 +7,8 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from timekeeping import clocks, manifests
 from timekeeping.clocks import history
@@ -58,9 +60,15 @@ def test_it_passes_a_carryforward_date_to_the_steward_when_the_job_ends(taxpayer
     subject, job = taxpayer
     ana = keeper_of(brand, actors)
     steward = clocks.order(brand=brand, service="date-keeping", subject=subject)
-    lifecycle.end(job, by="owner")
+    with CaptureQueriesContext(connection) as sent:
+        lifecycle.end(job, by="owner")
     kept = expiry(job)
     assert (kept.steward, kept.keeper) == (steward, ana)
+    # Its two dates that live on the subject pass in one statement (issue 32).
+    passed = Clock.objects.filter(job=job, lives_on_subject=True)
+    assert {(clock.steward_id, clock.keeper_id) for clock in passed} == {(steward.pk, ana.pk)}
+    assert len([query for query in sent.captured_queries if query["sql"].startswith(
+        'UPDATE "timekeeping_clock" SET "steward_id"')]) == 1
     line = Record.objects.get(kind="clock.kept", data__clock=kept.pk)
     assert line.data["keeper"] == "steward" and line.data["member"] == ana.pk
     assert line.instant == START and line.subject == subject.pk

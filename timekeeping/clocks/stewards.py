@@ -68,18 +68,29 @@ def _live(clocks):
                                                           status=Occurrence.Status.OPEN)))
 
 
-def pass_to(clock: Clock, steward: Job | None, now: datetime, *, why: str) -> None:
-    """Give the date to `steward` (None: its owner), on the record."""
+def pass_to(clocks: list[Clock], steward: Job | None, now: datetime, *, why: str) -> None:
+    """Give the dates, of one brand, to `steward` (None: their owner), each on the record:
+    one statement however many (issue 32: a return's end passed its two dates that live on
+    the subject in two)."""
+    if not clocks:
+        return
     member, named = keeper_of(steward) if steward is not None else (None, "")
-    clock.steward, clock.keeper = steward, member
-    clock.save(update_fields=["steward", "keeper"])
-    data = {"clock": clock.pk, "name": clock.name, "title": clock.title, "by": why,
-            "keeper": "steward" if steward is not None else "owner"}
-    if steward is not None:
-        data.update(steward=steward.pk, service=steward.service,
-                    member=member.pk if member else None, named=named)
-    records.write("clock.kept", brand=clock.brand, instant=now, test_clock=clock.test_clock,
-                  subject=clock.subject_id, job=clock.job_id, data=data)
+    for clock in clocks:
+        clock.steward, clock.keeper = steward, member
+    if len(clocks) == 1:
+        clocks[0].save(update_fields=["steward", "keeper"])  # one UPDATE made once
+    else:
+        Clock.objects.filter(brand_id=clocks[0].brand_id, pk__in=[
+            clock.pk for clock in clocks]).update(steward=steward, keeper=member)
+    for clock in clocks:
+        data = {"clock": clock.pk, "name": clock.name, "title": clock.title, "by": why,
+                "keeper": "steward" if steward is not None else "owner"}
+        if steward is not None:
+            data.update(steward=steward.pk, service=steward.service,
+                        member=member.pk if member else None, named=named)
+        records.write("clock.kept", brand=clock.brand, instant=now,
+                      test_clock=clock.test_clock, subject=clock.subject_id, job=clock.job_id,
+                      data=data)
 
 
 def when_opened(job: Job, spec: ServiceSpec, now: datetime) -> None:
@@ -90,8 +101,8 @@ def when_opened(job: Job, spec: ServiceSpec, now: datetime) -> None:
     waiting = _live(Clock.objects.filter(
         brand_id=job.brand_id, subject_id=job.subject_id, lives_on_subject=True,
         steward__isnull=True).exclude(job__state=Job.State.OPEN)).select_related("brand")
-    for clock in waiting.order_by("opened", "id"):
-        pass_to(clock, job, now, why=f"steward job {job.pk} opened")
+    pass_to(list(waiting.order_by("opened", "id")), job, now,
+            why=f"steward job {job.pk} opened")
 
 
 def when_ended(job: Job, state: str, now: datetime) -> None:
@@ -110,8 +121,7 @@ def when_ended(job: Job, state: str, now: datetime) -> None:
     if not kept and not own:
         return
     successor = steward_of(job.subject, but=job) if _has_stewards(job.brand_id) else None
-    for clock in [*kept, *own]:
-        pass_to(clock, successor, now, why=why)
+    pass_to([*kept, *own], successor, now, why=why)
 
 
 # A job's clocks that live on the subject with a date still open: what passes on as it ends,
