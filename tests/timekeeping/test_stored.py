@@ -16,6 +16,7 @@ from timekeeping.tick import phases
 from timekeeping.timers import delays
 from timekeeping.timers.stored import (
     end_open,
+    end_under_keys,
     store,
     store_rearmed,
     store_unheld,
@@ -192,6 +193,42 @@ def test_unheld_writes_a_key_only_where_no_timer_but_a_superseded_one_holds_it(b
     assert store_unheld([_timer(brand, state, T0) for state in states]) == set()
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL")
+def test_the_live_timers_under_keys_are_ended_in_one_statement_that_says_which(brand,
+                                                                                test_clock):
+    """`end_under_keys` (`arming.end_keys`: a job's end cancels its deadlines' and asks'
+    timers, issue 32): those armed or held under the keys end, saying why, and their ids are
+    the answer; a fired or ended one, another key's, another clock's and another brand's stay
+    as they were."""
+    from timekeeping.models import Brand
+
+    other = Brand.objects.create(name="Other", slug="other", owner=brand.owner)
+    states = ["armed", "held", "fired", "superseded"]
+    timers = [_timer(brand, f"k:{state}", T0) for state in states]
+    for timer, state in zip(timers, states, strict=True):
+        timer.state = state
+    aside = [_timer(brand, "aside", T0), _timer(other, "k:armed", T0),
+             _timer(brand, "k:armed", T0)]
+    aside[2].test_clock = test_clock
+    store(timers + aside)
+    keys = [f"k:{state}" for state in states]
+    with CaptureQueriesContext(connection) as sent:
+        ended = end_under_keys(brand.pk, None, keys, Timer.State.CANCELLED, "job ended")
+    assert len(sent) == 1
+    assert sorted(ended) == sorted(timer.pk for timer in timers[:2])
+    assert set(Timer.objects.values_list("brand", "test_clock", "key", "state", "ended_by")
+               ) == {(brand.pk, None, "k:armed", "cancelled", "job ended"),
+                     (brand.pk, None, "k:held", "cancelled", "job ended"),
+                     (brand.pk, None, "k:fired", "fired", ""),
+                     (brand.pk, None, "k:superseded", "superseded", ""),
+                     (brand.pk, None, "aside", "armed", ""),
+                     (other.pk, None, "k:armed", "armed", ""),
+                     (brand.pk, test_clock.pk, "k:armed", "armed", "")}
+    # On the test clock, only its own.
+    assert end_under_keys(brand.pk, test_clock.pk, ["k:armed"], Timer.State.SUPERSEDED,
+                          "moved") == [aside[2].pk]
+
+
 @pytest.mark.skipif(connection.vendor == "postgresql", reason="elsewhere: refused")
 def test_unheld_is_refused_where_one_statement_cannot_read_and_write(brand):
     with pytest.raises(ValueError, match="only PostgreSQL"):
@@ -219,6 +256,7 @@ def test_each_key_is_looked_up_by_its_index_however_many_timers_there_are(brand)
         store_unheld([_timer(brand, "new", T0)])
         store_rearmed([_timer(brand, "newer", T0)])
         supersede_unwanted(brand.pk, None, "job_1", {"many:7": T0, "new": T0}, "moved")
+        end_under_keys(brand.pk, None, ["many:8", "many:9"], Timer.State.CANCELLED, "ended")
     for query in sent.captured_queries[:2]:
         plan = _plan(query["sql"])
         assert "SubPlan" in plan and "Join" not in plan, plan
@@ -226,3 +264,5 @@ def test_each_key_is_looked_up_by_its_index_however_many_timers_there_are(brand)
     plan = _plan(sent.captured_queries[2]["sql"])
     assert "Seq Scan on timekeeping_timer" not in plan, plan
     assert "timer_owner" in plan and "timer_key" in plan, plan
+    plan = _plan(sent.captured_queries[3]["sql"])
+    assert "Seq Scan on timekeeping_timer" not in plan and "timer_key" in plan, plan

@@ -16,6 +16,7 @@ from timekeeping.models import Brand, TestClock, Timer
 from timekeeping.timers import firing, gathered, kinds, records
 from timekeeping.timers.stored import (
     end_open,
+    end_under_keys,
     looked_up_in_one,
     store,
     store_rearmed,
@@ -531,9 +532,13 @@ def end_keys(brand: Brand, test_clock: TestClock | None, keys: list[str], *,
         for timer in [gathering.live[key] for key in keys if key in gathering.live]:
             gathering.end(timer, state=state, by=by)
         return
-    if keys:
-        end_many(OPEN_UNDER_KEYS(brand=brand.pk, test_clock=getattr(test_clock, "pk", None),
-                                 keys=keys), state=state, by=by)
+    if not keys:
+        return
+    if looked_up_in_one():  # read and ended in one statement
+        _ended(end_under_keys(brand.pk, getattr(test_clock, "pk", None), keys, state, by))
+        return
+    end_many(OPEN_UNDER_KEYS(brand=brand.pk, test_clock=getattr(test_clock, "pk", None),
+                             keys=keys), state=state, by=by)
 
 
 # The armed or held timers under keys, by id: what `end_keys` ends (a job's end cancels its

@@ -55,8 +55,8 @@ def store_unheld(timers: list[Timer]) -> set[str]:
 
 
 def looked_up_in_one() -> bool:
-    """Whether `store_unheld`, `supersede_unwanted` and `store_rearmed` can write
-    (PostgreSQL)."""
+    """Whether `store_unheld`, `supersede_unwanted`, `end_under_keys` and `store_rearmed` can
+    write (PostgreSQL)."""
     return inserted.matches_in_one(Timer)
 
 
@@ -83,33 +83,48 @@ def supersede_unwanted(brand: str, test_clock: str | None, owner: str | None,
     instant): one statement, which answers the ids it ended (`rearm_many`'s read and update
     of them, in one; PostgreSQL). With `owner` None, only those under the keys
     (`rearm_keys`)."""
+    keys = list(wanted)
+    return _ending(brand, test_clock, Timer.State.SUPERSEDED, by, owner, keys,
+                   [keys, [wanted[key] for key in keys]])
+
+
+def end_under_keys(brand: str, test_clock: str | None, keys: list[str], state: Timer.State,
+                   by: str) -> list[str]:
+    """End the live timers (armed or held) under `keys` as `state`: one statement, which
+    answers the ids it ended (`arming.end_keys`' read and update of them, in one: a job's end
+    cancels its deadlines' and asks' timers so; PostgreSQL)."""
+    return _ending(brand, test_clock, state, by, None, keys, None)
+
+
+def _ending(brand: str, test_clock: str | None, state: Timer.State, by: str,
+            owner: str | None, keys: list[str], sparing: list | None) -> list[str]:
     connection = connections[router.db_for_write(Timer)]
     live = [Timer.State.ARMED.value, Timer.State.HELD.value]
-    keys = list(wanted)
-    values = [Timer.State.SUPERSEDED.value, by, brand, *([test_clock] if test_clock else []),
-              live, *([owner] if owner is not None else []), keys, keys,
-              [wanted[key] for key in keys]]
+    values = [Timer.State(state).value, by, brand, *([test_clock] if test_clock else []), live,
+              *([owner] if owner is not None else []), keys, *(sparing or [])]
     with connection.cursor() as cursor:
-        cursor.execute(_supersede_of(connection.ops.quote_name, test_clock is None,
-                                     owner is not None), values)
+        cursor.execute(_ending_of(connection.ops.quote_name, test_clock is None,
+                                  owner is not None, sparing is not None), values)
         return [pk for (pk,) in cursor.fetchall()]
 
 
-@lru_cache(maxsize=8)
-def _supersede_of(quote, real: bool, of_owner: bool) -> str:
-    """The text of `supersede_unwanted`: the wanted keys and instants as two arrays."""
+@lru_cache(maxsize=16)
+def _ending_of(quote, real: bool, of_owner: bool, sparing: bool) -> str:
+    """The text of `supersede_unwanted` (the wanted keys and instants as two arrays, each
+    key's timer owed then spared) and of `end_under_keys` (none spared)."""
     table = quote(Timer._meta.db_table)
     brand, test_clock, state, owner, key, owed, pk = (
         f"{table}.{quote(Timer._meta.get_field(name).column)}"
         for name in ("brand", "test_clock", "state", "owner_id", "key", "owed", "id"))
     clock = f"{test_clock} IS NULL" if real else f"{test_clock} = %s"
     mine = f"{owner} = %s OR " if of_owner else ""
+    spared = (f" AND NOT EXISTS (SELECT 1 FROM unnest(%s::text[], %s::timestamptz[]) AS "
+              f"{quote('wanted')} ({quote('key')}, {quote('owed')}) WHERE "
+              f"{quote('wanted')}.{quote('key')} = {key} AND {quote('wanted')}.{quote('owed')} "
+              f"= {owed})") if sparing else ""
     return (f"UPDATE {table} SET {quote('state')} = %s, {quote('ended_by')} = %s WHERE "
             f"{brand} = %s AND {clock} AND {state} = ANY(%s) AND ({mine}"
-            f"{key} = ANY(%s)) AND NOT EXISTS (SELECT 1 FROM unnest(%s::text[], "
-            f"%s::timestamptz[]) AS {quote('wanted')} ({quote('key')}, {quote('owed')}) WHERE "
-            f"{quote('wanted')}.{quote('key')} = {key} AND {quote('wanted')}.{quote('owed')} = "
-            f"{owed}) RETURNING {pk}")
+            f"{key} = ANY(%s)){spared} RETURNING {pk}")
 
 
 def write_new(timers: list[Timer]) -> None:
