@@ -25,6 +25,7 @@ from timekeeping.models import Ask, Deadline, Grant, Job, Member, Occurrence, Su
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ServiceSpec
 from timekeeping.timers import in_progress, records
+from timekeeping.timers.firing import Firing
 
 
 def when_opened(job: Job, spec: ServiceSpec, now: datetime) -> None:
@@ -65,6 +66,24 @@ def _steps_started(brand: str, job: str):
         Task.objects.filter(**mine).order_by().values_list("step", flat=True),
         Deadline.objects.filter(**mine).exclude(step="").order_by().values_list(
             "step", flat=True))
+
+
+def read_started(firing: Firing, jobs: list[str]) -> None:
+    """The steps started of a batch's jobs (of its brand), read in one statement and kept as
+    `_started` keeps each job's for the batch (a kind's `prepare`: a batch of `run` rungs read
+    them a job at a time, issue 32). Kept current the same way, by `common.note_made`."""
+    if not jobs:
+        return
+    mine = {"brand_id": firing.brand.pk, "job_id__in": jobs}
+    started = {job: set() for job in jobs}
+    for job, step in Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).order_by(
+            ).values_list("job_id", "step").union(
+            Task.objects.filter(**mine).order_by().values_list("job_id", "step"),
+            Deadline.objects.filter(**mine).exclude(step="").order_by().values_list(
+                "job_id", "step")):
+        started[job].add(step)
+    for job, steps in started.items():
+        firing.memo.setdefault((common.STEPS_STARTED, job), steps)
 
 
 # Read after every step a job commits, compiled once and prepared: found by the job's index on

@@ -16,7 +16,7 @@ from calendars.moments import day_in_zone
 from timekeeping import clocks
 from timekeeping.basics import compiled
 from timekeeping.clocks import gate
-from timekeeping.jobs import grants
+from timekeeping.jobs import grants, lifecycle
 from timekeeping.models import Occurrence, Timer
 from timekeeping.specs.services import parse_rung
 from timekeeping.timers import arming
@@ -41,8 +41,9 @@ def prepare(timers: list[Timer], firing: Firing) -> None:
     """The dates a batch's rungs name, read in one statement with whom they tell (a batch of
     notices read them one a timer: a six-table join planned and compiled each time, most of
     a notice's cost); and the jobs its `run` rungs propose steps of, locked and read in one
-    more, as the gate reads a job (`gate.propose`'s `locked`). Each is the handler's until a
-    record of its job is made."""
+    more, as the gate reads a job (`gate.propose`'s `locked`), with their steps started in one
+    more (`lifecycle.read_started`, what a committed step reads to open the steps after it).
+    Each date and job is the handler's until a record of its job is made."""
     wanted = {timer.payload.get("occurrence") for timer in timers}
     runs = {timer.payload.get("occurrence") for timer in timers if not _tells(timer)}
     proposing = set()
@@ -55,6 +56,7 @@ def prepare(timers: list[Timer], firing: Firing) -> None:
     if proposing:
         for job in gate.lock_jobs(proposing):
             firing.keep_read("job", job.pk, job, job=job.pk)
+        lifecycle.read_started(firing, sorted(proposing))
 
 
 def fire(timer: Timer, firing: Firing) -> str:
