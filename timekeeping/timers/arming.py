@@ -93,8 +93,8 @@ def arm_later(
     arms the next day's ask, three statements a rung one at a time). The batch writes it
     before a handler that could read or end it sends its first statement on the timers'
     table (`Firing.write_later`, `_before_the_timers`), so to every other handler it is as
-    if armed at once. Outside a firing, on another clock, or owed by
-    the batch's instant (the next pass fires it), it is armed at once."""
+    if armed at once. Outside a firing, on another clock, or owed by the batch's instant (the
+    next pass fires it), it is armed at once."""
     fields = {"owner_type": owner_type, "owner_id": owner_id, "owner_opened": owner_opened,
               "payload": payload, "bundle": bundle}
     if not _later(brand, test_clock, owed, owner_id, superseding=None, kind=kind, key=key,
