@@ -26,7 +26,7 @@ from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
 from timekeeping.specs.jobs import Within, parse_within
-from timekeeping.timers import arming, gathered
+from timekeeping.timers import arming, gathered, in_progress
 
 KIND = "deadline"
 OPEN_STATES = (Deadline.State.OPEN, Deadline.State.AT_RISK, Deadline.State.LATE)
@@ -250,7 +250,10 @@ def follow(job: Job) -> list[str]:
     """Deadlines written before a clock follow its date when it moves (an extension, a
     postponement, a new roll): their end and their work time change with it. Called inside
     the gate's transaction, whose savepoint undoes it on an error: no savepoint of its own
-    (two statements a commit, issue 32)."""
+    (two statements a commit, issue 32). Not read again for a step's `then` when nothing it
+    reads can have changed since the step's (`_unchanged_since_followed`)."""
+    if _unchanged_since_followed(job):
+        return []
     moved = []
     for deadline in FOLLOWING(brand=job.brand_id, job=job.pk):
         deadline.job = job  # the gate's, in hand: its late mark re-armed reads it
@@ -273,7 +276,40 @@ def follow(job: Job) -> list[str]:
         common.record(job, "deadline.moved", {"deadline": deadline.pk, "from": before,
                                               "to": ends, "follows": deadline.follows})
         moved.append(f"{deadline.what} {common.at(before)} → {common.at(ends)}")
+    _note_followed(job)
     return moved
+
+
+# Under what a firing batch keeps, with a job's id, where its record stood when the deadlines
+# that follow its dates were last followed, and for which timer's handler.
+FOLLOWED = "deadlines followed"
+# The records of a job that change nothing `follow` reads: a step's commit, on the record
+# before its effects, each of which writes records of its own as it changes a date or a
+# deadline (`clock.moved`, `clock.satisfied` before the dates a kept date opens,
+# `deadline.started`, `deadline.met`, …).
+FOLLOW_STANDS = frozenset({"step.committed"})
+
+
+def _unchanged_since_followed(job: Job) -> bool:
+    """Whether the job's deadlines were followed in the handler now firing, with no record of
+    the job made since but a step's commit (issue 32: a `run` rung's step, then its `then`,
+    read the deadlines twice though the `then` moved no date). Every change to a job's dates
+    and deadlines is on the record as it is made, and the first read locked the deadlines;
+    the instant and the job's zone are the batch's. Outside a firing, always read."""
+    batch = in_progress.current()
+    if batch is None or batch.current is None:
+        return False
+    mark = batch.memo.get((FOLLOWED, job.pk))
+    if mark is None or mark[0] != batch.current.id:
+        return False
+    return all(entry.kind in FOLLOW_STANDS for entry in batch.records[mark[1]:]
+               if entry.job == job.pk)
+
+
+def _note_followed(job: Job) -> None:
+    batch = in_progress.current()
+    if batch is not None and batch.current is not None:
+        batch.memo[(FOLLOWED, job.pk)] = (batch.current.id, len(batch.records))
 
 
 def _within_of(deadline: Deadline) -> Within | None:
