@@ -60,12 +60,17 @@ def open_steps(job: Job, now: datetime) -> list[str]:
 
 def _steps_started(brand: str, job: str):
     """The steps of the job with an ask, a task or a deadline of their own, as one query."""
-    mine = {"brand_id": brand, "job_id": job}
+    return _started_rows({"brand_id": brand, "job_id": job}, "step", flat=True)
+
+
+def _started_rows(mine: dict, *fields: str, flat: bool = False):
+    """`fields` of the asks for a step, the tasks and the step deadlines matching `mine`, as
+    one query (a union of the three)."""
     return Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).order_by().values_list(
-        "step", flat=True).union(
-        Task.objects.filter(**mine).order_by().values_list("step", flat=True),
+        *fields, flat=flat).union(
+        Task.objects.filter(**mine).order_by().values_list(*fields, flat=flat),
         Deadline.objects.filter(**mine).exclude(step="").order_by().values_list(
-            "step", flat=True))
+            *fields, flat=flat))
 
 
 def read_started(firing: Firing, jobs: list[str]) -> None:
@@ -74,13 +79,9 @@ def read_started(firing: Firing, jobs: list[str]) -> None:
     them a job at a time, issue 32). Kept current the same way, by `common.note_made`."""
     if not jobs:
         return
-    mine = {"brand_id": firing.brand.pk, "job_id__in": jobs}
     started = {job: set() for job in jobs}
-    for job, step in Ask.objects.filter(**mine, purpose=Ask.Purpose.STEP).order_by(
-            ).values_list("job_id", "step").union(
-            Task.objects.filter(**mine).order_by().values_list("job_id", "step"),
-            Deadline.objects.filter(**mine).exclude(step="").order_by().values_list(
-                "job_id", "step")):
+    for job, step in _started_rows({"brand_id": firing.brand.pk, "job_id__in": jobs},
+                                   "job_id", "step"):
         started[job].add(step)
     for job, steps in started.items():
         firing.memo.setdefault((common.STEPS_STARTED, job), steps)

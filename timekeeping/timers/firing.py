@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -137,9 +137,8 @@ class Firing:
         # they are, in one statement, when the timers armed later are.
         self.fresh: list[Timer] = []
         self.later_owners: set[str] = set()
-        # While a handler that may touch them runs, the timers armed before it, written before
-        # its first statement on the timers' table (`_written_first`), and what that write
-        # is after, as `write_later` answers it.
+        # While a handler that may touch them runs, the timers armed before it and the fresh
+        # ones, written before its first statement on the timers' table (`_holding_back`).
         self.due: tuple[dict[str, tuple[Timer, str | None]], list[Timer]] | None = None
         self.owners: Counter[str] = Counter()  # how many of the batch's timers each owner has
 
@@ -210,7 +209,6 @@ class Firing:
             in_progress.leave(token)
             self.current = None
             self._give_back(timer)
-            self._hand_back_due()
         self.seq += 1
         self.fired.append(timer)
         if self.traced:
@@ -268,9 +266,9 @@ class Firing:
     def write_later(self) -> None:
         """Write the timers armed with the batch (`arming.write_later`), as if each had been
         armed when its handler armed it, and the fresh ones (`arm_fresh`) as they are."""
-        later, self.later, self.later_owners = self.later, {}, set()
-        self._write_fresh()
-        self._write(later)
+        later, fresh = self.later, self.fresh
+        self.later, self.fresh, self.later_owners = {}, [], set()
+        self._write(later, fresh)
 
     def _before_the_timers(self, timer: Timer):
         """While `timer`'s handler runs: the timers armed with the batch before it, if it
@@ -280,32 +278,39 @@ class Firing:
         itself waits, as before, for the next handler that may touch it."""
         if not (self.later or self.fresh) or _leaves(timer, self.later_owners):
             return nullcontext()
+        return self._holding_back()
+
+    @contextmanager
+    def _holding_back(self):
+        """Hold back what is armed now (`due`) while the handler runs, watching its statements
+        (`_written_first`); what it did not need written waits, with what it armed, for the
+        next write."""
         self.due = (self.later, self.fresh)
         self.later, self.fresh, self.later_owners = {}, [], set()
-        return connections[router.db_for_write(Timer)].execute_wrapper(self._written_first)
+        try:
+            with connections[router.db_for_write(Timer)].execute_wrapper(self._written_first):
+                yield
+        finally:
+            if self.due is not None:
+                (later, fresh), self.due = self.due, None
+                self.later, self.fresh = {**later, **self.later}, fresh + self.fresh
+                self.later_owners |= {timer.owner_id for timer, _ in later.values()}
 
     def _written_first(self, execute, sql, params, many, context):
-        """An execute wrapper (`_before_the_timers`): a statement on the timers' table, or
-        one whose text cannot be read, is sent after the timers due are written."""
+        """An execute wrapper (`_holding_back`): a statement on the timers' table, or one
+        whose text cannot be read, is sent after the timers due are written."""
         if self.due is not None and (not isinstance(sql, str) or TIMERS in sql):
             self._write_due()
         return execute(sql, params, many, context)
 
     def _write_due(self) -> None:
         (later, fresh), self.due = self.due, None
+        self._write(later, fresh)
+
+    def _write(self, later: dict[str, tuple[Timer, str | None]], fresh: list[Timer]) -> None:
+        """The fresh timers as they are, then those armed later as `arming.write_later`
+        writes them."""
         stored.write_new(fresh)
-        self._write(later)
-
-    def _hand_back_due(self) -> None:
-        """The handler sent nothing to the timers' table: what was due before it waits, with
-        what it armed after, for the next write."""
-        if self.due is None:
-            return
-        (later, fresh), self.due = self.due, None
-        self.later, self.fresh = {**later, **self.later}, fresh + self.fresh
-        self.later_owners |= {timer.owner_id for timer, _ in later.values()}
-
-    def _write(self, later: dict[str, tuple[Timer, str | None]]) -> None:
         if not later:
             return
         written = _write_later(self, later)

@@ -3,8 +3,9 @@ owners armed, written in one stream.
 
     store(timers) -> the ids written
     store_unheld(timers) -> the ids written, as `arm` writes them (PostgreSQL)
-    supersede_unwanted(…) -> the ids superseded, as `rearm_many` ends them (PostgreSQL)
-    store_rearmed(timers) -> the ids written, as `rearm_many` writes them (PostgreSQL)
+    supersede_unwanted(…) -> the ids superseded, as `rearm_many` and `rearm_keys` end them
+    store_rearmed(timers) -> the ids written, as `rearm_many` and `rearm_keys` write them
+    end_under_keys(…) -> the ids ended, as `end_keys` ends them (these four: PostgreSQL)
     write_new(timers)
     mark_fired(ids, instant)
     end_open(ids, state, by) -> how many were armed or held

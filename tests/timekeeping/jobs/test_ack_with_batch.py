@@ -21,6 +21,12 @@ APRIL_10 = datetime(2027, 4, 10, 16, tzinfo=UTC)  # noon in New York: the acks b
 APRIL_12 = APRIL_10 + timedelta(days=2)  # and the run rungs file the extensions
 
 
+def _timer_inserts(captured) -> list[int]:
+    return [n for n, query in enumerate(captured)
+            if query["sql"].startswith("INSERT")  # … OR IGNORE on SQLite
+            and query["sql"].split("(", 1)[0].endswith('INTO "timekeeping_timer" ')]
+
+
 def acks_for(day: str) -> list[Timer]:
     return list(Timer.objects.filter(key__endswith=f":ack:{day}").order_by("key"))
 
@@ -39,10 +45,7 @@ def test_a_batch_writes_the_next_days_asks_in_one_insert_each_armed_by_its_rung(
         assert (timer.armed_by, timer.payload["occurrence"]) == (
             rung.pk, rung.payload["occurrence"])
         assert timer.owed == datetime(2027, 4, 11, 13, tzinfo=UTC)  # the brand's ring hour
-    inserts = [query["sql"] for query in tick.captured_queries
-               if query["sql"].startswith("INSERT")  # … OR IGNORE on SQLite
-               and query["sql"].split("(", 1)[0].endswith('INTO "timekeeping_timer" ')]
-    assert len(inserts) == 1
+    assert len(_timer_inserts(tick.captured_queries)) == 1
     run = TickRun.objects.get(instant=APRIL_10, test_clock=None)
     assert (run.fired, run.armed) == (12, 12)
 
@@ -90,12 +93,6 @@ def test_a_batch_redone_after_a_failure_arms_each_next_day_once():
 
 
 OCTOBER_12 = datetime(2027, 10, 12, 16, tzinfo=UTC)  # noon: the extended dates' run rungs
-
-
-def _timer_inserts(captured) -> list[int]:
-    return [n for n, query in enumerate(captured)
-            if query["sql"].startswith("INSERT")  # … OR IGNORE on SQLite
-            and query["sql"].split("(", 1)[0].endswith('INTO "timekeeping_timer" ')]
 
 
 def test_a_step_that_moves_no_date_leaves_the_asks_armed_before_it_to_the_batchs_write():
