@@ -7,13 +7,15 @@ What else opens and ends with a job registers itself with `on_open` and `on_end`
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from datetime import date, datetime
 
 from django.db import IntegrityError, transaction
 
 from calendars.models import Postponement
 from calendars.moments import day_in_zone
-from timekeeping.basics import inserted, instants
+from timekeeping.basics import instants
 from timekeeping.clocks import dues, exposure
 from timekeeping.clocks.basis import (
     OrderRefused,
@@ -30,7 +32,7 @@ from timekeeping.models import Brand, Clock, Job, Manifest, Occurrence, Subject
 from timekeeping.specs import limits, tiers
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ClockSpec, ServiceSpec, parse_every
-from timekeeping.timers import arming, firing, in_progress, records
+from timekeeping.timers import arming, firing, in_progress, made, records
 
 
 def order(*, brand: Brand, service: str, subject: Subject, period: str = "", input: dict | None
@@ -52,29 +54,50 @@ def order(*, brand: Brand, service: str, subject: Subject, period: str = "", inp
     taken = PeriodTaken(f"{subject.pk} already holds a {service} job for period {period!r}")
     # Whole or absent: the job, its record, its clocks and their timers commit together; its
     # timers and records are gathered and written at its end, one statement each (issue 32).
+    # Inside a firing batch that takes them its new rows are written with the batch's, and
+    # it opens no savepoint: what it makes is gathered, and none is kept if it is refused.
+    with_batch = made.taken()
     try:
-        with transaction.atomic(), arming.gathering() as gathered:
+        with nullcontext() if with_batch else transaction.atomic(), \
+                arming.gathering() as gathered:
             lock_unerased(subject)  # an erasure at the same time: one waits for the other
             # Looked for first, so that making the job takes no savepoint of its own; of two
             # orders at once, the second's insert fails on the constraint, answered below.
             if _held(brand, subject, service, period):
                 raise taken
-            job = Job.objects.create(brand=brand, test_clock=test_clock, subject=subject,
-                                     service=service, period=period, input=input,
-                                     bundle=version.bundle, plan=plan, opened=now)
+            job = Job.fresh(brand=brand, test_clock=test_clock, subject=subject,
+                            service=service, period=period, input=input,
+                            bundle=version.bundle, plan=plan, opened=now)
+            made.insert([job])
             gathered.fresh.add(job.pk)  # a job made just now: no timer can be under its keys
             records.write("job.opened", brand=brand, instant=now, test_clock=test_clock,
                           subject=subject.pk, job=job.pk,
                           data={"service": service, "period": period, "by": by,
                                 "bundle": version.bundle, "brand_plan": plan})
             gathered.dates[job.pk] = _open_clocks(job, spec, now)
-            for opened in OPEN_HOOKS:  # the job's own time (timekeeping.jobs), after its clocks
-                opened(job, spec, now)
+            with _refused_whole(with_batch):  # the job's own time (timekeeping.jobs)
+                for opened in OPEN_HOOKS:  # after its clocks
+                    opened(job, spec, now)
     except IntegrityError:
         if not _held(brand, subject, service, period):
             raise
         raise taken from None
     return job
+
+
+@contextmanager
+def _refused_whole(with_batch: bool) -> Iterator[None]:
+    """What opens with a job writes some of its rows at once. An order with no savepoint of
+    its own (`with_batch`) refused after that would keep them: its batch is redone a timer at
+    a time instead (`firing.RowsReadBack`), where the order has its savepoint."""
+    try:
+        yield
+    except (PeriodTaken, OrderRefused) as refused:
+        if not with_batch:
+            raise
+        batch = firing.current()
+        batch.read_back = True  # even if a caller catches what is raised here
+        raise firing.RowsReadBack(f"an order was refused after it wrote: {refused}") from refused
 
 
 def _held(brand: Brand, subject: Subject, service: str, period: str) -> bool:
@@ -248,7 +271,8 @@ def _input_dates(spec: ServiceSpec) -> set[str]:
 
 def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> dict[str, list[Occurrence]]:
     """Open a new job's clocks and their dates, in a constant number of statements: the
-    clocks, then their dates, each written together (`inserted`; their timers are gathered).
+    clocks, then their dates, each written together (`made`: with its firing batch's, inside
+    one; their timers are gathered).
     A clock whose date follows another clock opens after the clocks it follows, measured from
     their dates as opened here (`Opening`). The dates opened, by clock name."""
     specs = sorted(service.clocks.values(), key=lambda c: "clock" in c.due)
@@ -256,7 +280,7 @@ def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> dict[str, lis
                         job=job, name=spec.name, title=spec.title.replace("{period}", job.period),
                         owner=spec.owner, hard=spec.hard, lives_on_subject=spec.lives_on_subject,
                         bundle=job.bundle, opened=now) for spec in specs]
-    inserted.insert(rows)
+    made.insert(rows)
     opening = Opening()
     for row, spec in zip(rows, specs, strict=True):
         for item in items_of(job, spec):
@@ -265,7 +289,7 @@ def _open_clocks(job: Job, service: ServiceSpec, now: datetime) -> dict[str, lis
                 opening.dates.setdefault(row.name, []).append(occurrence)
     dates = [(row, spec, occurrence) for row, spec in zip(rows, specs, strict=True)
              for occurrence in opening.dates.get(row.name, [])]
-    inserted.insert([occurrence for _, _, occurrence in dates])
+    made.insert([occurrence for _, _, occurrence in dates])
     for _, spec, occurrence in dates:
         arm(occurrence, spec, fresh=True)  # a clock made just now
     return opening.dates

@@ -30,6 +30,7 @@ from timekeeping.clocks import gate
 from timekeeping.jobs import common, deadlines, grants
 from timekeeping.models import Ask, Job
 from timekeeping.specs.jobs import DeliverSpec, Span, parse_span
+from timekeeping.timers import made
 
 KIND = "ask"
 
@@ -78,11 +79,12 @@ def open_ask(job: Job, *, now: datetime, step: str = "", spec: DeliverSpec | Non
     name, email = _party(job, spec.ask if spec else "owner")
     token = secrets.token_urlsafe(24)
     expires = term.after(now, common.zone_of(job))
-    ask = Ask.objects.create(
+    ask = Ask.fresh(
         brand=job.brand, test_clock=job.test_clock, job=job, subject=job.subject,
         purpose=purpose, step=step, title=title or (spec.title if spec else step),
         party=name, email=email, digest=_digest(token), term=expires - now,
         expires=expires, opened=now)
+    made.insert([ask])  # with its firing batch's, when an order inside one opens it
     common.note_made(job, "ask", ask)
     _arm(ask)
     common.record(job, "ask.opened", {"ask": ask.pk, "step": step, "purpose": purpose,

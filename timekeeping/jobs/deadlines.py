@@ -26,7 +26,7 @@ from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
 from timekeeping.specs.jobs import Within, parse_within
-from timekeeping.timers import arming, gathered, in_progress
+from timekeeping.timers import arming, gathered, in_progress, made
 
 KIND = "deadline"
 OPEN_STATES = (Deadline.State.OPEN, Deadline.State.AT_RISK, Deadline.State.LATE)
@@ -101,7 +101,7 @@ def start(job: Job, *, within: Within, now: datetime, step: str = "",
     if waiting is not None:  # written held: one statement, not an insert and an update
         why = _held_why(deadline, waiting, now)
         _paused(deadline, waiting, now)
-    deadline.save(force_insert=True)
+    made.insert([deadline])  # with its firing batch's, when an order inside one starts it
     common.note_made(job, "deadline", deadline)
     common.record(job, "deadline.started", {"deadline": deadline.pk, "step": step,
                                             "rule": within.text, "ends": ends})

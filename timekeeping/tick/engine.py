@@ -133,6 +133,7 @@ class Engine:
                 if not timers:
                     return 0
                 batch = self._firing(instant, pass_no)
+                batch.take_rows()  # its orders' new rows written with it (`timers.made`)
                 batch.prepare(timers)
                 for timer in timers:
                     batch.fire(timer)
@@ -141,8 +142,10 @@ class Engine:
                     self.trace(self.run, batch.rows)
         except Exception:  # noqa: BLE001 - a handler's, or its writes': found and recorded below
             # A handler raised, or what it handed over could not be written (a record's data
-            # that is not JSON, a delivery the database refuses): redo the batch one timer at
-            # a time, so the culprit is recorded and the others fire.
+            # that is not JSON, a delivery the database refuses, an order's job whose period
+            # another took meanwhile), or a statement may have missed the new rows it held
+            # (`RowsReadBack`): redo the batch one timer at a time, each order writing its rows
+            # as it makes them, so the culprit is recorded and the others fire.
             return self._redo_one_by_one(instant, pass_no, exclude, armed_now)
         self._account(batch, armed_now)
         return len(timers)

@@ -131,7 +131,10 @@ class Group:
             for timer in owed:
                 engine = self.engines[timer.brand_id]
                 if not batches or batches[-1][0] is not engine:
+                    if batches:  # the clock before's new rows, before the next clock's reads
+                        batches[-1][1].write_rows()
                     batches.append((engine, engine._firing(self.instant, 1)))
+                    batches[-1][1].take_rows()  # its orders' new rows (`timers.made`)
                     batches[-1][1].prepare(of_brand[timer.brand_id])
                 timer.brand = engine.brand
                 batches[-1][1].fire(timer)

@@ -13,7 +13,7 @@ from django.db.models import Q, QuerySet
 from timekeeping.basics import compiled, wallclock
 from timekeeping.basics.spans import span_text
 from timekeeping.models import Brand, TestClock, Timer
-from timekeeping.timers import firing, gathered, kinds, records
+from timekeeping.timers import firing, gathered, kinds, made, records
 from timekeeping.timers.stored import (
     end_open,
     end_under_keys,
@@ -466,12 +466,15 @@ def gathering() -> Iterator[gathered.Gathered]:
     in one more (issue 32). Timers are gathered for the owners it made (`Gathered.fresh`: a job
     just ordered, its dates), whose keys cannot be taken yet; `live`, `end` and `hold` see
     them. Use inside the operation's transaction; what an error stops is not written. Nested,
-    the outermost writes."""
+    the outermost writes. Inside a batch that takes them, the rows it makes go to the batch
+    too (`made`)."""
     outer = gathered.current()
     if outer is not None:
         yield outer
         return
-    collected = gathered.Gathered()
+    collected = gathered.Gathered(rows=[] if made.taken() else None)
+    if collected.rows is not None:  # a statement reading them back, watched for
+        firing.current().watch_rows()
     token = gathered.enter(collected)
     try:
         yield collected
@@ -481,6 +484,8 @@ def gathering() -> Iterator[gathered.Gathered]:
 
 
 def _write_gathered(collected: gathered.Gathered) -> None:
+    if collected.rows:  # written with the batch (`made`)
+        firing.current().hold_rows(collected.rows)
     if collected.timers:
         # Each key names an owner made in this transaction: no other process can hold it.
         # Inside a firing of their brand clock, they are written with the batch.

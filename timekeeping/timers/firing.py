@@ -20,10 +20,11 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import connections, router
+from django.db.models import AutoField
 
 from timekeeping.basics import inserted
 from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
-from timekeeping.timers import in_progress, kinds, records, stored
+from timekeeping.timers import gathered, in_progress, kinds, records, stored
 from timekeeping.timers.in_progress import current as current
 from timekeeping.timers.in_progress import now_for as now_for
 
@@ -69,6 +70,20 @@ def writes_later(write: Callable[[Firing, dict[str, tuple[Timer, str | None]]], 
     """Say how a batch writes the timers armed with it (`arming.write_later`)."""
     global _write_later  # noqa: PLW0603 - set once, by the wiring
     _write_later = write
+
+
+# Ids a batch reserves at once from a table's sequence for the new rows its orders make
+# (`Firing.reserve_ids`): a batch of mints makes six dates an order.
+IDS_RESERVED = 200
+
+# How many new rows of its orders a batch keeps before it writes them (`Firing.hold_rows`): a
+# batch of a thousand mints makes some 14,000, which kept whole would set a tick's peak memory.
+ROWS_KEPT = 2_000
+
+
+class RowsReadBack(Exception):
+    """A statement of the batch may have missed the new rows it held (`made`): the batch is
+    redone a timer at a time, each order writing its rows as it makes them."""
 
 
 class Drop(Exception):
@@ -141,6 +156,15 @@ class Firing:
         # ones, written before its first statement on the timers' table (`_holding_back`).
         self.due: tuple[dict[str, tuple[Timer, str | None]], list[Timer]] | None = None
         self.owners: Counter[str] = Counter()  # how many of the batch's timers each owner has
+        # The new rows its orders made (`made`), by model in the order first held: written
+        # before a statement that names one of their tables, and with the batch. Only when
+        # the engine lets it (`take_rows`), at the savepoints open then (`depth`).
+        self.rows_held: dict[type, list] = {}
+        self.takes_rows = False
+        self.using, self.depth = "", 0
+        self.read_back = False  # a statement may have missed them: the batch is redone
+        self._ids: dict[type, list[int]] = {}  # reserved from each table's sequence
+        self._watching = self._writing = False
 
     # -- firing --------------------------------------------------------------------------
 
@@ -189,10 +213,14 @@ class Firing:
         timer an earlier handler of the batch ended or held is passed by."""
         if timer.id in self.ended:
             return
+        if self.read_back:
+            raise RowsReadBack("a statement may have missed the new rows the batch held")
         if timer.key in self.later:
             self.write_later()
         self.current = timer
         token = in_progress.enter(self)
+        if self.rows_held:
+            self.watch_rows()
         try:
             with self._before_the_timers(timer):
                 what = kinds.get(timer.kind).fire(timer, self) or ""
@@ -209,6 +237,8 @@ class Firing:
             in_progress.leave(token)
             self.current = None
             self._give_back(timer)
+            if self._watching:
+                self._unwatch_rows()
         self.seq += 1
         self.fired.append(timer)
         if self.traced:
@@ -319,6 +349,82 @@ class Firing:
         if self.traced and unwritten:  # the trace lists only those written
             self.armed_log = [timer for timer in self.armed_log if timer.pk not in unwritten]
 
+    # -- the new rows of orders, written with the batch (`made`) ------------------------------
+
+    def take_rows(self) -> None:
+        """Let the orders of this batch hand it their new rows (`made`): the engine's batch
+        on PostgreSQL, whose sequences give their ids; at the savepoints open now."""
+        self.using = router.db_for_write(Timer)
+        connection = connections[self.using]
+        self.takes_rows = connection.vendor == "postgresql"
+        self.depth = _savepoints(connection)
+
+    def takes_rows_now(self) -> bool:
+        """Whether the batch takes new rows made now: none was read back, and no savepoint
+        was opened since it began (one rolled back would take them with it)."""
+        return (self.takes_rows and not self.read_back
+                and _savepoints(connections[self.using]) == self.depth)
+
+    def reserve_ids(self, rows) -> None:
+        """An id from its table's sequence for each row of a model with automatic ids that
+        has none, as its insert would give it; reserved a block at a time."""
+        model = type(rows[0])
+        wanted = [row for row in rows if row.pk is None]
+        if not wanted or not isinstance(model._meta.pk, AutoField):
+            return
+        pool = self._ids.setdefault(model, [])
+        if len(pool) < len(wanted):
+            pool[:0] = inserted.next_ids(model, max(IDS_RESERVED, len(wanted) - len(pool)))
+        for row in wanted:
+            row.pk = pool.pop()  # the smallest first: the pool is kept largest first
+
+    def watch_rows(self) -> None:
+        """Watch the handler's statements for the new rows (`_rows_first`)."""
+        if not self._watching:
+            connections[self.using].execute_wrappers.append(self._rows_first)
+            self._watching = True
+
+    def _unwatch_rows(self) -> None:
+        connections[self.using].execute_wrappers.remove(self._rows_first)
+        self._watching = False
+
+    def hold_rows(self, rows: list) -> None:
+        """The new rows of an order that ended whole, written with the batch; at once, if
+        the batch holds so many (`ROWS_KEPT`)."""
+        for row in rows:
+            self.rows_held.setdefault(type(row), []).append(row)
+        if sum(map(len, self.rows_held.values())) >= ROWS_KEPT and self.takes_rows_now():
+            self.write_rows()
+
+    def _rows_first(self, execute, sql, params, many, context):
+        """An execute wrapper (`watch_rows`): a statement naming a table of the new rows
+        held, or whose text cannot be read, is sent after they are written; one naming a
+        table of the rows an order still open made, or sent inside a savepoint opened since
+        the batch began, has the batch redone (`made`)."""
+        if not self._writing and not self.read_back:
+            collected = gathered.current()
+            if collected is not None and collected.rows and _names(
+                    sql, {type(row) for row in collected.rows}):
+                self.read_back = True
+            elif self.rows_held and _names(sql, self.rows_held):
+                if self.takes_rows_now():
+                    self.write_rows()
+                else:
+                    self.read_back = True
+        return execute(sql, params, many, context)
+
+    def write_rows(self) -> None:
+        """Write the new rows held, one statement a table; held until they are written."""
+        if not self.rows_held:
+            return
+        self._writing = True
+        try:
+            for rows in self.rows_held.values():
+                inserted.insert(rows)
+        finally:
+            self._writing = False
+        self.rows_held = {}
+
     def deliver(self, delivery: Delivery) -> None:
         self.deliveries.append(delivery)
 
@@ -379,6 +485,9 @@ def flush_all(batches: list[Firing]) -> None:
     if not batches:
         return
     for batch in batches:
+        if batch.read_back:
+            raise RowsReadBack("a statement may have missed the new rows the batch held")
+        batch.write_rows()
         batch.write_later()
     instant = batches[0].instant
     fired = [timer.id for batch in batches for timer in batch.fired]
@@ -399,3 +508,15 @@ def flush_all(batches: list[Firing]) -> None:
         inserted.insert(deliveries, skip_taken=True)
     for batch in batches:
         batch.attach_armed()
+
+
+def _savepoints(connection) -> int:
+    """How many savepoints are open on the connection (an atomic block that opened none
+    counts none)."""
+    return sum(1 for sid in connection.savepoint_ids if sid)
+
+
+def _names(sql, models) -> bool:
+    """Whether a statement names the table of one of `models` (one whose text cannot be
+    read might)."""
+    return not isinstance(sql, str) or any(model._meta.db_table in sql for model in models)

@@ -36,6 +36,9 @@ class Gathered:
     # What a job made in this operation holds, by (what, job): its asks, deadlines and tasks,
     # each made here too (`timekeeping.jobs.common.made_here`), so none is read back.
     made: dict[tuple[str, str], list] = field(default_factory=dict)
+    # The new rows it made, in the order made, gathered for its firing batch (`made`); None
+    # where they are written as they are made.
+    rows: list | None = None
 
     def holds(self, owner_id: str) -> bool:
         """Whether timers of this owner are gathered here (it was made in this operation)."""

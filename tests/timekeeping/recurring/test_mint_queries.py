@@ -21,11 +21,14 @@ from timekeeping.tick import phases
 SUBSCRIBED = datetime(2028, 1, 25, 14, tzinfo=UTC)  # 09:00 in New York
 MINTED = datetime(2028, 2, 1, 14, 5, tzinfo=UTC)  # the mint owed at 09:00 New York
 CLIENT = {"jurisdictions": ["US", "US-CA", "US-NY"], "earliest_credit_expiry": "2046-12-31"}
-# 9 measured on both databases. 17 before a batch of mints read its subscriptions, subjects
-# and held periods at once and a new job's asks and deadlines were known without a read (the
-# 11.5 written here before counted what the first tick of a process reads once among the few's
-# statements; the first tick now reads it). 72.5 before orders gathered their writes.
-PER_RETURN = 10
+# Measured: 1 on PostgreSQL (its use of the plan's allowance), whose batch writes its orders'
+# new rows together (`timers.made`); 8.5 on SQLite, which writes them as each order makes
+# them, in a savepoint of its own. 9 on both before that; 17 before a batch of mints read its
+# subscriptions, subjects and held periods at once and a new job's asks and deadlines were
+# known without a read (the 11.5 written here before counted what the first tick of a process
+# reads once among the few's statements; the first tick now reads it). 72.5 before orders
+# gathered their writes.
+PER_RETURN = {"postgresql": 1.5, "sqlite": 10}
 
 
 def subscribed(actors, slug: str, clients: int) -> Brand:
@@ -60,4 +63,4 @@ def test_a_return_minted_costs_a_bounded_number_of_statements(actors, settings):
     assert (opened_few, opened_many) == (3, 9)
     assert Record.objects.filter(kind="schedule.minted").count() == 13
     per_return = (many - few) / 6
-    assert per_return <= PER_RETURN, f"{per_return:.1f} statements a return minted"
+    assert per_return <= PER_RETURN[connection.vendor], f"{per_return:.1f} a return minted"
