@@ -43,7 +43,10 @@ def insert(rows: Sequence[Model]) -> None:
         return
     collected = gathered.current()
     if collected is None or collected.rows is None:
-        inserted.insert(rows)
+        if len(rows) == 1:  # one INSERT made once for its model (`models.base`)
+            rows[0].save(force_insert=True)
+        else:
+            inserted.insert(rows)
         return
     batch = firing.current()
     batch.reserve_ids(rows)
