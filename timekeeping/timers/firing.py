@@ -77,8 +77,9 @@ def writes_later(write: Callable[[Firing, dict[str, tuple[Timer, str | None]]], 
 IDS_RESERVED = 200
 
 # How many new rows of its orders a batch keeps before it writes them (`Firing.hold_rows`): a
-# batch of a thousand mints makes some 14,000, which kept whole would set a tick's peak memory.
-ROWS_KEPT = 2_000
+# batch of a thousand mints makes some 14,000, which kept whole would set a tick's peak memory
+# (3,000 mints in one process peaked 1.2 MB higher keeping 2,000 than keeping 500, no faster).
+ROWS_KEPT = 500
 
 
 class RowsReadBack(Exception):
