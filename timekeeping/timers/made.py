@@ -1,19 +1,20 @@
 """The new rows an order makes (its job, clocks, dates, asks and deadlines), written for a
 whole firing batch of orders at once, one statement a table (issue 32: a batch of mints).
 
-Inside a firing batch that takes them (`Firing.take_rows`: the engine's batch on PostgreSQL,
-not one redone a timer at a time, and not from inside a savepoint a handler opened), an order
-gathers the rows it makes (`arming.gathering`: `Gathered.rows`) and opens no savepoint of its
-own; when it ends whole it hands them to the batch, and an order refused part way leaves none
-of them. The batch writes them before the first statement that names one of their tables,
-and when it is written; a row with an automatic id takes one the batch reserved from the
-table's sequence, so what is armed for it can name it at once.
+Inside a firing batch that takes them (`Firing.take_rows`: the engine's batches and a group of
+small clocks', on PostgreSQL; not one redone a timer at a time, and not from inside a savepoint
+a handler opened), an order gathers the rows it makes (`arming.gathering`: `Gathered.rows`)
+and opens no savepoint of its own; when it ends whole it hands them to the batch, and an order
+refused part way leaves none of them. The batch writes them before the first statement that
+names one of their tables, and when it is written; a row with an automatic id takes one the
+batch reserved from the table's sequence, so what is armed for it can name it at once.
 
 Where writing them later could change what a statement finds, the batch is redone a timer at
 a time instead, as when a handler fails (`Firing.read_back`): a statement naming one of their
 tables sent while the order that made them is still open (it reads back what it made), or
 sent from inside a savepoint a handler opened (which could be rolled back with them in it).
-Everywhere else rows are written as they are made (`inserted.insert`).
+Everywhere else rows are written as they are made: one by `models.base`'s INSERT, more by
+`inserted.insert`.
 """
 
 from __future__ import annotations

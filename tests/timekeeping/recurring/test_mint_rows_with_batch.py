@@ -59,25 +59,25 @@ def _savepoints(tick: CaptureQueriesContext) -> int:
 
 # -- what a brand holds, its ids named for what they are, so two brands can be compared ------
 
+# How each row is named, in an order where what a name uses is named before it.
+LABELS = (
+    (Subject, lambda row, names: f"subject {row.key}"),
+    (Subscription, lambda row, names: f"subscription of {names[row.subject_id]}"),
+    (Job, lambda row, names: f"{row.service} {row.period} of {names[row.subject_id]}"),
+    (Clock, lambda row, names: f"clock {row.name} of {names[row.job_id]}"),
+    (Occurrence, lambda row, names: f"date {row.item} {row.seq} of {names[row.clock_id]}"),
+    (Ask, lambda row, names: f"ask {row.step} of {names[row.job_id]}"),
+    (Deadline, lambda row, names: f"deadline {row.step} of {names[row.job_id]}"),
+    (TickRun, lambda row, names: "run"),
+)
+
+
 def _labels(brand: Brand) -> dict:
     """Each id of the brand's rows, by what the row is (its subject's key, its name)."""
     names: dict = {brand.pk: "brand"}
-    for subject in Subject.objects.filter(brand=brand):
-        names[subject.pk] = f"subject {subject.key}"
-    for subscription in Subscription.objects.filter(brand=brand):
-        names[subscription.pk] = f"subscription of {names[subscription.subject_id]}"
-    for job in Job.objects.filter(brand=brand):
-        names[job.pk] = f"{job.service} {job.period} of {names[job.subject_id]}"
-    for clock in Clock.objects.filter(brand=brand):
-        names[clock.pk] = f"clock {clock.name} of {names[clock.job_id]}"
-    for date in Occurrence.objects.filter(brand=brand):
-        names[date.pk] = f"date {date.item} {date.seq} of {names[date.clock_id]}"
-    for ask in Ask.objects.filter(brand=brand):
-        names[ask.pk] = f"ask {ask.step} of {names[ask.job_id]}"
-    for deadline in Deadline.objects.filter(brand=brand):
-        names[deadline.pk] = f"deadline {deadline.step} of {names[deadline.job_id]}"
-    for run in TickRun.objects.filter(brand=brand):
-        names[run.pk] = "run"
+    for model, label in LABELS:
+        for row in model.objects.filter(brand=brand):
+            names[row.pk] = label(row, names)
     return names
 
 
