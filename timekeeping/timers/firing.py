@@ -49,11 +49,6 @@ def _leaves(timer: Timer, owners: set[str]) -> bool:
     return kind.keeps_to_owner and timer.owner_id not in owners
 
 
-# The timers' table, as statements name it: one a handler sends to it is sent after the timers
-# armed with the batch that it may read or end are written (`Firing._written_first`).
-TIMERS = Timer._meta.db_table
-
-
 # How many fresh timers a batch keeps before it writes them (`Firing.arm_fresh`): a batch of
 # a thousand mints arms some 17,000, which kept whole were a tick's peak memory.
 FRESH_KEPT = 2_000
@@ -214,8 +209,7 @@ class Firing:
         timer an earlier handler of the batch ended or held is passed by."""
         if timer.id in self.ended:
             return
-        if self.read_back:
-            raise RowsReadBack("a statement may have missed the new rows the batch held")
+        self.redo_if_read_back()
         if timer.key in self.later:
             self.write_later()
         self.current = timer
@@ -330,7 +324,7 @@ class Firing:
     def _written_first(self, execute, sql, params, many, context):
         """An execute wrapper (`_holding_back`): a statement on the timers' table, or one
         whose text cannot be read, is sent after the timers due are written."""
-        if self.due is not None and (not isinstance(sql, str) or TIMERS in sql):
+        if self.due is not None and _names(sql, (Timer,)):
             self._write_due()
         return execute(sql, params, many, context)
 
@@ -414,6 +408,11 @@ class Firing:
                     self.read_back = True
         return execute(sql, params, many, context)
 
+    def redo_if_read_back(self) -> None:
+        """Raise `RowsReadBack` if a statement may have missed the new rows held (`made`)."""
+        if self.read_back:
+            raise RowsReadBack("a statement may have missed the new rows the batch held")
+
     def write_rows(self) -> None:
         """Write the new rows held, one statement a table; held until they are written."""
         if not self.rows_held:
@@ -486,8 +485,7 @@ def flush_all(batches: list[Firing]) -> None:
     if not batches:
         return
     for batch in batches:
-        if batch.read_back:
-            raise RowsReadBack("a statement may have missed the new rows the batch held")
+        batch.redo_if_read_back()
         batch.write_rows()
         batch.write_later()
     instant = batches[0].instant
