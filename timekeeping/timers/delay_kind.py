@@ -6,17 +6,20 @@ A delay fires in place 5, with the deadlines: it is most often an object's own d
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
+from timekeeping.basics import json_text
 from timekeeping.models import Timer
 from timekeeping.timers.delays import get_operation
 from timekeeping.timers.firing import Drop, Firing
 
+# `json.dumps(…, separators=(",", ":"), default=str)`, its encoder made once, not per timer.
+_input_text = json_text.encoder(str, separators=(",", ":"))
+
 
 def describe(timer: Timer) -> str:
     payload = timer.payload
-    text = json.dumps(payload.get("input"), separators=(",", ":"), default=str)
+    text = _input_text(payload.get("input"))
     return f"{payload.get('operation')} {text[:60]}"
 
 

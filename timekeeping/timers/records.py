@@ -17,6 +17,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection
 from psycopg import sql as pgsql
 
+from timekeeping.basics import json_text
 from timekeeping.basics.public_ids import new_id
 from timekeeping.models import Brand, Record, TestClock
 from timekeeping.timers import gathered, in_progress
@@ -26,16 +27,16 @@ COLUMNS = ("id", "kind", "instant", "brand_id", "test_clock_id", "subject", "job
            "data")
 
 
-# One encoder for every record (`json.dumps` with a `default` makes one per call), writing
-# what `json.dumps(data, default=DjangoJSONEncoder().default)` writes.
-_encoder = json.JSONEncoder(default=DjangoJSONEncoder().default)
+# One encoder for every record, writing what `json.dumps(data, default=DjangoJSONEncoder()
+# .default)` writes, made once (`json_text`).
+_encode = json_text.encoder(DjangoJSONEncoder().default)
 
 
 def encode(data: dict) -> str:
     """A record's data as JSON text. A firing's records are encoded when the handler hands
     them over, so data that is not JSON (a set, an object) fails inside that handler's firing,
     where the tick records it as that timer's failure, instead of in the batch's bulk write."""
-    return _encoder.encode(data)
+    return _encode(data)
 
 
 def error_text(error: BaseException, limit: int = 2000) -> str:
