@@ -15,7 +15,7 @@ from timekeeping import checks
 from timekeeping.basics import wallclock
 from timekeeping.basics.instants import parse_instant
 from timekeeping.models import TestClock
-from timekeeping.tick import loop, phases, test_clocks, trace
+from timekeeping.tick import collector, loop, phases, test_clocks, trace
 
 PROGRESS_EVERY_S = 10.0  # a plain progress line at most this often, when not on a terminal
 BAR_EVERY_S = 0.1  # the bar is redrawn at most this often
@@ -92,6 +92,7 @@ class Command(BaseCommand):
                             help="seconds a tick may spend (default 50)")
 
     def handle(self, *args, **options):
+        collector.settle()  # what start-up made, out of the collector's way
         to = self._instant(options["to"])
         on = [part for part in (options["on"] or "").split(",") if part]
         if options["loop"]:
