@@ -115,6 +115,23 @@ def test_rows_of_a_model_are_its_instances_with_their_annotations(brand):
     assert Timer.objects.get(pk=made[0].pk).state == Timer.State.CANCELLED
 
 
+def test_rows_of_a_model_alone_are_what_its_queryset_reads(brand):
+    # Its own columns alone (a tick's batch): each value converted as Django converts it (the
+    # payload's JSON), each row an instance as read from the database.
+    _timers(brand)
+    read = compiled.Read(lambda brand: Timer.objects.filter(brand_id=brand).order_by("owed"),
+                         model=Timer)
+    rows = read(brand=brand.pk)
+    expected = list(Timer.objects.filter(brand_id=brand.pk).order_by("owed"))
+
+    def values(timer):
+        return {name: value for name, value in vars(timer).items() if name != "_state"}
+
+    assert [values(row) for row in rows] == [values(timer) for timer in expected]
+    assert [row.payload for row in rows] == [{"n": 0}, {"n": 1}, {"n": 2}]
+    assert {(row._state.adding, row._state.db) for row in rows} == {(False, "default")}
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_locking_read_is_refused_outside_a_transaction(brand):
     _timers(brand)

@@ -179,6 +179,19 @@ def test_it_fires_a_timer_armed_owed_now_in_the_next_pass_of_the_same_tick(brand
     assert Timer.objects.get(pk=later).state == "armed"
 
 
+@pytest.mark.parametrize("batch_size", [1, 2, 1000])
+def test_a_pass_fires_what_was_owed_before_it_whatever_its_batches(brand, batch_size):
+    # A batch that arms a timer owed now leaves it to the next pass, and the pass's next batch
+    # still takes the others owed (its read leaves out what the pass armed).
+    delays.delay("timekeeping.note", {}, brand=brand, at=T0 - timedelta(seconds=1), key="a")
+    delays.delay("tests.chain", {"left": 2}, brand=brand, at=T0, key="chain:2")
+    delays.delay("timekeeping.note", {}, brand=brand, at=T0, key="z")
+    phases.run_once(now=T0, batch_size=batch_size)
+    fired = sorted(fired_records(brand), key=lambda record: record.data["seq"])
+    assert [(r.data["key"], r.data["pass"]) for r in fired] == [
+        ("a", 1), ("chain:2", 1), ("z", 1), ("chain:1", 2), ("chain:0", 3)]
+
+
 def test_it_stops_a_chain_of_40_at_32_passes_and_alarms_the_owner(brand, actors):
     actors["owner"].email = "owner@example.test"
     actors["owner"].save()

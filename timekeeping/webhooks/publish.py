@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from timekeeping.basics import compiled
 from timekeeping.models import Brand, TestClock, WebhookEndpoint
 from timekeeping.timers import in_progress, outbox
 from timekeeping.timers.records import Entry
@@ -43,6 +44,11 @@ def _enabled(brand: Brand) -> list[WebhookEndpoint]:
     return in_progress.read_once(brand.pk, "webhook_endpoints", lambda: _read(brand))
 
 
+# Compiled once (`compiled.Read`): a batch whose timers are late asks it for its `timer.late`
+# record, so every batch of a catch-up tick did, each compiled anew.
+ENABLED = compiled.Read(lambda brand: WebhookEndpoint.objects.filter(brand_id=brand, enabled=True),
+                        model=WebhookEndpoint)
+
+
 def _read(brand: Brand) -> list[WebhookEndpoint]:
-    return list(WebhookEndpoint.objects.filter(brand=brand, enabled=True)
-                .only("id", "types", "test_clocks"))
+    return ENABLED(brand=brand.pk)
