@@ -1,9 +1,13 @@
+import json
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from timekeeping.models import Record
 from timekeeping.models.record import AppendOnlyError
+from timekeeping.timers import records
 
 AT = datetime(2028, 4, 18, 4, tzinfo=UTC)
 
@@ -42,3 +46,35 @@ def test_it_refuses_updates_and_deletes_through_querysets(record):
 def test_it_removes_records_only_with_their_whole_brand(record, brand):
     brand.delete()
     assert not Record.objects.exists()
+
+
+ORDER = ("kind", "key", "place", "owed", "late_by_s", "owner", "pass", "run", "seq", "what")
+TEXTS = st.text(alphabet=st.characters(exclude_categories=[]) | st.sampled_from('\ud800"\\\n'))
+FIRED = st.fixed_dictionaries({
+    "kind": TEXTS, "key": TEXTS, "place": st.integers(), "owed": TEXTS,
+    "late_by_s": st.floats(allow_nan=False, allow_infinity=False), "owner": TEXTS,
+    "pass": st.integers(), "run": st.integers(), "seq": st.integers(), "what": TEXTS}
+).map(lambda data: {key: data[key] for key in ORDER})  # as the firing makes it
+ODD = st.none() | st.booleans() | st.floats() | st.integers() | TEXTS | st.lists(st.integers())
+
+
+@given(FIRED)
+def test_a_fired_timers_record_is_written_as_the_encoder_writes_it(data):
+    assert records.encode_fired(data) == records.encode(data)
+    assert json.loads(records.encode_fired(data)) == data
+
+
+@given(FIRED, st.sampled_from(["place", "late_by_s", "what", "run", "extra", "owed"]), ODD)
+def test_a_record_of_another_shape_goes_through_the_encoder(data, name, value):
+    odd = {**data, name: value}
+    assert records.encode_fired(odd) == records.encode(odd)
+    del odd["kind"]
+    assert records.encode_fired(odd) == records.encode(odd)
+
+
+@pytest.mark.parametrize("late_by_s", [float("nan"), float("inf"), -float("inf")])
+def test_a_number_that_is_no_finite_one_is_written_as_the_encoder_writes_it(late_by_s):
+    data = dict.fromkeys(ORDER, "")
+    data.update({"place": 5, "pass": 1, "run": 7, "seq": 3, "late_by_s": late_by_s})
+    assert records.encode_fired(data) == records.encode(data)
+    assert ("NaN" if late_by_s != late_by_s else "Infinity") in records.encode_fired(data)

@@ -14,6 +14,9 @@ import json
 from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring_ascii
 
+# A text as JSON writes it, quoted, ASCII only (what `encoder` writes for a text).
+quoted = encode_basestring_ascii
+
 
 def encoder(default: Callable[[object], object], *, separators: tuple[str, str] = (", ", ": ")
             ) -> Callable[[object], str]:

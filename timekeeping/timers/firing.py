@@ -241,23 +241,17 @@ class Firing:
         self.late_s.append(late_s)
         if self.traced:
             self.rows.append(TraceRow(self.pass_no, timer, self.instant, what=what))
-        self.record(
-            "timer.fired",
-            timer=timer.id,
-            data={
-                "kind": timer.kind, "key": timer.key, "place": timer.place,
-                "owed": timer.owed.isoformat(),
-                "late_by_s": late_s,
-                "owner": timer.owner_id, "pass": self.pass_no, "run": self.run.id,
-                "seq": self.seq, "what": what,
-            },
-        )
+        data = {"kind": timer.kind, "key": timer.key, "place": timer.place,
+                "owed": timer.owed.isoformat(), "late_by_s": late_s, "owner": timer.owner_id,
+                "pass": self.pass_no, "run": self.run.id, "seq": self.seq, "what": what}
+        self.record("timer.fired", timer=timer.id, data=data, encoded=records.encode_fired(data))
 
     # -- what handlers call ----------------------------------------------------------------
 
     def record(self, kind: str, *, timer: str = "", subject: str = "", job: str = "",
-               data: dict | None = None) -> None:
-        entry = records.Entry(kind, timer=timer, subject=subject, job=job, data=data or {})
+               data: dict | None = None, encoded: str = "") -> None:
+        entry = records.Entry(kind, timer=timer, subject=subject, job=job, data=data or {},
+                              encoded=encoded)
         if job and kind not in TELLING:  # the job changed, or may have: read it again
             for read in self.read_of_job.pop(job, ()):
                 self.read.pop(read, None)

@@ -39,6 +39,29 @@ def encode(data: dict) -> str:
     return _encode(data)
 
 
+def encode_fired(data: dict) -> str:
+    """A `timer.fired` record's data, its keys in the firing's order, as `encode` writes it,
+    in one format string: the encoder took twice as long, for the record every fired timer
+    writes (issue 32). Data of another shape (a handler's `what` that is no text, a number
+    that is no finite one) goes through `encode`."""
+    try:
+        kind, key, place, owed, late_by_s = (data["kind"], data["key"], data["place"],
+                                             data["owed"], data["late_by_s"])
+        owner, pass_no, run, seq, what = (data["owner"], data["pass"], data["run"],
+                                          data["seq"], data["what"])
+    except KeyError:
+        return encode(data)
+    if not (len(data) == 10
+            and type(kind) is type(key) is type(owed) is type(owner) is type(what) is str
+            and type(place) is type(pass_no) is type(run) is type(seq) is int
+            and type(late_by_s) is float and late_by_s - late_by_s == 0):  # finite
+        return encode(data)
+    q = json_text.quoted
+    return (f'{{"kind": {q(kind)}, "key": {q(key)}, "place": {place!r}, "owed": {q(owed)}, '
+            f'"late_by_s": {late_by_s!r}, "owner": {q(owner)}, "pass": {pass_no!r}, '
+            f'"run": {run!r}, "seq": {seq!r}, "what": {q(what)}}}')
+
+
 def error_text(error: BaseException, limit: int = 2000) -> str:
     """An error as stored text: its type and message, NUL-free (PostgreSQL keeps no NUL in
     text or JSON) and bounded."""
@@ -65,7 +88,8 @@ class Entry:
     id: str = ""
 
     def __post_init__(self) -> None:
-        self.encoded = encode(self.data)
+        if not self.encoded:  # given by a writer that made it faster (`encode_fired`)
+            self.encoded = encode(self.data)
         self.id = self.id or new_id("rec")
 
 
