@@ -53,7 +53,7 @@ TEXTS = st.text(alphabet=st.characters(exclude_categories=[]) | st.sampled_from(
 FIRED = st.fixed_dictionaries({
     "kind": TEXTS, "key": TEXTS, "place": st.integers(), "owed": TEXTS,
     "late_by_s": st.floats(allow_nan=False, allow_infinity=False), "owner": TEXTS,
-    "pass": st.integers(), "run": st.integers(), "seq": st.integers(), "what": TEXTS}
+    "pass": st.integers(), "run": TEXTS, "seq": st.integers(), "what": TEXTS}
 ).map(lambda data: {key: data[key] for key in ORDER})  # as the firing makes it
 ODD = st.none() | st.booleans() | st.floats() | st.integers() | TEXTS | st.lists(st.integers())
 
@@ -75,6 +75,23 @@ def test_a_record_of_another_shape_goes_through_the_encoder(data, name, value):
 @pytest.mark.parametrize("late_by_s", [float("nan"), float("inf"), -float("inf")])
 def test_a_number_that_is_no_finite_one_is_written_as_the_encoder_writes_it(late_by_s):
     data = dict.fromkeys(ORDER, "")
-    data.update({"place": 5, "pass": 1, "run": 7, "seq": 3, "late_by_s": late_by_s})
+    data.update({"place": 5, "pass": 1, "run": "tick_7", "seq": 3, "late_by_s": late_by_s})
     assert records.encode_fired(data) == records.encode(data)
     assert ("NaN" if late_by_s != late_by_s else "Infinity") in records.encode_fired(data)
+
+
+def test_a_tick_writes_its_fired_timers_records_by_the_format_string(brand, monkeypatch):
+    # The record every fired timer writes, as a real tick makes it (its run's id a text), is
+    # written by `encode_fired` itself: the encoder is not asked. A record of the run's id
+    # taken for a number went through the encoder on every fired timer (issue 32).
+    from timekeeping.tick import phases
+    from timekeeping.timers import delays
+
+    delays.delay("timekeeping.note", {"n": 1}, brand=brand, at=AT, key="a")
+    asked = []
+    general = records.encode
+    monkeypatch.setattr(records, "encode", lambda data: asked.append(data) or general(data))
+    phases.run_once(now=AT, sweep=False)
+    fired = Record.objects.get(brand=brand, kind="timer.fired")
+    assert fired.data["key"] == "a" and fired.data["run"].startswith("tick_")
+    assert [data.get("key") for data in asked if data.get("run")] == []

@@ -52,14 +52,14 @@ def encode_fired(data: dict) -> str:
     except KeyError:
         return encode(data)
     if not (len(data) == 10
-            and type(kind) is type(key) is type(owed) is type(owner) is type(what) is str
-            and type(place) is type(pass_no) is type(run) is type(seq) is int
+            and type(kind) is type(key) is type(owed) is type(owner) is type(run) is str
+            and type(what) is str and type(place) is type(pass_no) is type(seq) is int
             and type(late_by_s) is float and late_by_s - late_by_s == 0):  # finite
         return encode(data)
     q = json_text.quoted
     return (f'{{"kind": {q(kind)}, "key": {q(key)}, "place": {place!r}, "owed": {q(owed)}, '
             f'"late_by_s": {late_by_s!r}, "owner": {q(owner)}, "pass": {pass_no!r}, '
-            f'"run": {run!r}, "seq": {seq!r}, "what": {q(what)}}}')
+            f'"run": {q(run)}, "seq": {seq!r}, "what": {q(what)}}}')
 
 
 def error_text(error: BaseException, limit: int = 2000) -> str:
