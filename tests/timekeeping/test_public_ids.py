@@ -1,3 +1,6 @@
+import os
+import threading
+import time
 from collections import Counter
 
 import pytest
@@ -28,10 +31,49 @@ def test_each_digit_is_as_likely_as_any_other():
 
 
 def test_bytes_it_passes_by_are_drawn_again(monkeypatch):
+    public_ids._forget()  # no digits drawn before
     drawn = iter([bytes([255] * 20 + [0, 1, 2, 63]), bytes(range(61, 85))])
     monkeypatch.setattr(public_ids.os, "urandom", lambda n: next(drawn))
     # 0, 1, 2 and 63 (63 % 62 = 1) name 0, 1, 2, 1; then 61 and 62… (61, 0, 1, …) the rest.
     assert new_id("tmr") == "tmr_0121z0123456789A"
+
+
+def test_threads_never_take_the_same_digits(monkeypatch):
+    drawn = public_ids._drawn
+
+    def slow_draw():  # another thread runs while one draws, as a slow random source lets it
+        time.sleep(0)
+        return drawn()[:64]  # a draw every few ids
+
+    monkeypatch.setattr(public_ids, "_drawn", slow_draw)
+    made: list[list[str]] = [[] for _ in range(8)]
+
+    def make(into):
+        into.extend(new_id("rec") for _ in range(2000))
+
+    threads = [threading.Thread(target=make, args=(into,)) for into in made]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({value for into in made for value in into}) == 8 * 2000
+
+
+def test_a_forked_process_hands_out_none_of_its_parents_digits():
+    new_id("rec")  # the parent holds digits drawn ahead
+    reading, writing = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's, reported through the pipe
+        try:
+            os.write(writing, new_id("rec").encode())
+        finally:
+            os._exit(0)
+    os.close(writing)
+    os.waitpid(child, 0)
+    with os.fdopen(reading) as pipe:
+        childs = pipe.read()
+    parents = [new_id("rec") for _ in range(300)]  # past the block the child would share
+    assert childs.startswith("rec_") and childs not in parents
 
 
 def test_it_gives_each_model_its_own_prefix(brand, test_clock):

@@ -9,6 +9,7 @@ short ids), and it must carry the model's prefix.
 
 import os
 import re
+import threading
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -23,16 +24,41 @@ ID_PATTERN = re.compile(r"^[a-z]+_[0-9A-Za-z]{1,40}$")
 # id, each timer, record and delivery a tick writes has one; now under 1 µs).
 _DIGIT_OF_BYTE = bytes(ord(BASE62[byte % 62]) if byte < 248 else 0 for byte in range(256))
 _PASSED_BY = bytes(range(248, 256))
-_DRAWN = RANDOM_LENGTH + 8  # fewer than 16 of 24 below 248: once in 40 million, drawn again
+# Digits are drawn a block at a time and handed out in order, each once (issue 32: a call to
+# the OS's random source for every id was the product's largest single cost in firing real
+# work). Under a lock, so two threads never take the same digits; a process forked from this
+# one starts with none of them (`_forget`), so parent and child never hand out the same.
+_BLOCK = 4096  # bytes a draw: some 250 ids
+_lock = threading.Lock()
+_pool, _at = "", 0
 
 
 def new_id(prefix: str) -> str:
     """`prefix`, an underscore and 16 random base62 digits: 95 bits from the OS's random
     source (62**16 > 2**95)."""
-    digits = b""
-    while len(digits) < RANDOM_LENGTH:
-        digits += os.urandom(_DRAWN).translate(_DIGIT_OF_BYTE, _PASSED_BY)
-    return f"{prefix}_{digits[:RANDOM_LENGTH].decode()}"
+    global _pool, _at  # noqa: PLW0603 - the digits drawn ahead, this module's own
+    with _lock:
+        while len(_pool) - _at < RANDOM_LENGTH:
+            _pool, _at = _pool[_at:] + _drawn(), 0
+        at = _at
+        _at += RANDOM_LENGTH
+        digits = _pool[at:at + RANDOM_LENGTH]
+    return f"{prefix}_{digits}"
+
+
+def _drawn() -> str:
+    """A block of the OS's random bytes as digits, those from 248 up passed by (fewer than 16
+    digits once in a very long while: `new_id` draws again)."""
+    return os.urandom(_BLOCK).translate(_DIGIT_OF_BYTE, _PASSED_BY).decode()
+
+
+def _forget() -> None:
+    """In a process just forked: none of the parent's digits, and a lock of its own."""
+    global _pool, _at, _lock  # noqa: PLW0603
+    _pool, _at, _lock = "", 0, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget)
 
 
 @deconstructible
