@@ -26,7 +26,7 @@ from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
 from timekeeping.specs.jobs import Within, parse_within
-from timekeeping.timers import arming, gathered, in_progress, made
+from timekeeping.timers import arming, firing, gathered, in_progress, made
 
 KIND = "deadline"
 OPEN_STATES = (Deadline.State.OPEN, Deadline.State.AT_RISK, Deadline.State.LATE)
@@ -281,35 +281,40 @@ def follow(job: Job) -> list[str]:
 
 
 # Under what a firing batch keeps, with a job's id, where its record stood when the deadlines
-# that follow its dates were last followed, and for which timer's handler.
+# that follow its dates were last followed in one of its handlers.
 FOLLOWED = "deadlines followed"
-# The records of a job that change nothing `follow` reads: a step's commit, on the record
-# before its effects, each of which writes records of its own as it changes a date or a
-# deadline (`clock.moved`, `clock.satisfied` before the dates a kept date opens,
-# `deadline.started`, `deadline.met`, …).
+# The records of a job that change nothing `follow` reads (the job's open deadlines, their
+# ends, the dates they follow): a step's commit, on the record before its effects, each of
+# which writes records of its own as it changes a date or a deadline (`clock.moved`,
+# `clock.satisfied` before the dates a kept date opens, `deadline.started`, `deadline.met`,
+# …); and the records that only tell (`firing.TELLING`: a date's notice or escalation, a
+# deadline's at-risk or late mark, which changes its state among the open ones, not its end).
 FOLLOW_STANDS = frozenset({"step.committed"})
 
 
 def _unchanged_since_followed(job: Job) -> bool:
-    """Whether the job's deadlines were followed in the handler now firing, with no record of
-    the job made since but a step's commit (issue 32: a `run` rung's step, then its `then`,
-    read the deadlines twice though the `then` moved no date). Every change to a job's dates
-    and deadlines is on the record as it is made, and the first read locked the deadlines;
-    the instant and the job's zone are the batch's. Outside a firing, always read."""
+    """Whether the job's deadlines were followed in a handler of the firing batch, with no
+    record of the job made since but a step's commit or one that only tells (issue 32: a
+    `run` rung's step, then its `then`, read the deadlines twice though the `then` moved no
+    date, and a return's three `run` rungs, fired together, read them again at each step).
+    Every change to a job's dates and deadlines is on the record as it is made, the first read
+    locked the deadlines in the batch's transaction (a move of a date elsewhere follows them,
+    so waits for it), and the instant and the job's zone are the batch's. Outside a handler
+    of a firing, always read."""
     batch = in_progress.current()
     if batch is None or batch.current is None:
         return False
     mark = batch.memo.get((FOLLOWED, job.pk))
-    if mark is None or mark[0] != batch.current.id:
+    if mark is None:
         return False
-    return all(entry.kind in FOLLOW_STANDS for entry in batch.records[mark[1]:]
-               if entry.job == job.pk)
+    return all(entry.kind in FOLLOW_STANDS or entry.kind in firing.TELLING
+               for entry in batch.records[mark:] if entry.job == job.pk)
 
 
 def _note_followed(job: Job) -> None:
     batch = in_progress.current()
     if batch is not None and batch.current is not None:
-        batch.memo[(FOLLOWED, job.pk)] = (batch.current.id, len(batch.records))
+        batch.memo[(FOLLOWED, job.pk)] = len(batch.records)
 
 
 def _within_of(deadline: Deadline) -> Within | None:
