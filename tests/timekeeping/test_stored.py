@@ -20,6 +20,7 @@ from timekeeping.timers.stored import (
     store,
     store_rearmed,
     store_unheld,
+    supersede_and_store,
     supersede_unwanted,
     write_new,
 )
@@ -257,6 +258,8 @@ def test_each_key_is_looked_up_by_its_index_however_many_timers_there_are(brand)
         store_rearmed([_timer(brand, "newer", T0)])
         supersede_unwanted(brand.pk, None, "job_1", {"many:7": T0, "new": T0}, "moved")
         end_under_keys(brand.pk, None, ["many:8", "many:9"], Timer.State.CANCELLED, "ended")
+        supersede_and_store(brand.pk, None, "job_1", {"many:10": T0 + timedelta(hours=1)},
+                            "moved", [_timer(brand, "many:10", T0 + timedelta(hours=1))])
     for query in sent.captured_queries[:2]:
         plan = _plan(query["sql"])
         assert "SubPlan" in plan and "Join" not in plan, plan
@@ -266,3 +269,37 @@ def test_each_key_is_looked_up_by_its_index_however_many_timers_there_are(brand)
     assert "timer_owner" in plan and "timer_key" in plan, plan
     plan = _plan(sent.captured_queries[3]["sql"])
     assert "Seq Scan on timekeeping_timer" not in plan and "timer_key" in plan, plan
+    # Both in one: the update run through first (a one-time filter on what it answered), each
+    # new timer then looked up by its index.
+    plan = _plan(sent.captured_queries[4]["sql"])
+    assert "Seq Scan on timekeeping_timer" not in plan and "One-Time Filter" in plan, plan
+    assert "timer_owner" in plan and "Index Scan using timer_key on timekeeping_timer held" \
+        in plan and "Join" not in plan.split("CTE written")[1], plan
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL")
+def test_a_key_superseded_and_armed_again_in_one_statement_says_which_of_each(brand):
+    # "moved": live, owed at another time, so superseded, and written again under its key in
+    # the same statement (the live key's index refuses nothing the update ended); "kept": owed
+    # then, left; "gone": the owner's, not wanted, superseded; "rang": fired for that very
+    # instant, not written again.
+    old = {}
+    for key, owed in [("moved", T0), ("kept", T0 + timedelta(hours=1)), ("gone", T0),
+                      ("rang", T0 + timedelta(hours=1))]:
+        timer = _timer(brand, key, owed)
+        timer.owner_id = "job_1"
+        if key == "rang":
+            timer.state = Timer.State.FIRED
+        store([timer])
+        old[key] = timer.pk
+    wanted = {key: T0 + timedelta(hours=1) for key in ("moved", "kept", "rang", "new")}
+    new = {key: _timer(brand, key, owed) for key, owed in wanted.items()}
+    with CaptureQueriesContext(connection) as sent:
+        ended, written = supersede_and_store(brand.pk, None, "job_1", wanted, "moved",
+                                             list(new.values()))
+    assert len(sent) == 1
+    assert sorted(ended) == sorted([old["moved"], old["gone"]])
+    assert written == {new["moved"].pk, new["new"].pk}
+    live = dict(Timer.objects.filter(brand=brand, state=Timer.State.ARMED).values_list(
+        "key", "pk"))
+    assert live == {"moved": new["moved"].pk, "kept": old["kept"], "new": new["new"].pk}

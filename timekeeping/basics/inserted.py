@@ -80,11 +80,8 @@ def insert(rows: Sequence[Model], *, skip_taken: bool = False, returning: bool =
     answered: list = []
     with connection.cursor() as cursor:
         for start in range(0, len(rows), ROWS):
-            cursor.execute(statement, [json.dumps(
-                [{field.column: _value(field.pre_save(row, True), bare)
-                  for field, bare in zip(fields, plain, strict=True)}
-                 for row in rows[start:start + ROWS]], cls=DjangoJSONEncoder,
-                separators=(",", ":")), *but])
+            cursor.execute(statement, [_rows_json(rows[start:start + ROWS], fields, plain),
+                                       *but])
             if auto or returning:
                 answered.extend(found[0] for found in cursor.fetchall())
     if auto and not skip_taken:  # every row written, in the order sent
@@ -93,6 +90,41 @@ def insert(rows: Sequence[Model], *, skip_taken: bool = False, returning: bool =
     for row in rows:
         row._state.adding, row._state.db = False, using
     return set(answered) if returning else None
+
+
+def insert_after(first: str, params: list, rows: Sequence[Model], *, unless: Unless
+                 ) -> tuple[list, set]:
+    """`first`, a statement that answers ids (`… RETURNING id`), then `rows` written as
+    `insert(rows, skip_taken=True, returning=True, unless=unless)` writes them, in one
+    statement (PostgreSQL, at most `ROWS` rows): the ids `first` answered, and the ids
+    written. `first` runs to its end before the first row is written (a row a unique index
+    refuses is refused by what `first` left); the lookup of `unless` reads the table as it
+    stood before `first` (one statement, one snapshot), so `first` must change nothing the
+    lookup could find (issue 32: a date's rungs superseded and armed again in one round trip,
+    not two)."""
+    model = type(rows[0])
+    connection = connections[router.db_for_write(model)]
+    if connection.vendor != "postgresql" or len(rows) > ROWS:
+        raise ValueError("insert_after: PostgreSQL, at most ROWS rows")
+    fields = tuple(_fields(model, rows))
+    if model._meta.pk not in fields:
+        raise ValueError("insert_after: the rows' ids are given")
+    for row in rows:
+        row._prepare_related_fields_for_save(operation_name="insert")  # noqa: SLF001
+    quote = connection.ops.quote_name
+    written = _statement(model, quote, fields, True, True, _unless(model, unless), "first")
+    statement = (f"WITH {quote('first')} AS ({first}), {quote('written')} AS ({written}) "
+                 f"SELECT true, {quote('id')} FROM {quote('first')} UNION ALL "
+                 f"SELECT false, {quote(model._meta.pk.column)} FROM {quote('written')}")
+    plain = _plain(fields)
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*params, _rows_json(rows, fields, plain),
+                                   list(unless.but[1])])
+        answered = cursor.fetchall()
+    for row in rows:
+        row._state.adding, row._state.db = False, connection.alias
+    return ([pk for first_one, pk in answered if first_one],
+            {pk for first_one, pk in answered if not first_one})
 
 
 def next_ids(model: type[Model], count: int) -> list[int]:
@@ -150,12 +182,14 @@ def _unless(model: type[Model], unless: Unless) -> tuple:
 
 @lru_cache(maxsize=64)
 def _statement(model: type[Model], quote, fields: tuple, skip_taken: bool,
-               returning: bool, unless: tuple | None = None) -> str:
+               returning: bool, unless: tuple | None = None, after: str = "") -> str:
     """The statement, made once for its model, columns and options (`unless`, as `_unless`
     gives it: each row looked up in the table first, in the same statement). A model whose
     JSON field encodes with an encoder of its own is refused: its values are written as
     Django's encoder writes them, as the product's JSON fields do; so is one with a value the
-    database makes (a `db_default`, a generated field), which `bulk_create` leaves out."""
+    database makes (a `db_default`, a generated field), which `bulk_create` leaves out.
+    `after`: the name of a statement of the same `WITH` that runs to its end before any row
+    is written (`insert_after`)."""
     for field in fields:
         if isinstance(field, JSONField) and field.encoder not in (None, DjangoJSONEncoder):
             raise TypeError(f"{model.__name__}.{field.name}: its encoder is not Django's")
@@ -175,11 +209,20 @@ def _statement(model: type[Model], quote, fields: tuple, skip_taken: bool,
                 f"{quote('held')}.{quote(column)} "
                 f"{'IS NOT DISTINCT FROM' if null else '='} {quote('new')}.{quote(column)}"
                 for column, null in same), quote(but))
+    if after:  # a one-time filter: the statement named is run through before the first row
+        matched += f" AND (SELECT count(*) FROM {quote(after)}) >= 0"
     return "".join([
         f"INSERT INTO {table} ({columns}) SELECT {columns} FROM ",
         f"jsonb_populate_recordset(NULL::{table}, %s::jsonb) AS {quote('new')}", matched,
         " ON CONFLICT DO NOTHING" if skip_taken else "",
         f" RETURNING {table}.{quote(model._meta.pk.column)}" if returning else ""])
+
+
+def _rows_json(rows: Sequence[Model], fields: tuple, plain: tuple[bool, ...]) -> str:
+    """The rows as the one JSON array a statement carries: each its columns' values."""
+    return json.dumps([{field.column: _value(field.pre_save(row, True), bare)
+                        for field, bare in zip(fields, plain, strict=True)} for row in rows],
+                      cls=DjangoJSONEncoder, separators=(",", ":"))
 
 
 @lru_cache(maxsize=64)

@@ -19,9 +19,8 @@ from timekeeping.timers.stored import (
     end_under_keys,
     looked_up_in_one,
     store,
-    store_rearmed,
     store_unheld,
-    supersede_unwanted,
+    supersede_and_store,
     write_new,
 )
 
@@ -267,10 +266,10 @@ def rearm_keys(
 ) -> None:
     """`rearm` for several keys at once (an ask's reminder and expiry): each armed for its
     owed (key to (owed, payload)), a live timer under it owed at another time superseded, one
-    owed then kept, a key that rang for that very instant not armed again. Two statements
+    owed then kept, a key that rang for that very instant not armed again. One statement
     whatever their number on PostgreSQL, as `rearm_many`'s (an update that says what it
-    superseded, an insert that looks up each key), three elsewhere (issue 32: three a key one
-    at a time); none for an owner gathered."""
+    superseded and an insert that looks up each key, together), three elsewhere (issue 32:
+    three a key one at a time); none for an owner gathered."""
     if any(owed.tzinfo is None for owed, _ in wanted.values()):
         raise ValueError("owed: give aware instants")
     batch = firing.current()
@@ -283,11 +282,9 @@ def rearm_keys(
                   payload=payload, **fields)
         return
     if looked_up_in_one():
-        _ended(supersede_unwanted(brand.pk, getattr(test_clock, "pk", None), None,
-                                  {key: owed for key, (owed, _) in wanted.items()}, why))
         made = [_new(brand=brand, kind=kind, key=key, owed=owed, test_clock=test_clock,
                      payload=payload, **fields) for key, (owed, payload) in wanted.items()]
-        _note_written(batch, made, store_rearmed(made))
+        _rearmed_in_one(batch, brand, test_clock, None, wanted, why, made)
         return
     keys = list(wanted)
     found = KEYS_LIVE_OR_RUNG(brand=brand.pk, test_clock=getattr(test_clock, "pk", None),
@@ -311,6 +308,18 @@ def _note_written(batch: firing.Firing | None, made: list[Timer], written: set[s
                 batch.note_armed(timer)
 
 
+def _rearmed_in_one(batch: firing.Firing | None, brand: Brand, test_clock: TestClock | None,
+                    owner_id: str | None, wanted: dict[str, tuple[datetime, dict]], why: str,
+                    made: list[Timer]) -> None:
+    """`stored.supersede_and_store` for `rearm_many` (an owner) and `rearm_keys` (None): what
+    it ended and what it wrote, noted on the firing batch."""
+    ended, written = supersede_and_store(
+        brand.pk, getattr(test_clock, "pk", None), owner_id,
+        {key: owed for key, (owed, _) in wanted.items()}, why, made)
+    _ended(ended)
+    _note_written(batch, made, written)
+
+
 def rearm_many(
     *, brand: Brand, kind: str, wanted: dict[str, tuple[datetime, dict]], why: str,
     owner_id: str, test_clock: TestClock | None = SAME_CLOCK, fresh: bool = False, **fields,
@@ -321,9 +330,9 @@ def rearm_many(
     live timer owed at another time is superseded and armed anew; one already owed then is
     left; a key that already rang for that very instant is not armed again. `fresh`: the
     owner was made in this transaction (a date of a job being ordered), so no timer can be
-    under its keys yet and none is looked for: one statement. Else two on PostgreSQL (an
-    update that answers what it superseded, an insert that looks up each key), three
-    elsewhere (a read first)."""
+    under its keys yet and none is looked for: one statement. Else one on PostgreSQL (an
+    update that answers what it superseded and an insert that looks up each key, together:
+    `stored.supersede_and_store`), three elsewhere (a read first)."""
     batch = firing.current()
     if test_clock is SAME_CLOCK:
         test_clock = batch.test_clock if batch is not None else None
@@ -340,11 +349,8 @@ def rearm_many(
                 kept.add(timer.key)
             else:
                 gathering.end(timer, state=Timer.State.SUPERSEDED, by=why)
-    in_two = not fresh and looked_up_in_one()
-    if in_two:  # what it no longer wants superseded; the rest looked up as it is written
-        _ended(supersede_unwanted(brand.pk, getattr(test_clock, "pk", None), owner_id,
-                                  {key: owed for key, (owed, _) in wanted.items()}, why))
-    elif not fresh:
+    in_one = not fresh and looked_up_in_one()
+    if not (in_one or fresh):
         kept, rang = _supersede_unwanted(brand, test_clock, owner_id, wanted, why)
     now = batch.instant if batch else wallclock.now(brand=brand, test_clock=test_clock)
     fields["owner_opened"] = fields.get("owner_opened") or now
@@ -358,10 +364,13 @@ def rearm_many(
         for timer in made:
             gathering.add(timer)
         return
+    if in_one:  # what it no longer wants superseded, the rest looked up as it is written
+        _rearmed_in_one(batch, brand, test_clock, owner_id, wanted, why, made)
+        return
     if not made:
         return
     # Of two processes arming one key, one row results.
-    _note_written(batch, made, store_rearmed(made) if in_two else store(made))
+    _note_written(batch, made, store(made))
 
 
 # An owner's live timers, and the live or rung timers under the keys it wants: what it arms

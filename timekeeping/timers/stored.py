@@ -5,6 +5,7 @@ owners armed, written in one stream.
     store_unheld(timers) -> the ids written, as `arm` writes them (PostgreSQL)
     supersede_unwanted(…) -> the ids superseded, as `rearm_many` and `rearm_keys` end them
     store_rearmed(timers) -> the ids written, as `rearm_many` and `rearm_keys` write them
+    supersede_and_store(…, timers) -> (superseded, written): the two in one statement
     end_under_keys(…) -> the ids ended, as `end_keys` ends them (these four: PostgreSQL)
     write_new(timers)
     mark_fired(ids, instant)
@@ -89,6 +90,28 @@ def supersede_unwanted(brand: str, test_clock: str | None, owner: str | None,
                    [keys, [wanted[key] for key in keys]])
 
 
+def supersede_and_store(brand: str, test_clock: str | None, owner: str | None,
+                        wanted: dict[str, datetime], by: str,
+                        timers: list[Timer]) -> tuple[list[str], set[str]]:
+    """`supersede_unwanted`, then `store_rearmed(timers)`, in one statement (PostgreSQL; two
+    for more timers than one statement carries, or none to write): the ids superseded, and
+    those written. The insert's lookup reads the timers as they stood before the update (one
+    statement sees one snapshot), and nothing it looks for has changed: the update spares a
+    live timer owed at its key's wanted instant and ends no fired one, and a new timer is
+    written only for a wanted key and instant (issue 32: a moved date's rungs, each `run`
+    rung of the April wave, and an ask's reminder and expiry extended, in one round trip)."""
+    if not timers or len(timers) > inserted.ROWS:
+        ended = supersede_unwanted(brand, test_clock, owner, wanted, by)
+        return ended, store_rearmed(timers)
+    connection = connections[router.db_for_write(Timer)]
+    keys = list(wanted)
+    return inserted.insert_after(
+        _ending_of(connection.ops.quote_name, test_clock is None, owner is not None, True),
+        _ending_values(brand, test_clock, Timer.State.SUPERSEDED, by, owner, keys,
+                       [keys, [wanted[key] for key in keys]]),
+        timers, unless=LIVE_OR_RUNG_THEN)
+
+
 def end_under_keys(brand: str, test_clock: str | None, keys: list[str], state: Timer.State,
                    by: str) -> list[str]:
     """End the live timers (armed or held) under `keys` as `state`: one statement, which
@@ -100,13 +123,18 @@ def end_under_keys(brand: str, test_clock: str | None, keys: list[str], state: T
 def _ending(brand: str, test_clock: str | None, state: Timer.State, by: str,
             owner: str | None, keys: list[str], sparing: list | None) -> list[str]:
     connection = connections[router.db_for_write(Timer)]
-    live = [Timer.State.ARMED.value, Timer.State.HELD.value]
-    values = [Timer.State(state).value, by, brand, *([test_clock] if test_clock else []), live,
-              *([owner] if owner is not None else []), keys, *(sparing or [])]
+    values = _ending_values(brand, test_clock, state, by, owner, keys, sparing)
     with connection.cursor() as cursor:
         cursor.execute(_ending_of(connection.ops.quote_name, test_clock is None,
                                   owner is not None, sparing is not None), values)
         return [pk for (pk,) in cursor.fetchall()]
+
+
+def _ending_values(brand: str, test_clock: str | None, state: Timer.State, by: str,
+                   owner: str | None, keys: list[str], sparing: list | None) -> list:
+    live = [Timer.State.ARMED.value, Timer.State.HELD.value]
+    return [Timer.State(state).value, by, brand, *([test_clock] if test_clock else []), live,
+            *([owner] if owner is not None else []), keys, *(sparing or [])]
 
 
 @lru_cache(maxsize=16)
