@@ -16,6 +16,7 @@ says, and follows it when it moves; its late mark is the world's date and is nev
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -307,8 +308,9 @@ def _unchanged_since_followed(job: Job) -> bool:
     mark = batch.memo.get((FOLLOWED, job.pk))
     if mark is None:
         return False
-    return all(entry.kind in FOLLOW_STANDS or entry.kind in firing.TELLING
-               for entry in batch.records[mark:] if entry.job == job.pk)
+    since = batch.records_of_job.get(job.pk, [])
+    return all(batch.records[at].kind in FOLLOW_STANDS or batch.records[at].kind in
+               firing.TELLING for at in since[bisect_left(since, mark):])
 
 
 def _note_followed(job: Job) -> None:

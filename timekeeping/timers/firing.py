@@ -115,6 +115,9 @@ class Firing:
         self.seq = first_seq
         self.traced = traced
         self.records: list[records.Entry] = []
+        # Where each job's records are among `records`: what changed a job since a point of
+        # the batch is read from its own, not from every record since (`deadlines.follow`).
+        self.records_of_job: dict[str, list[int]] = {}
         self.deliveries: list[Delivery] = []
         self.fired: list[Timer] = []
         self.late_s: list[float] = []  # how late each of `fired` fired, in seconds
@@ -252,9 +255,11 @@ class Firing:
                data: dict | None = None, encoded: str = "") -> None:
         entry = records.Entry(kind, timer=timer, subject=subject, job=job, data=data or {},
                               encoded=encoded)
-        if job and kind not in TELLING:  # the job changed, or may have: read it again
-            for read in self.read_of_job.pop(job, ()):
-                self.read.pop(read, None)
+        if job:
+            if kind not in TELLING:  # the job changed, or may have: read it again
+                for read in self.read_of_job.pop(job, ()):
+                    self.read.pop(read, None)
+            self.records_of_job.setdefault(job, []).append(len(self.records))
         self.records.append(entry)
         records.heard(self.brand, self.test_clock, self.instant, entry)
 
