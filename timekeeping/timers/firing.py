@@ -115,9 +115,7 @@ class Firing:
         self.seq = first_seq
         self.traced = traced
         self.records: list[records.Entry] = []
-        # Where each job's records are among `records`: what changed a job since a point of
-        # the batch is read from its own, not from every record since (`deadlines.follow`).
-        self.records_of_job: dict[str, list[int]] = {}
+        self.records_of_job: dict[str, list[int]] = {}  # each job's places in `records`
         self.deliveries: list[Delivery] = []
         self.fired: list[Timer] = []
         self.late_s: list[float] = []  # how late each of `fired` fired, in seconds
