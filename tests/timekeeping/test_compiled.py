@@ -10,6 +10,7 @@ from django.db.models import Count, F, Q
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 
+from tests.timekeeping.prepared import prepared_statements
 from timekeeping.basics import compiled
 from timekeeping.models import Brand, Timer
 from timekeeping.timers.arming import OWNERS_TIMERS
@@ -251,12 +252,6 @@ def test_get_gives_the_one_row_or_raises_as_the_orm_does(brand):
         read.get(owner="occ-1")
 
 
-def _prepared_statements() -> list[str]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        return [row[0] for row in cursor.fetchall()]
-
-
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepares")
 @pytest.mark.django_db(transaction=True)
 def test_a_read_by_id_asked_to_is_prepared_and_nothing_else_is(brand, settings):
@@ -274,12 +269,12 @@ def test_a_read_by_id_asked_to_is_prepared_and_nothing_else_is(brand, settings):
     assert f"'{made[0].pk}'" in sent.captured_queries[0]["sql"]
     assert [(row.pk, row.owed, row.brand.slug) for row in read] == [
         (timer.pk, timer.owed.astimezone(UTC), "northwind") for timer in made]
-    prepared = _prepared_statements()
+    prepared = prepared_statements()
     assert len(prepared) == 1 and '"timekeeping_brand"' in prepared[0]
     settings.PREPARED_STATEMENTS = False
     connection.close()  # a new connection, which nothing has prepared on
     assert by_id.get(pk=made[0].pk).pk == made[0].pk
-    assert _prepared_statements() == []
+    assert prepared_statements() == []
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepares")
@@ -323,4 +318,4 @@ def test_an_owners_timers_read_prepared_answer_as_django_once_one_plan_is_kept(
                     "id", "key", "owed", "state")
             assert sorted(read) == sorted(expected) and read
     assert any('"timekeeping_timer"."owner_id" = $' in statement
-               for statement in _prepared_statements())
+               for statement in prepared_statements())

@@ -33,9 +33,11 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connections, router
+from django.db import DatabaseError, connections, router, transaction
 from django.db.models import AutoField, JSONField, Model
 from django.db.models.constants import OnConflict
+
+from timekeeping.basics import compiled, riding
 
 # Rows a statement carries at most: a batch's thousand deliveries, their emails in one JSON
 # text, held it three times over (the text, its quoting, the statement) at a tick's peak, 3 to
@@ -92,7 +94,8 @@ def insert(rows: Sequence[Model], *, skip_taken: bool = False, returning: bool =
     return set(answered) if returning else None
 
 
-def insert_after(first: str, params: list, rows: Sequence[Model], *, unless: Unless
+def insert_after(first: str, params: list, rows: Sequence[Model], *, unless: Unless,
+                 also: Sequence[Model] = (), also_unless: Unless | None = None
                  ) -> tuple[list, set]:
     """`first`, a statement that answers ids (`… RETURNING id`), then `rows` written as
     `insert(rows, skip_taken=True, returning=True, unless=unless)` writes them, in one
@@ -101,30 +104,52 @@ def insert_after(first: str, params: list, rows: Sequence[Model], *, unless: Unl
     refuses is refused by what `first` left); the lookup of `unless` reads the table as it
     stood before `first` (one statement, one snapshot), so `first` must change nothing the
     lookup could find (issue 32: a date's rungs superseded and armed again in one round trip,
-    not two)."""
+    not two). `also`: more rows of the model, each looked up as `also_unless` says, written
+    in the same statement after `first` as well (their ids among those written). An update
+    held on the database of another table (`riding.held`: the date's own move) rides in it,
+    a part of its own, and is refused as a save that finds no row."""
     model = type(rows[0])
     connection = connections[router.db_for_write(model)]
-    if connection.vendor != "postgresql" or len(rows) > ROWS:
+    if connection.vendor != "postgresql" or len(rows) + len(also) > ROWS:
         raise ValueError("insert_after: PostgreSQL, at most ROWS rows")
-    fields = tuple(_fields(model, rows))
-    if model._meta.pk not in fields:
-        raise ValueError("insert_after: the rows' ids are given")
-    for row in rows:
-        row._prepare_related_fields_for_save(operation_name="insert")  # noqa: SLF001
     quote = connection.ops.quote_name
-    written = _statement(model, quote, fields, True, True, _unless(model, unless), "first")
-    statement = (f"WITH {quote('first')} AS ({first}), {quote('written')} AS ({written}) "
-                 f"SELECT true, {quote('id')} FROM {quote('first')} UNION ALL "
-                 f"SELECT false, {quote(model._meta.pk.column)} FROM {quote('written')}")
-    plain = _plain(fields)
-    with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, _rows_json(rows, fields, plain),
-                                   list(unless.but[1])])
+    parts = [(quote("written"), rows, unless)]
+    if also:
+        parts.append((quote("also"), also, also_unless))
+    values, writes = [], []
+    for name, part, looked_up in parts:
+        fields = tuple(_fields(model, part))
+        if model._meta.pk not in fields:
+            raise ValueError("insert_after: the rows' ids are given")
+        for row in part:
+            row._prepare_related_fields_for_save(operation_name="insert")  # noqa: SLF001
+        written = _statement(model, quote, fields, True, True, _unless(model, looked_up),
+                             "first")
+        writes.append(f"{name} AS ({written})")
+        values += [_rows_json(part, fields, _plain(fields)), list(looked_up.but[1])]
+    rider = riding.take(connection.alias, model._meta.db_table)
+    ridden, pk = quote("riding"), quote(model._meta.pk.column)
+    statement = "".join([
+        f"WITH {f'{ridden} AS ({rider.sql} RETURNING 1), ' if rider else ''}",
+        f"{quote('first')} AS ({first}), {', '.join(writes)} ",
+        f"SELECT 1, {quote('id')} FROM {quote('first')}",
+        *(f" UNION ALL SELECT 2, {pk} FROM {name}" for name, _, _ in parts),
+        f" UNION ALL SELECT 0, NULL FROM {ridden}" if rider else ""])
+    # Prepared (`compiled.preparing`): its text is one for every call of one shape, and it
+    # was parsed anew each time (a `run` rung's re-arm: 2.2 ms a call, against 2.4 to 2.9).
+    # The database still plans it for each call's values (its generic plan costs more), and
+    # the timers a firing batch holds back, written just before it (`Firing._written_first`),
+    # are prepared with it: one plan for any values, a probe of the key's index a row.
+    with transaction.mark_for_rollback_on_error(using=connection.alias), \
+            compiled.preparing(connection), connection.cursor() as cursor:
+        cursor.execute(statement, [*(rider.params if rider else ()), *params, *values])
         answered = cursor.fetchall()
-    for row in rows:
+        if rider and not any(part == 0 for part, _ in answered):
+            raise DatabaseError(riding.NO_ROW)
+    for row in (*rows, *also):
         row._state.adding, row._state.db = False, connection.alias
-    return ([pk for first_one, pk in answered if first_one],
-            {pk for first_one, pk in answered if not first_one})
+    return ([pk for part, pk in answered if part == 1],
+            {pk for part, pk in answered if part == 2})
 
 
 def next_ids(model: type[Model], count: int) -> list[int]:

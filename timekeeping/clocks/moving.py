@@ -1,6 +1,7 @@
 """Moving a date kept, the one way every move does it (a step's `moves`, a notice, a date that
 follows its clock): the new day (rolled on the subject's calendar or not), who moved it, a
-fresh acknowledgement, its `clock.moved` record, and its rungs and date armed again.
+fresh acknowledgement, its `clock.moved` record, and its rungs and date armed again (the
+date's UPDATE riding in the statement that arms them, `basics.riding`).
 
     relocate(occurrence, spec, day, by=…, roll=…, said=…, why=…) -> (the day before, record)
     moved_line(occurrence, before)                               "US 2028-04-18 → 2028-10-16"
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
+from timekeeping.basics import riding
 from timekeeping.clocks.basis import calendar_for
 from timekeeping.clocks.opening import keep_on
 from timekeeping.clocks.rungs import arm
 from timekeeping.clocks.telling import record_line
 from timekeeping.models import Occurrence
+from timekeeping.models.base import update_held
 from timekeeping.specs.services import ClockSpec
 
 # What a move changes of a date (`keep_on` sets the first four): only these are written.
@@ -35,10 +38,15 @@ def relocate(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, rol
         occurrence.late_from = calendar_for(occurrence.clock.subject).late_from(day)
     occurrence.moved_from, occurrence.moved_by = before, by
     occurrence.acknowledged = None  # a new date is acknowledged anew
-    occurrence.save(update_fields=MOVED)
-    written = record_line(occurrence, "clock.moved", {
-        **said, "from": before, "to": occurrence.due, "rolled_from": occurrence.rolled_from})
-    arm(occurrence, spec, why=f"moved to {occurrence.due}{why}", ahead_of=ahead_of)
+    # Its UPDATE rides with the statement that arms its rungs again (`basics.riding`: one
+    # round trip, not two, each `run` rung of the April wave, issue 32).
+    update = update_held(occurrence, MOVED)
+    if update is None:
+        occurrence.save(update_fields=MOVED)
+    with riding.held(update):
+        written = record_line(occurrence, "clock.moved", {
+            **said, "from": before, "to": occurrence.due, "rolled_from": occurrence.rolled_from})
+        arm(occurrence, spec, why=f"moved to {occurrence.due}{why}", ahead_of=ahead_of)
     return before, written
 
 
