@@ -10,6 +10,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from tests.timekeeping.prepared import prepared_statements
 from timekeeping.basics import inserted
 from timekeeping.models import Timer
 from timekeeping.tick import phases
@@ -303,3 +304,86 @@ def test_a_key_superseded_and_armed_again_in_one_statement_says_which_of_each(br
     live = dict(Timer.objects.filter(brand=brand, state=Timer.State.ARMED).values_list(
         "key", "pk"))
     assert live == {"moved": new["moved"].pk, "kept": old["kept"], "new": new["new"].pk}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepares")
+@pytest.mark.django_db(transaction=True)
+def test_the_one_statement_is_prepared_once_and_answers_each_call_by_its_values(brand,
+                                                                              settings):
+    """Its text is one for every call of a shape: prepared on the connection, not parsed
+    again (issue 32: a `run` rung's re-arm); each call still ends and writes by its own
+    values. With PREPARED_STATEMENTS off, it is not prepared."""
+    connection.close()  # a connection of its own: nothing prepared on it yet
+    for n, owner in enumerate(["job_1", "job_2", "job_3"]):
+        kept = _timer(brand, f"{owner}:date", T0)
+        kept.owner_id = owner
+        store([kept])
+        moved_to = T0 + timedelta(days=n + 1)
+        new = _timer(brand, f"{owner}:date", moved_to)
+        new.owner_id = owner
+        ended, written = supersede_and_store(brand.pk, None, owner, {new.key: moved_to},
+                                             "moved", [new])
+        assert (ended, written) == ([kept.pk], {new.pk})
+    assert [statement for statement in prepared_statements() if statement.startswith('WITH "first"')
+            ] != []
+    assert dict(Timer.objects.filter(state=Timer.State.ARMED).values_list("key", "owed")) == {
+        f"job_{n}:date": T0 + timedelta(days=n) for n in (1, 2, 3)}
+    settings.PREPARED_STATEMENTS = False
+    connection.close()
+    supersede_and_store(brand.pk, None, "job_1", {"job_1:date": T0}, "moved",
+                        [_timer(brand, "job_1:date", T0)])
+    assert prepared_statements() == []
+
+
+def _held_world(brand):
+    """The owner's live date, another owner's live timer under a key the batch holds back
+    one for, and what the batch held back: the owner's ask, another owner's, and the owner's
+    under that taken key."""
+    for key, owner in [("job_1:date", "job_1"), ("taken", "job_9")]:
+        timer = _timer(brand, key, T0)
+        timer.owner_id = owner
+        store([timer])
+    held = []
+    for key, owner in [("job_1:ask", "job_1"), ("job_2:ask", "job_2"), ("taken", "job_1")]:
+        timer = _timer(brand, key, T0 + timedelta(hours=3))
+        timer.owner_id = owner
+        held.append(timer)
+    return held
+
+
+def _left(brand):
+    return sorted(Timer.objects.filter(brand=brand).values_list(
+        "key", "owner_id", "owed", "state", "ended_by"))
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL")
+@pytest.mark.parametrize("rearmed", [1, 0], ids=["with rungs to write", "none to write"])
+def test_timers_held_back_ride_in_the_statement_and_leave_what_writing_them_first_leaves(
+        brand, rearmed):
+    """`held` (`Firing.due_to_ride`): written in the statement as `store_unheld` writes them,
+    the owner's already superseded as the update would have left it, and among what it says
+    it superseded; with nothing of its own to write, first, as before (issue 32)."""
+    from timekeeping.models import Brand
+
+    first = Brand.objects.create(name="First", slug="first", owner=brand.owner)
+    wanted = {"job_1:date": T0 + timedelta(days=1)} if rearmed else {}
+    made = [_timer(brand, key, owed) for key, owed in wanted.items()]
+    held = _held_world(brand)
+    with CaptureQueriesContext(connection) as sent:
+        ended, written = supersede_and_store(brand.pk, None, "job_1", wanted, "moved", made,
+                                             held)
+    # The same, the held timers written first, on their own.
+    before = _held_world(first)
+    written_first = store_unheld(before)
+    ended_after, written_after = supersede_and_store(
+        first.pk, None, "job_1", wanted, "moved",
+        [_timer(first, key, owed) for key, owed in wanted.items()])
+    assert len(sent) == (1 if rearmed else 2)  # none to write: the held, then the update
+    assert [row[1:] for row in _left(brand)] == [row[1:] for row in _left(first)]
+    assert [row[0] for row in _left(brand)] == [row[0] for row in _left(first)]
+    keys = dict(Timer.objects.values_list("pk", "key"))
+    assert sorted(keys[pk] for pk in ended) == sorted(keys[pk] for pk in ended_after) == (
+        ["job_1:ask", "job_1:date"])
+    assert sorted(keys[pk] for pk in written) == sorted(
+        keys[pk] for pk in written_first | written_after) == sorted(
+        ["job_1:ask", "job_2:ask"] + (["job_1:date"] if rearmed else []))

@@ -58,8 +58,7 @@ def arm(
 
     Idempotent by key (a unique constraint), so arming twice never makes two. Inside a
     firing the new timer is noted as armed by it, and fires in the next pass if owed by then.
-    With `held_by`, it is made held (a deadline whose job already waits on a party).
-    """
+    With `held_by`, it is made held (a deadline whose job already waits on a party)."""
     if owed.tzinfo is None:
         raise ValueError("owed: give an aware instant")
     batch = firing.current()
@@ -311,13 +310,16 @@ def _note_written(batch: firing.Firing | None, made: list[Timer], written: set[s
 def _rearmed_in_one(batch: firing.Firing | None, brand: Brand, test_clock: TestClock | None,
                     owner_id: str | None, wanted: dict[str, tuple[datetime, dict]], why: str,
                     made: list[Timer]) -> None:
-    """`stored.supersede_and_store` for `rearm_many` (an owner) and `rearm_keys` (None): what
-    it ended and what it wrote, noted on the firing batch."""
-    ended, written = supersede_and_store(
-        brand.pk, getattr(test_clock, "pk", None), owner_id,
-        {key: owed for key, (owed, _) in wanted.items()}, why, made)
+    """`stored.supersede_and_store` for `rearm_many` (an owner) and `rearm_keys` (None), with
+    what the batch held back that may ride in it: what it ended and wrote, noted on the batch."""
+    held = batch.due_to_ride(owner_id, wanted) if batch is not None else []
+    ended, written = supersede_and_store(brand.pk, getattr(test_clock, "pk", None), owner_id,
+                                         {key: owed for key, (owed, _) in wanted.items()}, why,
+                                         made, held)
     _ended(ended)
     _note_written(batch, made, written)
+    if held:
+        batch.note_due_written(held, written)
 
 
 def rearm_many(

@@ -336,11 +336,31 @@ class Firing:
         """The fresh timers as they are, then those armed later as `arming.write_later`
         writes them."""
         stored.write_new(fresh)
-        if not later:
-            return
-        written = _write_later(self, later)
-        self.armed_count += len(written)  # each owed after the instant: none is this pass's
-        unwritten = {timer.pk for timer, _ in later.values()} - written
+        if later:
+            self.note_due_written([timer for timer, _ in later.values()],
+                                  _write_later(self, later))
+
+    def due_to_ride(self, owner: str | None, keys) -> list[Timer]:
+        """The timers held back for the handler running (`_holding_back`), handed to the
+        statement that arms `owner`'s `keys` again (`stored.supersede_and_store`) to write
+        as `arm` would have just before it (issue 32: the next day's ask, armed by a date's
+        `ack daily` rung, was written alone before its `run` rung moved the date). Only when
+        each is armed as `arm` arms it, none is fresh and none is under one of `keys`: else
+        none, and they are written first, as before. `note_due_written` when written."""
+        if self.due is None or owner is None:
+            return []
+        later, fresh = self.due
+        if fresh or not later or any(why is not None for _, why in later.values()) \
+                or not later.keys().isdisjoint(keys):
+            return []
+        self.due = None
+        return [timer for timer, _ in later.values()]
+
+    def note_due_written(self, timers: list[Timer], written: set[str]) -> None:
+        """Timers armed with the batch, of which `written` were written."""
+        mine = {timer.pk for timer in timers}
+        self.armed_count += len(written & mine)  # each owed after the instant: not this pass's
+        unwritten = mine - written
         if self.traced and unwritten:  # the trace lists only those written
             self.armed_log = [timer for timer in self.armed_log if timer.pk not in unwritten]
 

@@ -91,25 +91,35 @@ def supersede_unwanted(brand: str, test_clock: str | None, owner: str | None,
 
 
 def supersede_and_store(brand: str, test_clock: str | None, owner: str | None,
-                        wanted: dict[str, datetime], by: str,
-                        timers: list[Timer]) -> tuple[list[str], set[str]]:
+                        wanted: dict[str, datetime], by: str, timers: list[Timer],
+                        held: list[Timer] = ()) -> tuple[list[str], set[str]]:
     """`supersede_unwanted`, then `store_rearmed(timers)`, in one statement (PostgreSQL; two
     for more timers than one statement carries, or none to write): the ids superseded, and
     those written. The insert's lookup reads the timers as they stood before the update (one
     statement sees one snapshot), and nothing it looks for has changed: the update spares a
     live timer owed at its key's wanted instant and ends no fired one, and a new timer is
     written only for a wanted key and instant (issue 32: a moved date's rungs, each `run`
-    rung of the April wave, and an ask's reminder and expiry extended, in one round trip)."""
-    if not timers or len(timers) > inserted.ROWS:
+    rung of the April wave, and an ask's reminder and expiry extended, in one round trip).
+    `held`: timers of the brand clock a firing batch held back (`Firing.due_to_ride`), none
+    under a wanted key, written as `store_unheld` writes them, as if just before: in the
+    same statement, each of `owner`'s written already superseded as the update would have
+    superseded it (and among the ids superseded), their ids written among those answered."""
+    if not timers or len(timers) + len(held) > inserted.ROWS:
+        written = store_unheld(held) if held else set()
         ended = supersede_unwanted(brand, test_clock, owner, wanted, by)
-        return ended, store_rearmed(timers)
+        return ended, store_rearmed(timers) | written
+    for timer in held:
+        if timer.owner_id == owner:
+            timer.state, timer.ended_by = Timer.State.SUPERSEDED, by
     connection = connections[router.db_for_write(Timer)]
     keys = list(wanted)
-    return inserted.insert_after(
+    ended, written = inserted.insert_after(
         _ending_of(connection.ops.quote_name, test_clock is None, owner is not None, True),
         _ending_values(brand, test_clock, Timer.State.SUPERSEDED, by, owner, keys,
                        [keys, [wanted[key] for key in keys]]),
-        timers, unless=LIVE_OR_RUNG_THEN)
+        timers, unless=LIVE_OR_RUNG_THEN, also=held, also_unless=HELD)
+    return ended + [timer.pk for timer in held if timer.state == Timer.State.SUPERSEDED
+                    and timer.pk in written], written
 
 
 def end_under_keys(brand: str, test_clock: str | None, keys: list[str], state: Timer.State,

@@ -68,6 +68,36 @@ def test_a_step_that_moves_the_date_later_in_the_batch_supersedes_the_ask_armed_
     assert keys.count("ack:2027-04-12") == keys.count("run tentative 3d") == 6
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL")
+def test_the_ask_armed_before_a_move_rides_in_the_statement_that_arms_the_date_again():
+    # Each ask armed for the 13th was written in the statement of the move that supersedes it
+    # (issue 32: alone before it, before), with the date's own UPDATE: already superseded,
+    # as the move's update would have left it, by the day's ask that armed it, and why.
+    practice(2)
+    tick_daily(ORDERED.replace(hour=16), APRIL_12 - timedelta(days=1))
+    with wallclock.fixed(APRIL_12), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=APRIL_12, budget=WHOLE, sweep=False)
+    sent = [query["sql"] for query in tick.captured_queries]
+    carrying = [sql for sql in sent if ":ack:2027-04-13" in sql]
+    assert len(carrying) == 6
+    assert all(sql.startswith('WITH "riding" AS (UPDATE "timekeeping_occurrence"')
+               and '"also" AS (INSERT INTO "timekeeping_timer"' in sql for sql in carrying)
+    assert not [sql for sql in sent if sql.startswith('UPDATE "timekeeping_occurrence" SET '
+                                                      '"due"')]
+    today = {timer.key: timer for timer in acks_for("2027-04-12")}
+    asks = acks_for("2027-04-13")
+    for ask in asks:
+        date = ask.key.split(":")[0]
+        clock, item = date.split("#")
+        moved_to = Record.objects.get(kind="clock.moved", instant=APRIL_12,
+                                      data__clock=clock, data__item=item).data["to"]
+        assert (ask.state, ask.armed_by) == (Timer.State.SUPERSEDED,
+                                             today[f"{date}:ack:2027-04-12"].pk)
+        assert ask.ended_by == f"moved to {moved_to} by extend"
+    assert {ask.ended_by for ask in asks} == {"moved to 2027-10-15 by extend",
+                                              "moved to 2027-11-15 by extend"}
+
+
 def _fails(timer: Timer, firing) -> str:
     raise RuntimeError("the handler failed")
 
