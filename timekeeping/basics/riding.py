@@ -1,5 +1,6 @@
 """One row's update held back to ride in a statement after it, in the same round trip (issue
-32: a moved date's UPDATE went alone, just before the statement that arms its rungs again).
+32: a moved date's UPDATE went alone, just before the statement that arms its rungs again; so
+did a deadline's that follows it, before its late mark's).
 
     with riding.held(update):       # update: Update(using, table, sql, params), or None
         ...                         # a statement that can carry it takes it (`take`);

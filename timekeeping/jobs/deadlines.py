@@ -22,10 +22,11 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
-from timekeeping.basics import compiled
+from timekeeping.basics import compiled, riding
 from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
+from timekeeping.models.base import update_held
 from timekeeping.specs.jobs import Within, parse_within
 from timekeeping.timers import arming, firing, gathered, in_progress, made
 
@@ -136,9 +137,9 @@ def _waiting_on(job: Job) -> Ask | None:
 def _arm_late(deadline: Deadline) -> None:
     """The late mark: the world's date when the deadline follows a clock, else work time."""
     job = deadline.job
-    if deadline.follows:
-        common.rearm(job, KIND, _key(deadline, "late"), deadline.ends,
-                     {"deadline": deadline.pk, "mark": "late"}, why="the clock moved")
+    if deadline.follows:  # one statement on PostgreSQL, not a read and a write (issue 32)
+        common.rearm_keys(job, KIND, {_key(deadline, "late"): (
+            deadline.ends, {"deadline": deadline.pk, "mark": "late"})}, why="the clock moved")
     elif deadline.running_since is not None:
         _arm_work(deadline, "late", deadline.running_since)
 
@@ -269,9 +270,13 @@ def follow(job: Job) -> list[str]:
             work_left(deadline, now) > timedelta(0)
         if relieved:
             deadline.state = Deadline.State.OPEN
-        deadline.save(update_fields=["ends", "budget", "state"])
-        _task_due(deadline)
-        _arm_late(deadline)
+        # Its UPDATE rides with its late mark's re-arm (`basics.riding`, issue 32).
+        update = update_held(deadline, ["ends", "budget", "state"])
+        if update is None:
+            deadline.save(update_fields=["ends", "budget", "state"])
+        with riding.held(update):
+            _task_due(deadline)
+            _arm_late(deadline)
         if deadline.state == Deadline.State.OPEN and deadline.running_since is not None:
             _arm_work(deadline, "risk", now)  # a held one re-arms on release, from `budget`
         common.record(job, "deadline.moved", {"deadline": deadline.pk, "from": before,

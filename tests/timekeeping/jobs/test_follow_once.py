@@ -66,3 +66,29 @@ def test_a_then_reads_the_following_deadlines_again_only_when_its_job_changed():
     assert len(read) == 2
     assert _deadlines() == held
     assert not Record.objects.filter(kind__startswith="deadline.", instant=OCTOBER_12).exists()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL")
+def test_a_deadline_that_follows_moves_with_its_late_mark_in_one_statement():
+    # Its UPDATE rides in the statement that arms its late mark again (`rearm_keys`; issue
+    # 32: an update, a read and an insert before). The mark rang on the 11th (the deadline
+    # was late); it stays rung, and one is armed for the deadline's new end.
+    from timekeeping.models import Timer
+
+    practice(2)
+    tick_daily(ORDERED.replace(hour=16), APRIL_12 - timedelta(days=1))
+    rang = dict(Timer.objects.filter(key__endswith=":late").values_list("key", "state"))
+    assert set(rang.values()) == {Timer.State.FIRED} and len(rang) == 2
+    with wallclock.fixed(APRIL_12), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=APRIL_12, budget=WHOLE, sweep=False)
+    sent = [query["sql"] for query in tick.captured_queries]
+    assert not [sql for sql in sent if sql.startswith('UPDATE "timekeeping_deadline"')]
+    carrying = [sql for sql in sent if sql.startswith(
+        'WITH "riding" AS (UPDATE "timekeeping_deadline" SET "ends"')]
+    assert len(carrying) == 2 and all(":late" in sql for sql in carrying)
+    ends = _deadlines()
+    for key in rang:
+        states = dict(Timer.objects.filter(key=key).values_list("state", "owed"))
+        assert set(states) == {Timer.State.FIRED, Timer.State.ARMED}
+        deadline = Deadline.objects.get(pk=key.split(":")[0])
+        assert states[Timer.State.ARMED] == ends[deadline.job_id][0] == deadline.ends
