@@ -99,12 +99,14 @@ __all__ = [
 def register() -> None:
     """What the gate asks of the clocks, and the stewards' hooks on a job's opening and end
     (called by `apps.ready`, before the jobs')."""
-    from timekeeping.clocks import stewards
+    from timekeeping.clocks import kept, stewards
     from timekeeping.timers import firing
 
     on_open(stewards.when_opened)
     on_end(stewards.when_ended)
     firing.telling("clock.notice", "clock.escalated")  # a date's notices change nothing
+    for what in ("occurrence", kept.MOVABLE):  # a job's dates, kept through a move of them
+        firing.standing(what, kept.dates_stand)
     gate.check(30)(gating.check_items_known)
     gate.check(40)(gating.check_hard_date)
     gate.effect(10)(gating.effect_satisfied)

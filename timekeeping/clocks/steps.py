@@ -11,7 +11,7 @@ from functools import lru_cache
 from django.db import transaction
 
 from timekeeping.basics import compiled
-from timekeeping.clocks import changed, emails, following, gate, moving
+from timekeeping.clocks import changed, emails, following, gate, kept, moving
 from timekeeping.clocks.basis import OrderRefused, bundles_of, now_for
 from timekeeping.clocks.opening import (
     END_HOOKS,
@@ -150,7 +150,12 @@ def move(job: Job, step: str, items: list[str]) -> list[str]:
     moved = []
     if not _names(job, step, "moves"):
         return moved
-    for occurrence in _of_job(job, MOVABLE(brand=job.brand_id, job=job.pk)):
+    since = kept.mark()
+    found = kept.movable(job)  # as the batch keeps them (a job's `run` rungs, issue 32)
+    if found is None:
+        found = MOVABLE(brand=job.brand_id, job=job.pk)
+    days = {occurrence.pk: occurrence.due for occurrence in found}
+    for occurrence in _of_job(job, found):
         spec = spec_of(occurrence.clock)
         # With `each`, a step moves only the items it names (as it satisfies only those).
         if step not in spec.moves or (occurrence.item and occurrence.item not in items):
@@ -162,6 +167,7 @@ def move(job: Job, step: str, items: list[str]) -> list[str]:
         if occurrence.moved_by == "calendar" and new_day < occurrence.due:
             continue  # an authority's notice gave more time; a step's rule takes none back
         moved.append(move_to(occurrence, spec, new_day, by=step, roll=True))
+    kept.keep_movable(job, found, days, since)
     return moved
 
 

@@ -12,6 +12,7 @@ trace is asked for (`traced`), and handed on when the batch is written.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
@@ -37,6 +38,18 @@ TELLING: set[str] = set()
 def telling(*kinds_of_record: str) -> None:
     """Say that records of these kinds change nothing a batch read (`Firing.take_read`)."""
     TELLING.update(kinds_of_record)
+
+
+# Reads a batch keeps through records of their job that do not tell, each asked of every such
+# record made since it was kept when it is taken (`Firing.take_read`): whether what was read
+# still shows the rows as they are. By what the read is; added by the wiring (`clocks`').
+STANDING: dict[str, Callable[[object, records.Entry], bool]] = {}
+
+
+def standing(what: str, stands: Callable[[object, records.Entry], bool]) -> None:
+    """Say that a read kept as `what` stands through a record of its job for which
+    `stands(value, record)` is true (a date moved through the very row read)."""
+    STANDING[what] = stands
 
 
 def _leaves(timer: Timer, owners: set[str]) -> bool:
@@ -136,6 +149,7 @@ class Firing:
         self.read: dict[tuple[str, object], object] = {}
         self.read_of_job: dict[str, set[tuple[str, object]]] = {}
         self.job_of_read: dict[tuple[str, object], str] = {}
+        self.kept_at: dict[tuple[str, object], int] = {}  # the records' length when kept
         self.taken: list[tuple[tuple[str, object], object, str]] = []  # by the handler running
         # Timers of this batch that a handler before them superseded, cancelled or held: they
         # stay as that handler left them, unfired (a catch-up tick over a moved date).
@@ -177,22 +191,43 @@ class Firing:
             if prepare is not None:
                 prepare(theirs, self)
 
-    def keep_read(self, what: str, pk: object, value: object, *, job: str) -> None:
-        """Keep what a kind read for a timer of the batch, belonging to `job`."""
+    def keep_read(self, what: str, pk: object, value: object, *, job: str,
+                  since: int | None = None) -> None:
+        """Keep what a kind read for a timer of the batch, belonging to `job`: as read when
+        the batch's records were `since` long (`mark`; now, if not given)."""
         self.read[(what, pk)] = value
         self.read_of_job.setdefault(job, set()).add((what, pk))
         self.job_of_read[(what, pk)] = job
+        self.kept_at[(what, pk)] = len(self.records) if since is None else since
+
+    def mark(self) -> int:
+        """Where the batch's records stand now, for `keep_read`'s `since`."""
+        return len(self.records)
 
     def take_read(self, what: str, pk: object):
         """What was read for this batch, once, or None: read before the batch began, it is
         forgotten as soon as a record of its job is made (every change to a job's dates,
         steps or state is on the record; only a record that tells, `TELLING`, leaves it), so
-        a handler never acts on what an earlier one changed. What a handler that only tells
-        (its kind's `quiet`) took is given back when it is done (`_give_back`)."""
-        value = self.read.pop((what, pk), None)
-        if value is not None:
-            self.taken.append(((what, pk), value, self.job_of_read[(what, pk)]))
+        a handler never acts on what an earlier one changed; a read `STANDING` says stands
+        through a record is kept through it, and asked when taken. What a handler that only
+        tells (its kind's `quiet`) took is given back when it is done (`_give_back`)."""
+        read = (what, pk)
+        value = self.read.pop(read, None)
+        if value is None:
+            return None
+        job = self.job_of_read[read]
+        if what in STANDING and not self._stands(read, value, job):
+            self.read_of_job[job].discard(read)
+            return None
+        self.taken.append((read, value, job))
         return value
+
+    def _stands(self, read: tuple[str, object], value: object, job: str) -> bool:
+        """Whether each record of `job` made since `read` was kept tells, or leaves it."""
+        since = self.records_of_job.get(job, [])
+        stands = STANDING[read[0]]
+        return all(self.records[at].kind in TELLING or stands(value, self.records[at])
+                   for at in since[bisect_left(since, self.kept_at[read]):])
 
     def _give_back(self, timer: Timer) -> None:
         """What a handler that only tells took from the batch's reads stands for the timers
@@ -255,7 +290,9 @@ class Firing:
                               encoded=encoded)
         if job:
             if kind not in TELLING:  # the job changed, or may have: read it again
-                for read in self.read_of_job.pop(job, ()):
+                kept = self.read_of_job.get(job, set())
+                for read in [read for read in kept if read[0] not in STANDING]:
+                    kept.discard(read)
                     self.read.pop(read, None)
             self.records_of_job.setdefault(job, []).append(len(self.records))
         self.records.append(entry)
