@@ -144,12 +144,11 @@ class Firing:
         self.holding: list[tuple[Timer, str]] = []  # fired timers that were held instead
         self.current: Timer | None = None
         self.memo: dict = {}  # what hearers of its records read once per batch
-        # What kinds read at once for the batch's timers (`prepare`), by (what, id), each
-        # taken once; and which of it belongs to which job, forgotten when the job changes.
+        # What kinds read at once for the batch's timers (`prepare`), by (what, id), each taken
+        # once; whose job each is (forgotten when it changes); the records' length when kept.
         self.read: dict[tuple[str, object], object] = {}
         self.read_of_job: dict[str, set[tuple[str, object]]] = {}
-        self.job_of_read: dict[tuple[str, object], str] = {}
-        self.kept_at: dict[tuple[str, object], int] = {}  # the records' length when kept
+        self.job_of_read, self.kept_at = {}, {}
         self.taken: list[tuple[tuple[str, object], object, str]] = []  # by the handler running
         # Timers of this batch that a handler before them superseded, cancelled or held: they
         # stay as that handler left them, unfired (a catch-up tick over a moved date).
