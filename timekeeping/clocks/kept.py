@@ -3,8 +3,9 @@
 as each ask between read its own date again, because the rung before had moved one of them).
 
     dates_stand(value, record) -> bool     `firing.STANDING`'s rule for "occurrence", "movable"
+    read_movable(batch, jobs)              the dates the batch's `run` rungs may move, one read
     movable(job) -> dates, or None         the dates a step may move, as the batch keeps them
-    keep_movable(job, dates, since)        and kept again, as read at `since`
+    keep_movable(job, dates, days, since)  and kept again, as read at `since`
 
 A record of the job that does not tell leaves a date as read when it is a step's commit (what
 its effects change is on the record as their own), a deadline's move (no date moves with it),
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
+from timekeeping.basics import compiled
 from timekeeping.models import Job, Occurrence
 from timekeeping.timers import in_progress, records
 
@@ -43,6 +45,28 @@ def dates_stand(value: object, record: records.Entry) -> bool:
         if date.clock_id == data.get("clock") and date.item == data.get("item"):
             return date.due == data["to"]
     return True  # another date's move changes none of these
+
+
+# The open dates no hard clock keeps of a brand's jobs, with their clocks, in their model's
+# order: what `read_movable` reads for a batch, as `steps.MOVABLE` reads one job's.
+OF_JOBS = compiled.Read(lambda brand, jobs: Occurrence.objects.filter(
+    clock__job__brand_id=brand, clock__job_id__in=jobs, status=Occurrence.Status.OPEN,
+    clock__hard=False), model=Occurrence, related=("clock",))
+
+
+def read_movable(batch, jobs: list[str]) -> None:
+    """The dates the steps of the batch's `jobs` may move, read in one statement and kept as
+    each job's (a kind's `prepare`: a return's first `run` rung read its job's, issue 32). A
+    job with none keeps none to move."""
+    if not jobs:
+        return
+    found: dict[str, list[Occurrence]] = {job: [] for job in jobs}
+    for date in OF_JOBS(brand=batch.brand.pk, jobs=jobs):
+        found[date.clock.job_id].append(date)  # each job's in the read's order
+    since = batch.mark()
+    for job, dates in found.items():
+        batch.keep_read(MOVABLE, job, (dates, {date.pk: date.due for date in dates}),
+                        job=job, since=since)
 
 
 def movable(job: Job) -> list[Occurrence] | None:

@@ -15,7 +15,7 @@ from datetime import timedelta
 from calendars.moments import day_in_zone
 from timekeeping import clocks
 from timekeeping.basics import compiled
-from timekeeping.clocks import gate
+from timekeeping.clocks import gate, kept
 from timekeeping.jobs import grants, lifecycle
 from timekeeping.models import Occurrence, Timer
 from timekeeping.specs.services import parse_rung
@@ -42,7 +42,8 @@ def prepare(timers: list[Timer], firing: Firing) -> None:
     notices read them one a timer: a six-table join planned and compiled each time, most of
     a notice's cost); and the jobs its `run` rungs propose steps of, locked and read in one
     more, as the gate reads a job (`gate.propose`'s `locked`), with their steps started in one
-    more (`lifecycle.read_started`, what a committed step reads to open the steps after it).
+    more (`lifecycle.read_started`, what a committed step reads to open the steps after it)
+    and the dates their steps may move in one more (`clocks.kept.read_movable`).
     Each date and job is the handler's until a record of its job is made."""
     wanted = {timer.payload.get("occurrence") for timer in timers}
     runs = {timer.payload.get("occurrence") for timer in timers if not _tells(timer)}
@@ -57,6 +58,7 @@ def prepare(timers: list[Timer], firing: Firing) -> None:
         for job in gate.lock_jobs(proposing):
             firing.keep_read("job", job.pk, job, job=job.pk)
         lifecycle.read_started(firing, sorted(proposing))
+        kept.read_movable(firing, sorted(proposing))
 
 
 def fire(timer: Timer, firing: Firing) -> str:
