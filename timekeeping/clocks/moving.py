@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from timekeeping.basics import riding
 from timekeeping.clocks.basis import calendar_for
 from timekeeping.clocks.opening import keep_on
 from timekeeping.clocks.rungs import arm
 from timekeeping.clocks.telling import record_line
 from timekeeping.models import Occurrence
-from timekeeping.models.base import update_held
+from timekeeping.models.base import saved_riding
 from timekeeping.specs.services import ClockSpec
 
 # What a move changes of a date (`keep_on` sets the first four): only these are written.
@@ -40,10 +39,7 @@ def relocate(occurrence: Occurrence, spec: ClockSpec, day: date, *, by: str, rol
     occurrence.acknowledged = None  # a new date is acknowledged anew
     # Its UPDATE rides with the statement that arms its rungs again (`basics.riding`: one
     # round trip, not two, each `run` rung of the April wave, issue 32).
-    update = update_held(occurrence, MOVED)
-    if update is None:
-        occurrence.save(update_fields=MOVED)
-    with riding.held(update):
+    with saved_riding(occurrence, MOVED):
         written = record_line(occurrence, "clock.moved", {
             **said, "from": before, "to": occurrence.due, "rolled_from": occurrence.rolled_from})
         arm(occurrence, spec, why=f"moved to {occurrence.due}{why}", ahead_of=ahead_of)

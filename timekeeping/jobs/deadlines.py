@@ -16,17 +16,16 @@ says, and follows it when it moves; its late mark is the world's date and is nev
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
-from timekeeping.basics import compiled, riding
+from timekeeping.basics import compiled
 from timekeeping.basics.spans import span_text
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
-from timekeeping.models.base import update_held
+from timekeeping.models.base import saved_riding
 from timekeeping.specs.jobs import Within, parse_within
 from timekeeping.timers import arming, firing, gathered, in_progress, made
 
@@ -271,10 +270,7 @@ def follow(job: Job) -> list[str]:
         if relieved:
             deadline.state = Deadline.State.OPEN
         # Its UPDATE rides with its late mark's re-arm (`basics.riding`, issue 32).
-        update = update_held(deadline, ["ends", "budget", "state"])
-        if update is None:
-            deadline.save(update_fields=["ends", "budget", "state"])
-        with riding.held(update):
+        with saved_riding(deadline, ["ends", "budget", "state"]):
             _task_due(deadline)
             _arm_late(deadline)
         if deadline.state == Deadline.State.OPEN and deadline.running_since is not None:
@@ -313,9 +309,8 @@ def _unchanged_since_followed(job: Job) -> bool:
     mark = batch.memo.get((FOLLOWED, job.pk))
     if mark is None:
         return False
-    since = batch.records_of_job.get(job.pk, [])
-    return all(batch.records[at].kind in FOLLOW_STANDS or batch.records[at].kind in
-               firing.TELLING for at in since[bisect_left(since, mark):])
+    return all(entry.kind in FOLLOW_STANDS or entry.kind in firing.TELLING
+               for entry in batch.records_since(job.pk, mark))
 
 
 def _note_followed(job: Job) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -223,10 +223,15 @@ class Firing:
 
     def _stands(self, read: tuple[str, object], value: object, job: str) -> bool:
         """Whether each record of `job` made since `read` was kept tells, or leaves it."""
-        since = self.records_of_job.get(job, [])
         stands = STANDING[read[0]]
-        return all(self.records[at].kind in TELLING or stands(value, self.records[at])
-                   for at in since[bisect_left(since, self.kept_at[read]):])
+        return all(entry.kind in TELLING or stands(value, entry)
+                   for entry in self.records_since(job, self.kept_at[read]))
+
+    def records_since(self, job: str, mark: int) -> Iterator[records.Entry]:
+        """The records of `job` the batch made since its records were `mark` long (`mark`),
+        found among the job's own (`records_of_job`), not among all the batch's."""
+        places = self.records_of_job.get(job, [])
+        return (self.records[at] for at in places[bisect_left(places, mark):])
 
     def _give_back(self, timer: Timer) -> None:
         """What a handler that only tells took from the batch's reads stands for the timers

@@ -108,9 +108,9 @@ def supersede_and_store(brand: str, test_clock: str | None, owner: str | None,
         written = store_unheld(held) if held else set()
         ended = supersede_unwanted(brand, test_clock, owner, wanted, by)
         return ended, store_rearmed(timers) | written
-    for timer in held:
-        if timer.owner_id == owner:
-            timer.state, timer.ended_by = Timer.State.SUPERSEDED, by
+    superseded = [timer for timer in held if timer.owner_id == owner]
+    for timer in superseded:
+        timer.state, timer.ended_by = Timer.State.SUPERSEDED, by
     connection = connections[router.db_for_write(Timer)]
     keys = list(wanted)
     ended, written = inserted.insert_after(
@@ -118,8 +118,7 @@ def supersede_and_store(brand: str, test_clock: str | None, owner: str | None,
         _ending_values(brand, test_clock, Timer.State.SUPERSEDED, by, owner, keys,
                        [keys, [wanted[key] for key in keys]]),
         timers, unless=LIVE_OR_RUNG_THEN, also=held, also_unless=HELD)
-    return ended + [timer.pk for timer in held if timer.state == Timer.State.SUPERSEDED
-                    and timer.pk in written], written
+    return ended + [timer.pk for timer in superseded if timer.pk in written], written
 
 
 def end_under_keys(brand: str, test_clock: str | None, keys: list[str], state: Timer.State,
