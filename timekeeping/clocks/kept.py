@@ -5,6 +5,7 @@ as each ask between read its own date again, because the rung before had moved o
     dates_stand(value, record) -> bool     `firing.STANDING`'s rule for "occurrence", "movable"
     read_movable(batch, jobs)              the dates the batch's `run` rungs may move, one read
     movable(job) -> dates, or None         the dates a step may move, as the batch keeps them
+    movable_now(job_id) -> dates, or None  the same, left kept (what a deadline follows)
     keep_movable(job, dates, days, since)  and kept again, as read at `since`
 
 A record of the job that does not tell leaves a date as read when it is a step's commit (what
@@ -82,6 +83,14 @@ def movable(job: Job) -> list[Occurrence] | None:
         if one.due == other.due and days[one.pk] != days[other.pk]:
             return None
     return ordered
+
+
+def movable_now(job_id: str) -> list[Occurrence] | None:
+    """The job's movable dates as the firing batch keeps them, as they stand now, in no
+    order, left kept for the step that takes them; or None, as `movable`."""
+    batch = in_progress.current()
+    kept = batch.peek_read(MOVABLE, job_id) if batch is not None else None
+    return kept[0] if kept is not None else None
 
 
 def mark() -> int | None:

@@ -4,6 +4,7 @@
     start(job, step="", within=…, late_price="", now=…)   the deadline, its timers armed
     hold_all(job, ask, now) / release_all(job, now)       the job waits on a party, or not
     follow(job)                                           re-read the clocks it follows
+    read_following(batch, jobs)                           a firing batch's, read at once
     meet(deadline, now) / close(job, why)                 the work is done, or the job ended
 
 Work time counts only while the work is the brand's. A deadline's two marks are work time
@@ -19,10 +20,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 
 from timekeeping.basics import compiled
 from timekeeping.basics.spans import span_text
+from timekeeping.clocks import kept
 from timekeeping.jobs import common
 from timekeeping.models import Ask, Deadline, Job, Occurrence, Task
 from timekeeping.models.base import saved_riding
@@ -236,14 +238,26 @@ def release_all(job: Job, now: datetime) -> list[Deadline]:
     return released
 
 
-# A job's deadlines written before a clock, each with the first instant its clock's earliest
-# open date is late, locked: one statement, compiled once (issue 32: read at every step) and
-# prepared, found by the job's index whatever the brand (`bench/plans.py`).
-FOLLOWING = compiled.Read(lambda brand, job: Deadline.objects.select_for_update(
-    of=("self",)).filter(brand_id=brand, job_id=job, state__in=OPEN_STATES).exclude(
-    follows="").annotate(first_late=Subquery(_first_late(Occurrence.objects.filter(
-        brand_id=brand, clock__job_id=job, clock__name=OuterRef("follows")))[:1])),
-    model=Deadline, prepared=True)
+def _following(deadlines, brand: str):
+    """Of `deadlines`, those open and written before a clock, locked, in the order of their
+    ids, each with the first instant its clock's earliest open date is late (`first_late`)
+    and whether an open date of that clock is a hard one (`hard`)."""
+    dates = Occurrence.objects.filter(brand_id=brand, clock__job_id=OuterRef("job_id"),
+                                      clock__name=OuterRef("follows"))
+    return deadlines.select_for_update(of=("self",)).filter(
+        brand_id=brand, state__in=OPEN_STATES).exclude(follows="").annotate(
+        first_late=Subquery(_first_late(dates)[:1]),
+        hard=Exists(dates.filter(status=Occurrence.Status.OPEN, clock__hard=True))).order_by(
+        "job_id", "pk")
+
+
+# A job's deadlines written before a clock (`_following`): one statement, compiled once
+# (issue 32: read at every step) and prepared, found by the job's index whatever the brand
+# (`bench/plans.py`); and a firing batch's jobs', read at once (`read_following`).
+FOLLOWING = compiled.Read(lambda brand, job: _following(
+    Deadline.objects.filter(job_id=job), brand), model=Deadline, prepared=True)
+FOLLOWING_OF_JOBS = compiled.Read(lambda brand, jobs: _following(
+    Deadline.objects.filter(job_id__in=jobs), brand), model=Deadline)
 
 
 @transaction.atomic(savepoint=False)
@@ -252,14 +266,19 @@ def follow(job: Job) -> list[str]:
     postponement, a new roll): their end and their work time change with it. Called inside
     the gate's transaction, whose savepoint undoes it on an error: no savepoint of its own
     (two statements a commit, issue 32). Not read again for a step's `then` when nothing it
-    reads can have changed since the step's (`_unchanged_since_followed`)."""
+    reads can have changed since the step's (`_unchanged_since_followed`), nor in a firing
+    batch that keeps them and the dates they follow (`_kept_following`)."""
     if _unchanged_since_followed(job):
         return []
-    moved = []
-    for deadline in FOLLOWING(brand=job.brand_id, job=job.pk):
+    moved, since = [], kept.mark()
+    following = _kept_following(job)
+    if following is None:
+        following = [(deadline, deadline.first_late)
+                     for deadline in FOLLOWING(brand=job.brand_id, job=job.pk)]
+    for deadline, first_late in following:
         deadline.job = job  # the gate's, in hand: its late mark re-armed reads it
         within = _within_of(deadline)
-        ends = _before(job, deadline.first_late, within) if within else None
+        ends = _before(job, first_late, within) if within else None
         if ends is None or ends == deadline.ends:
             continue
         before = deadline.ends
@@ -278,8 +297,68 @@ def follow(job: Job) -> list[str]:
         common.record(job, "deadline.moved", {"deadline": deadline.pk, "from": before,
                                               "to": ends, "follows": deadline.follows})
         moved.append(f"{deadline.what} {common.at(before)} → {common.at(ends)}")
+    _keep_following(job, [deadline for deadline, _ in following], since)
     _note_followed(job)
     return moved
+
+
+# -- what a firing batch keeps -----------------------------------------------------------------
+
+# Under what a firing batch keeps, with a job's id: the deadlines that follow its dates, as
+# read (or as `follow` last left them), and where its records stood then.
+KEPT = "deadlines that follow"
+# The records of a job that leave its deadlines as read: a step's commit, a date's notice or
+# escalation, and a date's move (a deadline follows its dates' moves when `follow` is called,
+# from the dates as they are then). A deadline's move stands when it was made through a
+# deadline kept (`follow` moves those it was given). Every other record forgets them: a
+# deadline started, met, held, released or closed, and a deadline's at-risk or late mark,
+# which changes its state.
+KEPT_STANDS = frozenset({"step.committed", "clock.notice", "clock.escalated", "clock.moved"})
+
+
+def read_following(batch, jobs: list[str]) -> None:
+    """The deadlines that follow the dates of the firing batch's `jobs`, read and locked in
+    one statement and kept as each job's (the clock kind's `prepare`: a return's three `run`
+    rungs read their job's four times, issue 32)."""
+    found: dict[str, list[Deadline]] = {job: [] for job in jobs}
+    for deadline in FOLLOWING_OF_JOBS(brand=batch.brand.pk, jobs=jobs):
+        found[deadline.job_id].append(deadline)
+    since = batch.mark()
+    for job, deadlines in found.items():
+        batch.memo[(KEPT, job)] = (since, deadlines)
+
+
+def _kept_following(job: Job) -> list[tuple[Deadline, object]] | None:
+    """The job's deadlines that follow a clock as the firing batch keeps them, each with the
+    first instant its clock's earliest open date is late, found among the dates the batch
+    keeps (`clocks.kept.movable_now`: those of the clocks no hard date is kept on); or None:
+    outside a firing batch, none kept, kept no longer (`KEPT_STANDS`), the job's
+    dates not kept, or a deadline that follows a clock with an open hard date."""
+    batch = in_progress.current()
+    if batch is None:
+        return None
+    since, deadlines = batch.memo.pop((KEPT, job.pk), (None, None))
+    if deadlines is None or any(deadline.hard for deadline in deadlines):
+        return None
+    ids = {deadline.pk for deadline in deadlines}
+    if not all(entry.kind in KEPT_STANDS or (entry.kind == "deadline.moved" and entry.data.get(
+            "deadline") in ids) for entry in batch.records_since(job.pk, since)):
+        return None
+    dates = kept.movable_now(job.pk) if deadlines else []
+    if dates is None:
+        return None
+    first: dict[str, datetime] = {}
+    for date in dates:
+        if date.status == Occurrence.Status.OPEN and date.late_from is not None:
+            name = date.clock.name
+            first[name] = min(first.get(name, date.late_from), date.late_from)
+    return [(deadline, first.get(deadline.follows)) for deadline in deadlines]
+
+
+def _keep_following(job: Job, deadlines: list[Deadline], since: int | None) -> None:
+    batch = in_progress.current()
+    if batch is not None and since is not None:
+        batch.memo[(KEPT, job.pk)] = (since, deadlines)
 
 
 # Under what a firing batch keeps, with a job's id, where its record stood when the deadlines

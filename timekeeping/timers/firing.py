@@ -221,6 +221,15 @@ class Firing:
         self.taken.append((read, value, job))
         return value
 
+    def peek_read(self, what: str, pk: object):
+        """What `take_read` would give now, left kept for the handler that takes it."""
+        read = (what, pk)
+        value = self.read.get(read)
+        if value is None or (what in STANDING and not self._stands(
+                read, value, self.job_of_read[read])):
+            return None
+        return value
+
     def _stands(self, read: tuple[str, object], value: object, job: str) -> bool:
         """Whether each record of `job` made since `read` was kept tells, or leaves it."""
         stands = STANDING[read[0]]

@@ -1,20 +1,24 @@
 """A `run` rung's step and its `then` each commit, and each commit follows the job's deadlines
-written before a date (`deadlines.follow`). A commit reads them again only when something of
-the job other than a step's commit or a record that only tells was on the record since they
-were last followed in the firing batch (issue 32): in April each extension moves its date, so
-the deadline is read again and moves with it, but the next date's step reads nothing; in
-October the extensions are there already, and the first step's read stands for the job."""
+written before a date (`deadlines.follow`). A firing batch reads the deadlines that follow its
+`run` rungs' jobs' dates once, for all of them, and follows them from the dates it keeps
+(issue 32: a return's three rungs read them four times on 12 April, and its first step again
+in October); a record of the job that could have changed them makes the next commit read them
+again. A deadline followed so ends where a read of its dates says."""
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from tests.timekeeping.jobs.test_fire_queries import ORDERED, WHOLE, practice, tick_daily
 from timekeeping.basics import wallclock
-from timekeeping.models import Deadline, Record
+from timekeeping.clocks import kept
+from timekeeping.jobs import deadlines
+from timekeeping.models import Clock, Deadline, Job, Record, TickRun
 from timekeeping.tick import phases
+from timekeeping.timers import in_progress
+from timekeeping.timers.firing import Firing
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("drop_venue_tables")]
 
@@ -41,31 +45,94 @@ def _fired(at: datetime) -> list[str]:
         kind="timer.fired", instant=at, data__key__endswith="run tentative 3d")]
 
 
-def test_a_then_reads_the_following_deadlines_again_only_when_its_job_changed():
+def _follows_again_to_nothing() -> None:
+    """Each job's deadlines, followed again outside a firing batch (read afresh, with the
+    dates they follow), move nowhere: the batch left them where a read says."""
+    for job in Job.objects.all():
+        with transaction.atomic():
+            assert deadlines.follow(job) == []
+
+
+def test_a_batch_reads_the_deadlines_that_follow_its_jobs_dates_once():
     practice(2)
     tick_daily(ORDERED.replace(hour=16), APRIL_12 - timedelta(days=1))
     before = _deadlines()
     read = _tick(APRIL_12)
-    # Six rungs (two clients, three dates): each `then`'s commit reads the deadline, for the
-    # extension moved the date since, and the deadline followed it; of the steps' commits
-    # only each client's first reads it (its next dates' asks, fired between, only tell).
-    assert len(_fired(APRIL_12)) == 6 and len(read) == 6 + 2
+    # Six rungs (two clients, three dates), each a step and its `then` that commit: the
+    # deadlines are read once, both jobs' together (eight reads before: each `then`'s, its
+    # extension having moved a date, and each client's first step's).
+    assert len(_fired(APRIL_12)) == 6 and len(read) == 1 and " IN (" in read[0]
     moved = Record.objects.filter(kind="deadline.moved", instant=APRIL_12)
     assert moved.count() == 2  # each client's, once: to its earliest date's new day
     after_april = _deadlines()
     assert all(after_april[job][0] > before[job][0] for job in before)
+    # Late since the 11th, each is open again: its end is months away.
+    assert {state for _, _, state in before.values()} == {Deadline.State.LATE}
+    assert {state for _, _, state in after_april.values()} == {Deadline.State.OPEN}
+    _follows_again_to_nothing()
+    assert _deadlines() == after_april
     tick_daily(APRIL_12 + timedelta(days=1), OCTOBER_12 - timedelta(days=1))
     held = _deadlines()
     read = _tick(OCTOBER_12)
     # Four rungs (the federal and New York dates): the extension is there already and moves
-    # nothing; only each client's first step's commit reads the deadline, and nothing of it
-    # changes.
+    # nothing; the batch reads the deadlines once, and nothing of them changes.
     fired = _fired(OCTOBER_12)
     assert len(fired) == 4 and all("extend committed" in what and "moved" not in what
                                    for what in fired)
-    assert len(read) == 2
+    assert len(read) == 1
     assert _deadlines() == held
     assert not Record.objects.filter(kind__startswith="deadline.", instant=OCTOBER_12).exists()
+
+
+def _reads(job: Job) -> int:
+    """`follow(job)` in the batch: how many times it read the job's deadlines."""
+    with CaptureQueriesContext(connection) as followed:
+        deadlines.follow(job)
+    return sum('AS "first_late"' in query["sql"] for query in followed.captured_queries)
+
+
+def test_a_batch_follows_its_deadlines_as_kept_only_through_what_leaves_them():
+    practice(1)
+    tick_daily(ORDERED.replace(hour=16), APRIL_12 - timedelta(days=1))
+    job = Job.objects.get()
+    deadline = Deadline.objects.exclude(follows="").get()
+    batch = Firing(brand=job.brand, test_clock=None, instant=APRIL_12, run=TickRun(
+        brand=job.brand), pass_no=1, first_seq=0)
+    token = in_progress.enter(batch)
+    try:
+        with transaction.atomic():
+            kept.read_movable(batch, [job.pk])
+            deadlines.read_following(batch, [job.pk])
+            assert _reads(job) == 0
+            # A step's commit, a date's notice, a date's move, and the kept deadline's own
+            # move leave them; each of these records forgets them, and they are read once
+            # (the dates they follow, which most of these forget too, read again first).
+            for stands in ("step.committed", "clock.notice", "clock.escalated"):
+                batch.record(stands, job=job.pk)
+            batch.record("deadline.moved", job=job.pk, data={"deadline": deadline.pk})
+            assert _reads(job) == 0
+            for forgets, data in (("deadline.late", {"deadline": deadline.pk}),
+                                  ("deadline.started", {"deadline": "dln_another"}),
+                                  ("deadline.moved", {"deadline": "dln_another"}),
+                                  ("deadline.held", {}), ("job.paused", {})):
+                batch.record(forgets, job=job.pk, data=data)
+                kept.read_movable(batch, [job.pk])
+                assert (forgets, _reads(job), _reads(job)) == (forgets, 1, 0)
+            # The dates they follow forgotten (a date satisfied), they are read each time.
+            batch.record("clock.satisfied", job=job.pk)
+            assert (_reads(job), _reads(job)) == (1, 1)
+            # Another job's records leave them.
+            kept.read_movable(batch, [job.pk])
+            batch.record("clock.satisfied", job="job_another")
+            assert _reads(job) == 0
+            # A deadline that follows a clock with a hard date open is read every time: the
+            # batch keeps only the dates no hard clock keeps.
+            Clock.objects.filter(job=job, name=deadline.follows).update(hard=True)
+            deadlines.read_following(batch, [job.pk])
+            assert (_reads(job), _reads(job)) == (1, 1)
+            transaction.set_rollback(True)
+    finally:
+        in_progress.leave(token)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL")

@@ -16,7 +16,7 @@ from calendars.moments import day_in_zone
 from timekeeping import clocks
 from timekeeping.basics import compiled
 from timekeeping.clocks import gate, kept
-from timekeeping.jobs import grants, lifecycle
+from timekeeping.jobs import deadlines, grants, lifecycle
 from timekeeping.models import Occurrence, Timer
 from timekeeping.specs.services import parse_rung
 from timekeeping.timers import arming
@@ -42,8 +42,9 @@ def prepare(timers: list[Timer], firing: Firing) -> None:
     notices read them one a timer: a six-table join planned and compiled each time, most of
     a notice's cost); and the jobs its `run` rungs propose steps of, locked and read in one
     more, as the gate reads a job (`gate.propose`'s `locked`), with their steps started in one
-    more (`lifecycle.read_started`, what a committed step reads to open the steps after it)
-    and the dates their steps may move in one more (`clocks.kept.read_movable`).
+    more (`lifecycle.read_started`, what a committed step reads to open the steps after it),
+    the dates their steps may move in one more (`clocks.kept.read_movable`), and the
+    deadlines that follow their dates in one more (`deadlines.read_following`).
     Each date and job is the handler's until a record of its job is made."""
     wanted = {timer.payload.get("occurrence") for timer in timers}
     runs = {timer.payload.get("occurrence") for timer in timers if not _tells(timer)}
@@ -59,6 +60,7 @@ def prepare(timers: list[Timer], firing: Firing) -> None:
             firing.keep_read("job", job.pk, job, job=job.pk)
         lifecycle.read_started(firing, sorted(proposing))
         kept.read_movable(firing, sorted(proposing))
+        deadlines.read_following(firing, sorted(proposing))
 
 
 def fire(timer: Timer, firing: Firing) -> str:
