@@ -105,9 +105,9 @@ def insert_after(first: str, params: list, rows: Sequence[Model], *, unless: Unl
     stood before `first` (one statement, one snapshot), so `first` must change nothing the
     lookup could find (issue 32: a date's rungs superseded and armed again in one round trip,
     not two). `also`: more rows of the model, each looked up as `also_unless` says, written
-    in the same statement after `first` as well (their ids among those written). An update
-    held on the database of another table (`riding.held`: the date's own move) rides in it,
-    a part of its own, and is refused as a save that finds no row."""
+    in the same statement after `first` as well (their ids among those written). The updates
+    held on the database of other tables (`basics.riding`: the date's own move, the job's
+    steps) ride in it, each a part of its own, refused as a save that finds no row."""
     model = type(rows[0])
     connection = connections[router.db_for_write(model)]
     if connection.vendor != "postgresql" or len(rows) + len(also) > ROWS:
@@ -127,14 +127,16 @@ def insert_after(first: str, params: list, rows: Sequence[Model], *, unless: Unl
                              "first")
         writes.append(f"{name} AS ({written})")
         values += [_rows_json(part, fields, _plain(fields)), list(looked_up.but[1])]
-    rider = riding.take(connection.alias, model._meta.db_table)
-    ridden, pk = quote("riding"), quote(model._meta.pk.column)
+    riders = riding.take(connection.alias, model._meta.db_table)
+    ridden = [quote(f"riding{n or ''}") for n in range(len(riders))]  # each tagged -n
+    pk = quote(model._meta.pk.column)
     statement = "".join([
-        f"WITH {f'{ridden} AS ({rider.sql} RETURNING 1), ' if rider else ''}",
+        "WITH ", *(f"{name} AS ({rider.sql} RETURNING 1), "
+                   for name, rider in zip(ridden, riders, strict=True)),
         f"{quote('first')} AS ({first}), {', '.join(writes)} ",
         f"SELECT 1, {quote('id')} FROM {quote('first')}",
         *(f" UNION ALL SELECT 2, {pk} FROM {name}" for name, _, _ in parts),
-        f" UNION ALL SELECT 0, NULL FROM {ridden}" if rider else ""])
+        *(f" UNION ALL SELECT {-n}, NULL FROM {name}" for n, name in enumerate(ridden))])
     # Prepared (`compiled.preparing`): its text is one for every call of one shape, and it
     # was parsed anew each time (a `run` rung's re-arm: 2.2 ms a call, against 2.4 to 2.9).
     # The database still plans it for each call's values (its generic plan costs more), and
@@ -142,9 +144,10 @@ def insert_after(first: str, params: list, rows: Sequence[Model], *, unless: Unl
     # are prepared with it: one plan for any values, a probe of the key's index a row.
     with transaction.mark_for_rollback_on_error(using=connection.alias), \
             compiled.preparing(connection), connection.cursor() as cursor:
-        cursor.execute(statement, [*(rider.params if rider else ()), *params, *values])
+        cursor.execute(statement, [*(param for rider in riders for param in rider.params),
+                                   *params, *values])
         answered = cursor.fetchall()
-        if rider and not any(part == 0 for part, _ in answered):
+        if {part for part, _ in answered if part <= 0} != {-n for n in range(len(riders))}:
             raise DatabaseError(riding.NO_ROW)
     for row in (*rows, *also):
         row._state.adding, row._state.db = False, connection.alias

@@ -22,6 +22,7 @@ from timekeeping.basics import compiled, shown
 from timekeeping.clocks import lapses
 from timekeeping.jobs import asks, common, deadlines, grants, signals, tasks
 from timekeeping.models import Ask, Deadline, Grant, Job, Member, Occurrence, Subject, Task
+from timekeeping.models.base import saved_later
 from timekeeping.specs.current import services_of
 from timekeeping.specs.services import ServiceSpec
 from timekeeping.timers import in_progress, records
@@ -108,7 +109,9 @@ def _started(job: Job) -> set[str]:
 def effect_committed(job: Job, step: str, items: list[str], now: datetime, outcome) -> None:
     if step not in job.steps_done:
         job.steps_done = [*job.steps_done, step]
-        job.save(update_fields=["steps_done"])  # one UPDATE made once (`models.base`)
+        # One UPDATE made once (`models.base`), parked to ride in a later statement of the
+        # firing batch (a `run` rung's `then` moves a date: issue 32).
+        saved_later(job, ["steps_done"])
     _settle_own_work(job, step, now)
     deadlines.follow(job)
     open_steps(job, now)

@@ -16,7 +16,7 @@ value as Django's compiler prepares it (`pre_save`, then `get_db_prep_save`), in
 Django's `save`, which builds and compiles its UPDATE each time: 300 µs of the client's time
 a save against 100, measured on a busy machine. `update_held(row, fields)` is that UPDATE with
 its values, not sent: held to ride in a statement after it (`basics.riding`; `saved_riding`
-holds it over a block).
+holds it over a block, `saved_later` parks it for the firing batch).
 An insert forced (`objects.create`, `save(force_insert=True)`: a job, its ask, its deadline
 when one is ordered) is one INSERT of every concrete field made once per model the same way,
 when the model's id is given (a public id) and nothing of the row is the database's to make.
@@ -158,7 +158,16 @@ def update_held(row: Model, update_fields: list[str]) -> riding.Update | None:
     if fields is None:
         return None
     using, statement, values = _written(row, fields, False, None)
-    return riding.Update(using, type(row)._meta.db_table, statement, values)
+    return riding.Update(using, type(row)._meta.db_table, statement, values, row.pk)
+
+
+def saved_later(row: Model, update_fields: list[str]) -> None:
+    """`row.save(update_fields=…)`, its UPDATE parked to ride in a later statement of the
+    firing batch's (`riding.park`), or sent at the batch's end; saved at once outside one, or
+    when Django's own save is to write it."""
+    update = update_held(row, update_fields)
+    if update is None or not riding.park(update):
+        row.save(update_fields=update_fields)
 
 
 def _written(row: Model, fields: list, adding: bool, using: str | None) -> tuple:

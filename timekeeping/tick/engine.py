@@ -10,10 +10,10 @@ from datetime import datetime
 from functools import cache
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, router, transaction
 from django.db.models import Min
 
-from timekeeping.basics import compiled, shown, wallclock
+from timekeeping.basics import compiled, riding, shown, wallclock
 from timekeeping.models import Brand, Record, TestClock, TickRun, Timer
 from timekeeping.tick.results import ClockTick, Tracer
 from timekeeping.timers import outbox, parking, records
@@ -145,7 +145,9 @@ class Engine:
     def _fire_batch(self, instant: datetime, pass_no: int, armed_now: set[str]) -> int:
         exclude = armed_now
         try:
-            with transaction.atomic():
+            # What the batch's handlers park (`basics.riding`: a job's steps) rides in its
+            # later statements, or is sent as the batch ends.
+            with transaction.atomic(), riding.parked(router.db_for_write(Timer)):
                 timers = self._select(instant, exclude)
                 if not timers:
                     return 0
@@ -177,7 +179,7 @@ class Engine:
             for timer in timers:
                 batch = self._firing(instant, pass_no)
                 try:
-                    with transaction.atomic():
+                    with transaction.atomic(), riding.parked(router.db_for_write(Timer)):
                         batch.fire(timer)
                         batch.flush()
                 except Exception as error:  # noqa: BLE001 - a handler's failure is recorded

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import transaction
+from django.db import router, transaction
 
-from timekeeping.basics import wallclock
+from timekeeping.basics import riding, wallclock
 from timekeeping.models import Brand, Fault, TickRun, Timer
 from timekeeping.tick.clock import (
     abandon_runs,
@@ -122,7 +122,10 @@ class Group:
         """Fire the owed timers of every clock of the group, in clock order, in one
         transaction; the clocks whose first pass armed timers owed by the instant."""
         batches: list[tuple[Engine, Firing]] = []
-        with wallclock.fixed(self.instant), transaction.atomic():
+        # What the handlers park (`basics.riding`) rides in their later statements, or is
+        # sent as the pass ends.
+        with wallclock.fixed(self.instant), transaction.atomic(), \
+                riding.parked(router.db_for_write(Timer)):
             owed = list(real_owed(self.instant, brand_id__in=list(self.engines))
                         .order_by("brand_id", *TIE_ORDER).select_for_update(skip_locked=True))
             of_brand: dict[str, list[Timer]] = {}

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connections, router
 from django.db.models import AutoField
 
-from timekeeping.basics import inserted
+from timekeeping.basics import inserted, riding
 from timekeeping.models import Brand, Delivery, TestClock, TickRun, Timer
 from timekeeping.timers import gathered, in_progress, kinds, records, stored
 from timekeeping.timers.in_progress import current as current
@@ -422,13 +422,13 @@ class Firing:
         self.using = router.db_for_write(Timer)
         connection = connections[self.using]
         self.takes_rows = connection.vendor == "postgresql"
-        self.depth = _savepoints(connection)
+        self.depth = riding.savepoints(connection)
 
     def takes_rows_now(self) -> bool:
         """Whether the batch takes new rows made now: none was read back, and no savepoint
         was opened since it began (one rolled back would take them with it)."""
         return (self.takes_rows and not self.read_back
-                and _savepoints(connections[self.using]) == self.depth)
+                and riding.savepoints(connections[self.using]) == self.depth)
 
     def reserve_ids(self, rows) -> None:
         """An id from its table's sequence for each row of a model with automatic ids that
@@ -584,12 +584,6 @@ def flush_all(batches: list[Firing]) -> None:
         inserted.insert(deliveries, skip_taken=True)
     for batch in batches:
         batch.attach_armed()
-
-
-def _savepoints(connection) -> int:
-    """How many savepoints are open on the connection (an atomic block that opened none
-    counts none)."""
-    return sum(1 for sid in connection.savepoint_ids if sid)
 
 
 def _names(sql, models) -> bool:

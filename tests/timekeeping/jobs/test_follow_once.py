@@ -159,3 +159,21 @@ def test_a_deadline_that_follows_moves_with_its_late_mark_in_one_statement():
         assert set(states) == {Timer.State.FIRED, Timer.State.ARMED}
         deadline = Deadline.objects.get(pk=key.split(":")[0])
         assert states[Timer.State.ARMED] == ends[deadline.job_id][0] == deadline.ends
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL")
+def test_a_jobs_steps_ride_in_the_batchs_later_statements():
+    # A job's UPDATE for each step it takes is parked for the batch (`riding.parked`) and
+    # rides in a later statement that arms timers again (issue 32: each went alone, two a
+    # return on 12 April); the last of the batch is sent as it ends.
+    practice(2)
+    tick_daily(ORDERED.replace(hour=16), APRIL_12 - timedelta(days=1))
+    with wallclock.fixed(APRIL_12), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=APRIL_12, budget=WHOLE, sweep=False)
+    sent = [query["sql"] for query in tick.captured_queries]
+    alone = [sql for sql in sent if sql.startswith('UPDATE "timekeeping_job"')]
+    riding = [sql for sql in sent if sql.startswith("WITH ") and
+              'AS (UPDATE "timekeeping_job" SET "steps_done"' in sql]
+    assert len(alone) <= 1 and len(alone) + len(riding) == 4  # two steps of two jobs
+    assert {tuple(job.steps_done[-2:]) for job in Job.objects.all()} == {
+        ("tentative", "extend")}
