@@ -9,7 +9,13 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.timekeeping.jobs.test_fire_queries import ORDERED, WHOLE, practice, tick_daily
+from tests.timekeeping.jobs.test_fire_queries import (
+    ORDERED,
+    WHOLE,
+    practice,
+    sent_at,
+    tick_daily,
+)
 from timekeeping.basics import wallclock
 from timekeeping.models import Record, Subject, TickRun, Timer
 from timekeeping.tick import phases
@@ -76,9 +82,7 @@ def test_the_ask_armed_before_a_move_rides_in_the_statement_that_arms_the_date_a
     # as the move's update would have left it, by the day's ask that armed it, and why.
     practice(2)
     tick_daily(ORDERED.replace(hour=16), APRIL_12 - timedelta(days=1))
-    with wallclock.fixed(APRIL_12), CaptureQueriesContext(connection) as tick:
-        phases.run_once(now=APRIL_12, budget=WHOLE, sweep=False)
-    sent = [query["sql"] for query in tick.captured_queries]
+    sent = sent_at(APRIL_12)
     carrying = [sql for sql in sent if ":ack:2027-04-13" in sql]
     assert len(carrying) == 6
     # The date's UPDATE rides there, beside any other held (a job's for its step, parked

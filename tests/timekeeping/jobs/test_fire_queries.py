@@ -73,6 +73,13 @@ def tick_daily(first: datetime, last: datetime) -> int:
     return fired
 
 
+def sent_at(at: datetime) -> list[str]:
+    """The tick at `at`: every statement it sent, in order."""
+    with wallclock.fixed(at), CaptureQueriesContext(connection) as tick:
+        phases.run_once(now=at, budget=WHOLE, sweep=False)
+    return [query["sql"] for query in tick.captured_queries]
+
+
 def rung_of(timer: Timer) -> str:
     rung = timer.key.split(":", 1)[1] if timer.kind == "clock" else timer.key.rsplit(":", 1)[-1]
     return f"{timer.kind} {'ack (the next day)' if rung.startswith('ack:') else rung}"

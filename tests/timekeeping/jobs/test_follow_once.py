@@ -12,12 +12,10 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from tests.timekeeping.jobs.test_fire_queries import ORDERED, WHOLE, practice, tick_daily
-from timekeeping.basics import wallclock
+from tests.timekeeping.jobs.test_fire_queries import ORDERED, practice, sent_at, tick_daily
 from timekeeping.clocks import kept
 from timekeeping.jobs import deadlines
 from timekeeping.models import Clock, Deadline, Job, Record, TickRun
-from timekeeping.tick import phases
 from timekeeping.timers import in_progress
 from timekeeping.timers.firing import Firing
 
@@ -29,11 +27,8 @@ OCTOBER_12 = datetime(2027, 10, 12, 16, tzinfo=UTC)  # and propose the extension
 
 def _tick(at: datetime) -> list[str]:
     """The tick at `at`: the statements reading the deadlines that follow a date."""
-    with wallclock.fixed(at), CaptureQueriesContext(connection) as tick:
-        phases.run_once(now=at, budget=WHOLE, sweep=False)
-    return [query["sql"] for query in tick.captured_queries
-            if query["sql"].startswith('SELECT "timekeeping_deadline"."id"')
-            and 'AS "first_late"' in query["sql"]]
+    return [sql for sql in sent_at(at)
+            if sql.startswith('SELECT "timekeeping_deadline"."id"') and 'AS "first_late"' in sql]
 
 
 def _deadlines() -> dict:
@@ -147,9 +142,7 @@ def test_a_deadline_that_follows_moves_with_its_late_mark_in_one_statement():
     tick_daily(ORDERED.replace(hour=16), APRIL_12 - timedelta(days=1))
     rang = dict(Timer.objects.filter(key__endswith=":late").values_list("key", "state"))
     assert set(rang.values()) == {Timer.State.FIRED} and len(rang) == 2
-    with wallclock.fixed(APRIL_12), CaptureQueriesContext(connection) as tick:
-        phases.run_once(now=APRIL_12, budget=WHOLE, sweep=False)
-    sent = [query["sql"] for query in tick.captured_queries]
+    sent = sent_at(APRIL_12)
     assert not [sql for sql in sent if sql.startswith('UPDATE "timekeeping_deadline"')]
     carrying = [sql for sql in sent if sql.startswith("WITH ") and re.search(
         r'"riding\d*" AS \(UPDATE "timekeeping_deadline" SET "ends"', sql)]
@@ -169,9 +162,7 @@ def test_a_jobs_steps_ride_in_the_batchs_later_statements():
     # return on 12 April); the last of the batch is sent as it ends.
     practice(2)
     tick_daily(ORDERED.replace(hour=16), APRIL_12 - timedelta(days=1))
-    with wallclock.fixed(APRIL_12), CaptureQueriesContext(connection) as tick:
-        phases.run_once(now=APRIL_12, budget=WHOLE, sweep=False)
-    sent = [query["sql"] for query in tick.captured_queries]
+    sent = sent_at(APRIL_12)
     alone = [sql for sql in sent if sql.startswith('UPDATE "timekeeping_job"')]
     riding = [sql for sql in sent if sql.startswith("WITH ") and
               'AS (UPDATE "timekeeping_job" SET "steps_done"' in sql]
