@@ -77,13 +77,12 @@ def parked(using: str) -> Iterator[None]:
         except DatabaseError:
             raise
         except BaseException:
-            while holding:
-                send(holding.pop(0))
+            _send_all(holding)
             raise
+        else:
+            _send_all(holding)
         finally:
             connection.riding_parks = None
-        while holding:
-            send(holding.pop(0))
 
 
 def park(update: Update) -> bool:
@@ -96,7 +95,6 @@ def park(update: Update) -> bool:
         return False
     _hold(connection.riding, update)
     return True
-
 
 
 def take(using: str, table: str) -> list[Update]:
@@ -172,3 +170,8 @@ def _send_held(holding: list[Update], update: Update) -> None:
     if update in holding:
         holding.remove(update)
         send(update)
+
+
+def _send_all(holding: list[Update]) -> None:
+    while holding:
+        send(holding.pop(0))

@@ -7,7 +7,7 @@ def register() -> None:
     the `jobs.order` operation (called by `apps.ready`)."""
     from timekeeping import clocks
     from timekeeping.clocks import gate
-    from timekeeping.jobs import grants, lifecycle, operations, repairs
+    from timekeeping.jobs import deadlines, grants, lifecycle, operations, repairs
     from timekeeping.jobs.kinds import ask, clock, deadline, grant, signal, task
     from timekeeping.timers import delays, firing, kinds
     from timekeeping.timers.kinds import Place
@@ -15,8 +15,10 @@ def register() -> None:
     # A batch's dates read at once; its notices and acks arm the next day's with the batch.
     kinds.register("clock", place=Place.CLOCK, describe=clock.describe,
                    prepare=clock.prepare, quiet=clock.quiet)(clock.fire)
-    # A deadline's marks change the deadline alone: what a batch read of its dates stands.
+    # A deadline's marks change the deadline alone: what a batch read of its dates stands;
+    # what it read of the deadlines that follow them does not (`deadlines_stand`).
     firing.telling("deadline.at_risk", "deadline.late")
+    firing.standing(deadlines.KEPT, deadlines.deadlines_stand, hears_telling=True)
     # An ask's, a task's and a deadline's marks: the batch's rows read at once.
     for name, place, module, prepare in (
             ("ask", Place.ASK, ask, ask.prepare), ("grant", Place.ASK, grant, None),

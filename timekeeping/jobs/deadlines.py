@@ -304,16 +304,22 @@ def follow(job: Job) -> list[str]:
 
 # -- what a firing batch keeps -----------------------------------------------------------------
 
-# Under what a firing batch keeps, with a job's id: the deadlines that follow its dates, as
-# read (or as `follow` last left them), and where its records stood then.
+# What a firing batch keeps a job's deadlines that follow its dates as (`Firing.keep_read`).
 KEPT = "deadlines that follow"
 # The records of a job that leave its deadlines as read: a step's commit, a date's notice or
 # escalation, and a date's move (a deadline follows its dates' moves when `follow` is called,
-# from the dates as they are then). A deadline's move stands when it was made through a
-# deadline kept (`follow` moves those it was given). Every other record forgets them: a
-# deadline started, met, held, released or closed, and a deadline's at-risk or late mark,
-# which changes its state.
+# from the dates as they are then).
 KEPT_STANDS = frozenset({"step.committed", "clock.notice", "clock.escalated", "clock.moved"})
+
+
+def deadlines_stand(value: list[Deadline], record) -> bool:
+    """`firing.STANDING`'s rule for `KEPT`, asked of the records that tell too: `record`
+    leaves the deadlines as read when it is of `KEPT_STANDS`, or a move of one of them (made
+    by `follow` through those it was given). Every other record forgets them: a deadline
+    started, met, held, released or closed, and a deadline's at-risk or late mark, which only
+    tells, but changes its state."""
+    return record.kind in KEPT_STANDS or (record.kind == "deadline.moved" and any(
+        deadline.pk == record.data.get("deadline") for deadline in value))
 
 
 def read_following(batch, jobs: list[str]) -> None:
@@ -325,24 +331,18 @@ def read_following(batch, jobs: list[str]) -> None:
         found[deadline.job_id].append(deadline)
     since = batch.mark()
     for job, deadlines in found.items():
-        batch.memo[(KEPT, job)] = (since, deadlines)
+        batch.keep_read(KEPT, job, deadlines, job=job, since=since)
 
 
 def _kept_following(job: Job) -> list[tuple[Deadline, object]] | None:
     """The job's deadlines that follow a clock as the firing batch keeps them, each with the
     first instant its clock's earliest open date is late, found among the dates the batch
     keeps (`clocks.kept.movable_now`: those of the clocks no hard date is kept on); or None:
-    outside a firing batch, none kept, kept no longer (`KEPT_STANDS`), the job's
-    dates not kept, or a deadline that follows a clock with an open hard date."""
+    outside a firing batch, none kept, kept no longer (`deadlines_stand`), the job's dates
+    not kept, or a deadline that follows a clock with an open hard date."""
     batch = in_progress.current()
-    if batch is None:
-        return None
-    since, deadlines = batch.memo.pop((KEPT, job.pk), (None, None))
+    deadlines = batch.take_read(KEPT, job.pk) if batch is not None else None
     if deadlines is None or any(deadline.hard for deadline in deadlines):
-        return None
-    ids = {deadline.pk for deadline in deadlines}
-    if not all(entry.kind in KEPT_STANDS or (entry.kind == "deadline.moved" and entry.data.get(
-            "deadline") in ids) for entry in batch.records_since(job.pk, since)):
         return None
     dates = kept.movable_now(job.pk) if deadlines else []
     if dates is None:
@@ -358,7 +358,7 @@ def _kept_following(job: Job) -> list[tuple[Deadline, object]] | None:
 def _keep_following(job: Job, deadlines: list[Deadline], since: int | None) -> None:
     batch = in_progress.current()
     if batch is not None and since is not None:
-        batch.memo[(KEPT, job.pk)] = (since, deadlines)
+        batch.keep_read(KEPT, job.pk, deadlines, job=job.pk, since=since)
 
 
 # Under what a firing batch keeps, with a job's id, where its record stood when the deadlines

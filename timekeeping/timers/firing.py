@@ -42,14 +42,20 @@ def telling(*kinds_of_record: str) -> None:
 
 # Reads a batch keeps through records of their job that do not tell, each asked of every such
 # record made since it was kept when it is taken (`Firing.take_read`): whether what was read
-# still shows the rows as they are. By what the read is; added by the wiring (`clocks`').
+# still shows the rows as they are. By what the read is; added by the wiring (`clocks`',
+# `jobs`'). Those in HEARS_TELLING are asked of the records that tell too.
 STANDING: dict[str, Callable[[object, records.Entry], bool]] = {}
+HEARS_TELLING: set[str] = set()
 
 
-def standing(what: str, stands: Callable[[object, records.Entry], bool]) -> None:
+def standing(what: str, stands: Callable[[object, records.Entry], bool], *,
+             hears_telling: bool = False) -> None:
     """Say that a read kept as `what` stands through a record of its job for which
-    `stands(value, record)` is true (a date moved through the very row read)."""
+    `stands(value, record)` is true (a date moved through the very row read); with
+    `hears_telling`, a record that tells too (a deadline's mark changes the deadline read)."""
     STANDING[what] = stands
+    if hears_telling:
+        HEARS_TELLING.add(what)
 
 
 def _leaves(timer: Timer, owners: set[str]) -> bool:
@@ -211,11 +217,11 @@ class Firing:
         through a record is kept through it, and asked when taken. What a handler that only
         tells (its kind's `quiet`) took is given back when it is done (`_give_back`)."""
         read = (what, pk)
-        value = self.read.pop(read, None)
-        if value is None:
+        value = self.peek_read(what, pk)
+        if self.read.pop(read, None) is None:
             return None
         job = self.job_of_read[read]
-        if what in STANDING and not self._stands(read, value, job):
+        if value is None:  # kept no longer
             self.read_of_job[job].discard(read)
             return None
         self.taken.append((read, value, job))
@@ -225,16 +231,12 @@ class Firing:
         """What `take_read` would give now, left kept for the handler that takes it."""
         read = (what, pk)
         value = self.read.get(read)
-        if value is None or (what in STANDING and not self._stands(
-                read, value, self.job_of_read[read])):
-            return None
-        return value
-
-    def _stands(self, read: tuple[str, object], value: object, job: str) -> bool:
-        """Whether each record of `job` made since `read` was kept tells, or leaves it."""
-        stands = STANDING[read[0]]
-        return all(entry.kind in TELLING or stands(value, entry)
-                   for entry in self.records_since(job, self.kept_at[read]))
+        if value is None or what not in STANDING:
+            return value
+        stands, hears = STANDING[what], what in HEARS_TELLING
+        return value if all((entry.kind in TELLING and not hears) or stands(value, entry)
+                            for entry in self.records_since(self.job_of_read[read],
+                                                            self.kept_at[read])) else None
 
     def records_since(self, job: str, mark: int) -> Iterator[records.Entry]:
         """The records of `job` the batch made since its records were `mark` long (`mark`),

@@ -58,9 +58,10 @@ def prepare(timers: list[Timer], firing: Firing) -> None:
     if proposing:
         for job in gate.lock_jobs(proposing):
             firing.keep_read("job", job.pk, job, job=job.pk)
-        lifecycle.read_started(firing, sorted(proposing))
-        kept.read_movable(firing, sorted(proposing))
-        deadlines.read_following(firing, sorted(proposing))
+        jobs = sorted(proposing)
+        lifecycle.read_started(firing, jobs)
+        kept.read_movable(firing, jobs)
+        deadlines.read_following(firing, jobs)
 
 
 def fire(timer: Timer, firing: Firing) -> str:
